@@ -1,0 +1,19 @@
+//! basepress publishes a documentation site together with the versioned
+//! Kustomize bases that the docs tell people to download, and refuses to
+//! publish anything it cannot show to be true.
+//!
+//! The data flows through one module per stage: [`load`] reads the project
+//! into a [`site::Site`], [`check`] reports findings, [`render`] turns the
+//! site into files and [`write`] swaps them into place atomically.
+//! [`pipeline`] wires the stages together.
+
+pub mod check;
+pub mod config;
+pub mod diagnostics;
+pub mod images;
+pub mod load;
+pub mod pipeline;
+pub mod render;
+pub mod site;
+pub mod write;
+pub mod yaml;

@@ -1,0 +1,270 @@
+//! Pages and assets under `content/<lang>/`, and files under `static/`.
+
+use super::{is_hidden, relative, slash_path, unreadable};
+use crate::config::Config;
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::site::{Asset, Page};
+use crate::yaml;
+use rayon::prelude::*;
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// The keys a page's front matter may have.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FrontMatter {
+    title: String,
+    #[serde(default)]
+    weight: Option<i64>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+pub fn load(
+    root: &Path,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Vec<Page>, Vec<Asset>) {
+    let content = root.join("content");
+    let mut sources: Vec<(String, PathBuf)> = Vec::new();
+    let mut assets = Vec::new();
+
+    match std::fs::read_dir(&content) {
+        Ok(entries) => {
+            let mut names: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+            names.sort();
+            for path in names {
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if name.starts_with('.') {
+                    continue;
+                }
+                if !path.is_dir() || config.language(&name).is_none() {
+                    let known: Vec<_> = config.languages.iter().map(|l| l.code.as_str()).collect();
+                    diagnostics.push(
+                        Diagnostic::new(
+                            rule::CONTENT_LAYOUT,
+                            format!(
+                                "`{}` is not a folder of a language listed in site.yaml ({})",
+                                relative(root, &path).display(),
+                                known.join(", ")
+                            ),
+                        )
+                        .in_file(relative(root, &path))
+                        .help("move it under content/<lang>/, or add the language to site.yaml"),
+                    );
+                }
+            }
+        }
+        Err(e) => {
+            diagnostics.push(
+                unreadable(root, &content, &e)
+                    .help("create content/<lang>/index.md for each language in site.yaml"),
+            );
+            return (Vec::new(), Vec::new());
+        }
+    }
+
+    for lang in &config.languages {
+        let dir = content.join(&lang.code);
+        if !dir.is_dir() {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
+            let entry = match entry {
+                Ok(e) => e,
+                Err(e) => {
+                    diagnostics.push(unreadable(root, e.path().unwrap_or(&dir), &e));
+                    continue;
+                }
+            };
+            if !entry.file_type().is_file() || is_hidden(entry.path(), &dir) {
+                continue;
+            }
+            let rel = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
+            if let Some(bad) = rel.split('/').find(|s| !is_url_safe(s)) {
+                diagnostics.push(
+                    Diagnostic::new(
+                        rule::CONTENT_LAYOUT,
+                        format!("`{bad}` cannot be part of a URL"),
+                    )
+                    .in_file(relative(root, entry.path()))
+                    .help("name content files and folders with letters, digits, `.`, `_` and `-` only"),
+                );
+                continue;
+            }
+            if rel.ends_with(".md") {
+                sources.push((lang.code.clone(), entry.path().to_path_buf()));
+            } else {
+                match std::fs::read(entry.path()) {
+                    Ok(bytes) => assets.push(Asset {
+                        source: relative(root, entry.path()),
+                        url: format!("/{}/{rel}", lang.code),
+                        bytes,
+                    }),
+                    Err(e) => diagnostics.push(unreadable(root, entry.path(), &e)),
+                }
+            }
+        }
+    }
+
+    let results: Vec<Result<Page, Diagnostic>> = sources
+        .par_iter()
+        .map(|(lang, path)| load_page(root, lang, path))
+        .collect();
+    let mut pages = Vec::with_capacity(results.len());
+    for r in results {
+        match r {
+            Ok(p) => pages.push(p),
+            Err(d) => diagnostics.push(d),
+        }
+    }
+
+    load_static(root, &mut assets, diagnostics);
+    (pages, assets)
+}
+
+fn is_url_safe(segment: &str) -> bool {
+    !segment.is_empty()
+        && segment
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
+    let source = relative(root, path);
+    let raw = std::fs::read(path).map_err(|e| unreadable(root, path, &e))?;
+    let text = String::from_utf8(raw).map_err(|e| {
+        Diagnostic::new(
+            rule::IO_UNREADABLE,
+            format!("the page is not valid UTF-8: {e}"),
+        )
+        .in_file(&source)
+        .help("save the file as UTF-8")
+    })?;
+    let (front, body, body_line) = split_front_matter(&text).ok_or_else(|| {
+        Diagnostic::new(
+            rule::FRONT_MATTER_INVALID,
+            "the page has no front matter (a `---` block at the top)",
+        )
+        .at(Location::line(&source, 1))
+    })?;
+    let fm: FrontMatter = yaml::from_str(front).map_err(|e| {
+        let e = e.offset(1);
+        let loc = match (e.line, e.column) {
+            (Some(l), Some(c)) => Location::at(&source, l, c),
+            _ => Location::line(&source, 1),
+        };
+        Diagnostic::new(rule::FRONT_MATTER_INVALID, e.message).at(loc)
+    })?;
+    if fm.title.trim().is_empty() {
+        return Err(
+            Diagnostic::new(rule::FRONT_MATTER_INVALID, "`title` is empty").at(Location::line(
+                &source,
+                1 + yaml::locate_scalar(front, "title").map_or(1, |p| p.0),
+            )),
+        );
+    }
+    let rel = slash_path(
+        path.strip_prefix(root.join("content").join(lang))
+            .unwrap_or(path),
+    );
+    Ok(Page {
+        lang: lang.to_string(),
+        url: page_url(lang, &rel),
+        rel,
+        source,
+        title: fm.title,
+        weight: fm.weight,
+        description: fm.description,
+        body: body.to_string(),
+        body_line,
+    })
+}
+
+/// `/es/` for `index.md`, `/es/a/` for `a.md` and `a/index.md`.
+pub fn page_url(lang: &str, rel: &str) -> String {
+    let stem = rel.strip_suffix(".md").unwrap_or(rel);
+    let stem = if stem == "index" {
+        ""
+    } else {
+        stem.strip_suffix("/index").unwrap_or(stem)
+    };
+    if stem.is_empty() {
+        format!("/{lang}/")
+    } else {
+        format!("/{lang}/{stem}/")
+    }
+}
+
+/// Splits `---\n<yaml>\n---\n<body>`, returning the YAML, the body and the
+/// 1-based line where the body starts.
+fn split_front_matter(text: &str) -> Option<(&str, &str, usize)> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let mut offset = 0;
+    for (i, line) in rest.split_inclusive('\n').enumerate() {
+        if line.trim_end() == "---" {
+            let front = &rest[..offset];
+            let body = &rest[offset + line.len()..];
+            return Some((front, body, i + 3));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+fn load_static(root: &Path, assets: &mut Vec<Asset>, diagnostics: &mut Vec<Diagnostic>) {
+    let dir = root.join("static");
+    if !dir.is_dir() {
+        return;
+    }
+    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                diagnostics.push(unreadable(root, e.path().unwrap_or(&dir), &e));
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() || is_hidden(entry.path(), &dir) {
+            continue;
+        }
+        let rel = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
+        match std::fs::read(entry.path()) {
+            Ok(bytes) => assets.push(Asset {
+                source: relative(root, entry.path()),
+                url: format!("/{rel}"),
+                bytes,
+            }),
+            Err(e) => diagnostics.push(unreadable(root, entry.path(), &e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_pretty() {
+        assert_eq!(page_url("es", "index.md"), "/es/");
+        assert_eq!(page_url("es", "install.md"), "/es/install/");
+        assert_eq!(page_url("es", "k8s/index.md"), "/es/k8s/");
+        assert_eq!(page_url("es", "k8s/drain.md"), "/es/k8s/drain/");
+    }
+
+    #[test]
+    fn front_matter_split_reports_body_line() {
+        let (fm, body, line) = split_front_matter("---\ntitle: A\n---\n# Hi\n").unwrap();
+        assert_eq!(fm, "title: A\n");
+        assert_eq!(body, "# Hi\n");
+        assert_eq!(line, 4);
+        assert!(split_front_matter("# no front matter").is_none());
+        assert!(split_front_matter("---\ntitle: never closed\n").is_none());
+    }
+}

@@ -1,0 +1,123 @@
+//! Stage 1: read a docs project from disk into a [`Site`].
+//!
+//! Loading reports every problem it can find in one pass. Problems that stop
+//! the build from knowing what the site is (unreadable files, bad YAML) are
+//! errors of class `input`; loading also reports a few findings about the
+//! shape of the inputs (unsafe base file names, unreferenced files) that
+//! only it can see.
+
+mod bases;
+mod content;
+
+use crate::config;
+use crate::diagnostics::{rule, Diagnostic};
+use crate::images;
+use crate::site::{Site, TemplateFile};
+use std::path::{Path, PathBuf};
+
+pub use bases::{kustomization_references, Reference};
+
+/// What loading gives: the site when it could be read, and the findings.
+pub struct Loaded {
+    pub site: Option<Site>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads the project at `root`.
+pub fn load(root: &Path) -> Loaded {
+    let mut diagnostics = Vec::new();
+    let config = match config::load(root) {
+        Ok(c) => c,
+        Err(d) => {
+            return Loaded {
+                site: None,
+                diagnostics: vec![d],
+            }
+        }
+    };
+    let images = match images::load(root, &config.image.releases, &config.image.name) {
+        Ok(i) => Some(i),
+        Err(d) => {
+            diagnostics.push(d);
+            None
+        }
+    };
+    let (pages, assets) = content::load(root, &config, &mut diagnostics);
+    let bases = bases::load(root, &mut diagnostics);
+    let templates = load_templates(root, &mut diagnostics);
+
+    let failed = diagnostics
+        .iter()
+        .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input);
+    let site = match (failed, images) {
+        (false, Some(images)) => Some(Site {
+            root: root.to_path_buf(),
+            config,
+            pages,
+            assets,
+            bases,
+            images,
+            templates,
+        }),
+        _ => None,
+    };
+    Loaded { site, diagnostics }
+}
+
+/// Template overrides: every file below `ROOT/templates/`, named by its
+/// path there.
+fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<TemplateFile> {
+    let dir = root.join("templates");
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return out;
+    }
+    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                diagnostics.push(unreadable(root, e.path().unwrap_or(&dir), &e));
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() || is_hidden(entry.path(), &dir) {
+            continue;
+        }
+        let rel = relative(root, entry.path());
+        let name = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
+        match std::fs::read_to_string(entry.path()) {
+            Ok(text) => out.push(TemplateFile {
+                name,
+                source: rel,
+                text,
+            }),
+            Err(e) => diagnostics.push(unreadable(root, entry.path(), &e)),
+        }
+    }
+    out
+}
+
+pub(crate) fn unreadable(root: &Path, path: &Path, e: &dyn std::fmt::Display) -> Diagnostic {
+    Diagnostic::new(rule::IO_UNREADABLE, format!("cannot read: {e}")).in_file(relative(root, path))
+}
+
+/// `path` relative to `root` for findings (unchanged when outside it).
+pub(crate) fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
+/// A path with `/` separators, for URLs and names.
+pub(crate) fn slash_path(p: &Path) -> String {
+    p.components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// Whether any component of `path` below `base` starts with a dot.
+pub(crate) fn is_hidden(path: &Path, base: &Path) -> bool {
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .components()
+        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+}

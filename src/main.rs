@@ -1,0 +1,139 @@
+use basepress::diagnostics::{self, rule, Format};
+use basepress::pipeline::{self, Outcome};
+use clap::{Parser, Subcommand};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Publishes a docs site with the versioned Kustomize bases it tells people
+/// to download, after checking that both are true.
+///
+/// Exit codes: 0 success, 1 check findings, 2 usage error or unreadable input.
+#[derive(Parser)]
+#[command(name = "basepress", version, about, long_about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check the project, then render the site into the output folder.
+    ///
+    /// Nothing is written when a check finds an error: the previous output
+    /// stays as it was.
+    Build {
+        /// The docs project (the folder with site.yaml).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// Where the site goes [default: ROOT/site].
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// How findings are printed.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Load and check the project without writing anything.
+    Check {
+        /// The docs project (the folder with site.yaml).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// How findings are printed.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// List every rule with its id, description and remedy.
+    Rules {
+        /// `text` for people, `json` for scripts.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Build { root, out, format } => {
+            let out = out.unwrap_or_else(|| root.join("site"));
+            let start = Instant::now();
+            let outcome = pipeline::build(&root, &out);
+            report(&outcome, &root, format);
+            if let Some(s) = &outcome.written {
+                if format == Format::Text {
+                    eprintln!(
+                        "built {}: {} pages in {} languages, {} base(s){}, {} files in {:.2} s",
+                        out.display(),
+                        s.pages,
+                        s.languages,
+                        s.versions.len(),
+                        if s.versions.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", s.versions.join(", "))
+                        },
+                        s.files,
+                        start.elapsed().as_secs_f64()
+                    );
+                }
+            } else if format == Format::Text {
+                eprintln!("nothing was written: {} is unchanged", out.display());
+            }
+            ExitCode::from(outcome.exit_code())
+        }
+        Command::Check { root, format } => {
+            let outcome = pipeline::check(&root);
+            report(&outcome, &root, format);
+            if format == Format::Text && outcome.diagnostics.is_empty() {
+                eprintln!("no findings");
+            }
+            ExitCode::from(outcome.exit_code())
+        }
+        Command::Rules { format } => {
+            let mut stdout = std::io::stdout().lock();
+            let text = match format {
+                Format::Json => {
+                    let mut s = serde_json::to_string_pretty(rule::ALL).unwrap_or_default();
+                    s.push('\n');
+                    s
+                }
+                _ => rule::ALL
+                    .iter()
+                    .map(|r| {
+                        format!(
+                            "{} ({}, exit {})\n  {}\n  help: {}\n",
+                            r.id,
+                            match r.severity {
+                                diagnostics::Severity::Error => "error",
+                                diagnostics::Severity::Warning => "warning",
+                            },
+                            match r.class {
+                                diagnostics::Class::Input => 2,
+                                diagnostics::Class::Check => 1,
+                            },
+                            r.description,
+                            r.remedy
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            };
+            let _ = stdout.write_all(text.as_bytes());
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
+    match format {
+        Format::Text => {
+            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            eprint!(
+                "{}",
+                diagnostics::render_text(&outcome.diagnostics, root, color)
+            );
+        }
+        Format::Json => print!("{}", diagnostics::render_json(&outcome.diagnostics)),
+        Format::Github => print!("{}", diagnostics::render_github(&outcome.diagnostics)),
+    }
+}

@@ -1,0 +1,92 @@
+//! The stages wired together: load → check → render → write.
+
+use crate::check;
+use crate::diagnostics::{self, Diagnostic};
+use crate::load;
+use crate::render::{self, links::LinkIndex, markdown::Document};
+use crate::site::Site;
+use crate::write;
+use std::path::Path;
+
+/// What a run found and did.
+pub struct Outcome {
+    /// Findings in a stable order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What was published, when the run wrote a site.
+    pub written: Option<Summary>,
+}
+
+/// A one-line account of a written site.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub pages: usize,
+    pub languages: usize,
+    pub versions: Vec<String>,
+    pub files: usize,
+}
+
+impl Outcome {
+    pub fn exit_code(&self) -> u8 {
+        diagnostics::exit_code(&self.diagnostics)
+    }
+
+    fn new(mut diagnostics: Vec<Diagnostic>, written: Option<Summary>) -> Self {
+        diagnostics::sort(&mut diagnostics);
+        Outcome {
+            diagnostics,
+            written,
+        }
+    }
+}
+
+/// Loads and checks the project at `root`; writes nothing.
+pub fn check(root: &Path) -> Outcome {
+    let (_, diagnostics) = analyze(root);
+    Outcome::new(diagnostics, None)
+}
+
+/// Loads, checks, renders and, only when no error was found, replaces
+/// `out` with the new site.
+pub fn build(root: &Path, out: &Path) -> Outcome {
+    let (analyzed, mut diagnostics) = analyze(root);
+    let Some((site, docs)) = analyzed else {
+        return Outcome::new(diagnostics, None);
+    };
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Outcome::new(diagnostics, None);
+    }
+    let files = match render::site(&site, &docs) {
+        Ok(f) => f,
+        Err(errors) => {
+            diagnostics.extend(errors);
+            return Outcome::new(diagnostics, None);
+        }
+    };
+    if let Err(d) = write::write_site(out, &files) {
+        diagnostics.push(d);
+        return Outcome::new(diagnostics, None);
+    }
+    let summary = Summary {
+        pages: site.pages.len(),
+        languages: site.config.languages.len(),
+        versions: site.bases.iter().map(|b| b.folder()).collect(),
+        files: files.len(),
+    };
+    Outcome::new(diagnostics, Some(summary))
+}
+
+/// Load and check: the site and its rendered documents when it could be
+/// read, and every finding.
+fn analyze(root: &Path) -> (Option<(Site, Vec<Document>)>, Vec<Diagnostic>) {
+    let loaded = load::load(root);
+    let mut diagnostics = loaded.diagnostics;
+    let Some(site) = loaded.site else {
+        return (None, diagnostics);
+    };
+    let (paths, conflicts) = render::published_paths(&site);
+    diagnostics.extend(conflicts);
+    let index = LinkIndex::new(&site, &paths);
+    let docs = render::documents(&site, &index);
+    diagnostics.extend(check::run(&site, &docs, &index));
+    (Some((site, docs)), diagnostics)
+}

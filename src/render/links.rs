@@ -1,0 +1,221 @@
+//! Where a link in a page goes, given every page and file the site has.
+
+use crate::site::{Page, Site};
+use std::collections::{BTreeSet, HashMap};
+
+/// The result of resolving one link destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Another host, or a scheme such as `mailto:`: left alone.
+    External,
+    /// A path on this site (without the base URL's prefix).
+    Internal {
+        path: String,
+        anchor: Option<String>,
+        /// Index of the page in `Site::pages`, when it is one.
+        page: Option<usize>,
+    },
+    /// Points nowhere the site has; the reason says why.
+    Broken(String),
+}
+
+/// Every page and published path of a site, to resolve links against.
+pub struct LinkIndex<'a> {
+    site: &'a Site,
+    by_source: HashMap<(&'a str, &'a str), usize>,
+    by_url: HashMap<&'a str, usize>,
+    paths: &'a BTreeSet<String>,
+}
+
+impl<'a> LinkIndex<'a> {
+    /// `paths` are all the files the build publishes, as site paths.
+    pub fn new(site: &'a Site, paths: &'a BTreeSet<String>) -> Self {
+        let mut by_source = HashMap::new();
+        let mut by_url = HashMap::new();
+        for (i, p) in site.pages.iter().enumerate() {
+            by_source.insert((p.lang.as_str(), p.rel.as_str()), i);
+            by_url.insert(p.url.as_str(), i);
+        }
+        LinkIndex {
+            site,
+            by_source,
+            by_url,
+            paths,
+        }
+    }
+
+    pub fn resolve(&self, from: &Page, dest: &str) -> Target {
+        if dest.is_empty() {
+            return Target::Broken("the link has no destination".into());
+        }
+        if is_external(dest) {
+            return Target::External;
+        }
+        let (rest, anchor) = match dest.split_once('#') {
+            Some((p, a)) => (p, Some(a.to_string())),
+            None => (dest, None),
+        };
+        let path = rest.split('?').next().unwrap_or(rest);
+        if path.is_empty() {
+            return Target::Internal {
+                path: from.url.clone(),
+                anchor,
+                page: self.by_url.get(from.url.as_str()).copied(),
+            };
+        }
+        if path.ends_with(".md") {
+            return self.resolve_source(from, path, anchor);
+        }
+        let prefix = self.site.config.path_prefix();
+        let absolute = if let Some(p) = path.strip_prefix('/') {
+            let p = format!("/{p}");
+            match p.strip_prefix(&prefix) {
+                Some(stripped) if !prefix.is_empty() && stripped.starts_with('/') => {
+                    stripped.to_string()
+                }
+                _ => p,
+            }
+        } else {
+            format!("{}{}", from.url, path)
+        };
+        let Some(normal) = normalize(&absolute) else {
+            return Target::Broken(format!("`{path}` leaves the site root"));
+        };
+        let keep_slash = absolute.ends_with('/') && !normal.ends_with('/');
+        let normal = if keep_slash {
+            format!("{normal}/")
+        } else {
+            normal
+        };
+        if let Some(&i) = self.by_url.get(normal.as_str()) {
+            return self.page_target(i, anchor);
+        }
+        if let Some(dir) = normal.strip_suffix("index.html") {
+            if let Some(&i) = self.by_url.get(dir) {
+                return self.page_target(i, anchor);
+            }
+        }
+        if let Some(&i) = self.by_url.get(format!("{normal}/").as_str()) {
+            return self.page_target(i, anchor);
+        }
+        let file = if normal.ends_with('/') {
+            format!("{normal}index.html")
+        } else {
+            normal.clone()
+        };
+        if self.paths.contains(&file) {
+            return Target::Internal {
+                path: normal,
+                anchor,
+                page: None,
+            };
+        }
+        Target::Broken(format!("the site has nothing at `{normal}`"))
+    }
+
+    fn resolve_source(&self, from: &Page, path: &str, anchor: Option<String>) -> Target {
+        let dir = match from.rel.rfind('/') {
+            Some(i) => &from.rel[..i],
+            None => "",
+        };
+        let joined = format!("/{}/{dir}/{path}", from.lang);
+        let Some(normal) = normalize(&joined) else {
+            return Target::Broken(format!("`{path}` leaves the content folder"));
+        };
+        let normal = normal.trim_start_matches('/');
+        let (lang, rel) = normal.split_once('/').unwrap_or((normal, ""));
+        match self.by_source.get(&(lang, rel)) {
+            Some(&i) => self.page_target(i, anchor),
+            None => Target::Broken(format!("there is no page content/{lang}/{rel}")),
+        }
+    }
+
+    fn page_target(&self, i: usize, anchor: Option<String>) -> Target {
+        Target::Internal {
+            path: self.site.pages[i].url.clone(),
+            anchor,
+            page: Some(i),
+        }
+    }
+
+    /// The destination to publish for a link: source paths become URLs,
+    /// site-absolute paths get the base URL's prefix.
+    pub fn rewrite(&self, from: &Page, dest: &str) -> String {
+        let relative = !dest.starts_with('/') && !dest.contains(".md");
+        if relative {
+            return dest.to_string();
+        }
+        match self.resolve(from, dest) {
+            Target::Internal { path, anchor, .. } => {
+                let mut s = format!("{}{path}", self.site.config.path_prefix());
+                if let Some(a) = anchor {
+                    s.push('#');
+                    s.push_str(&a);
+                }
+                s
+            }
+            _ => dest.to_string(),
+        }
+    }
+}
+
+/// Whether a destination leaves the site: a scheme (`https:`, `mailto:`)
+/// or a protocol-relative `//host`.
+pub fn is_external(dest: &str) -> bool {
+    if dest.starts_with("//") {
+        return true;
+    }
+    match dest.split_once(':') {
+        Some((scheme, _)) => {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        }
+        None => false,
+    }
+}
+
+/// Resolves `.` and `..` in an absolute slash path; `None` when `..`
+/// climbs above the root.
+fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in path.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    let mut out = String::from("/");
+    out.push_str(&parts.join("/"));
+    if path.ends_with('/') && out.len() > 1 {
+        out.push('/');
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn external_links() {
+        assert!(is_external("https://x.org/a"));
+        assert!(is_external("mailto:a@b"));
+        assert!(is_external("//cdn.x"));
+        assert!(!is_external("a.md#b:c"));
+        assert!(!is_external("/kubernetes/v1.0.0/base/files.txt"));
+        assert!(!is_external("#x"));
+    }
+
+    #[test]
+    fn normalize_paths() {
+        assert_eq!(normalize("/es/a/../b/").as_deref(), Some("/es/b/"));
+        assert_eq!(normalize("/es/./a").as_deref(), Some("/es/a"));
+        assert_eq!(normalize("/../x"), None);
+        assert_eq!(normalize("/").as_deref(), Some("/"));
+    }
+}

@@ -1,0 +1,322 @@
+//! Stage 3: turn a checked [`Site`] into the files of the published site.
+//!
+//! Rendering happens in two steps so the checks can run in between:
+//! [`documents`] turns every page's Markdown into HTML and collects its
+//! headings, links and code blocks; [`site`] puts the documents into
+//! templates and adds the base downloads.
+
+pub mod kubernetes;
+pub mod links;
+pub mod markdown;
+pub mod templates;
+
+use crate::diagnostics::{rule, Diagnostic};
+use crate::site::{Page, Site};
+use links::LinkIndex;
+use markdown::{Document, Heading};
+use rayon::prelude::*;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One file of the output, at a site path (`/es/install/index.html`).
+#[derive(Debug, Clone)]
+pub struct OutFile {
+    pub path: String,
+    pub bytes: Vec<u8>,
+}
+
+impl OutFile {
+    pub fn new(path: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
+        OutFile {
+            path: path.into(),
+            bytes: bytes.into(),
+        }
+    }
+}
+
+/// The file a page is written to.
+pub fn page_file(page: &Page) -> String {
+    format!("{}index.html", page.url)
+}
+
+/// Every path the build writes, checked for collisions between inputs.
+pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
+    let mut owners: BTreeMap<String, String> = BTreeMap::new();
+    let mut diagnostics = Vec::new();
+    let mut claim = |path: String, owner: String, diagnostics: &mut Vec<Diagnostic>| {
+        if let Some(first) = owners.get(&path) {
+            diagnostics.push(Diagnostic::new(
+                rule::OUTPUT_CONFLICT,
+                format!("`{first}` and `{owner}` would both be published at `{path}`"),
+            ));
+        } else {
+            owners.insert(path, owner);
+        }
+    };
+    for fixed in ["/index.html", "/404.html"] {
+        claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
+    }
+    for p in &site.pages {
+        claim(
+            page_file(p),
+            p.source.display().to_string(),
+            &mut diagnostics,
+        );
+    }
+    for p in kubernetes::paths(site) {
+        claim(p, "the bases".into(), &mut diagnostics);
+    }
+    let style_overridden = site.assets.iter().any(|a| a.url == STYLE_PATH);
+    if !style_overridden {
+        claim(STYLE_PATH.to_string(), "basepress".into(), &mut diagnostics);
+    }
+    for a in &site.assets {
+        claim(
+            a.url.clone(),
+            a.source.display().to_string(),
+            &mut diagnostics,
+        );
+    }
+    (owners.into_keys().collect(), diagnostics)
+}
+
+const STYLE_PATH: &str = "/assets/style.css";
+
+/// Renders every page's Markdown, in parallel, in `site.pages` order.
+pub fn documents(site: &Site, index: &LinkIndex) -> Vec<Document> {
+    site.pages
+        .par_iter()
+        .map(|page| markdown::render(&page.body, page.body_line, &|d| index.rewrite(page, d)))
+        .collect()
+}
+
+/// Words the default templates show, per language.
+#[derive(Serialize, Clone, Copy)]
+struct Strings {
+    skip: &'static str,
+    navigation: &'static str,
+    on_this_page: &'static str,
+    languages: &'static str,
+    pager: &'static str,
+    not_found: &'static str,
+}
+
+fn strings(lang: &str) -> Strings {
+    match lang.split('-').next().unwrap_or(lang) {
+        "es" => Strings {
+            skip: "Saltar al contenido",
+            navigation: "Navegación",
+            on_this_page: "En esta página",
+            languages: "Idiomas",
+            pager: "Páginas anterior y siguiente",
+            not_found: "Esta página no existe. Ir al inicio",
+        },
+        "pt" => Strings {
+            skip: "Pular para o conteúdo",
+            navigation: "Navegação",
+            on_this_page: "Nesta página",
+            languages: "Idiomas",
+            pager: "Páginas anterior e seguinte",
+            not_found: "Esta página não existe. Ir para o início",
+        },
+        _ => Strings {
+            skip: "Skip to content",
+            navigation: "Navigation",
+            on_this_page: "On this page",
+            languages: "Languages",
+            pager: "Previous and next pages",
+            not_found: "This page does not exist. Go to the start",
+        },
+    }
+}
+
+#[derive(Serialize)]
+struct SiteContext<'a> {
+    title: &'a str,
+    base_url: String,
+    prefix: String,
+    default_language: &'a str,
+    languages: Vec<LanguageContext<'a>>,
+}
+
+#[derive(Serialize)]
+struct LanguageContext<'a> {
+    code: &'a str,
+    name: &'a str,
+    not_found: &'static str,
+}
+
+#[derive(Serialize)]
+struct PageContext<'a> {
+    title: &'a str,
+    description: Option<&'a str>,
+    url: &'a str,
+    source: String,
+    content: &'a str,
+    toc: &'a [Heading],
+    translations: Vec<Translation<'a>>,
+    previous: Option<NavItem<'a>>,
+    next: Option<NavItem<'a>>,
+}
+
+#[derive(Serialize)]
+struct Translation<'a> {
+    code: &'a str,
+    name: &'a str,
+    url: &'a str,
+}
+
+#[derive(Serialize, Clone)]
+struct NavItem<'a> {
+    title: &'a str,
+    url: &'a str,
+    weight: Option<i64>,
+    current: bool,
+}
+
+/// Pages of one language in reading order: by weight, then title.
+fn reading_order<'a>(site: &'a Site, lang: &str) -> Vec<&'a Page> {
+    let mut pages: Vec<&Page> = site.pages.iter().filter(|p| p.lang == lang).collect();
+    pages.sort_by(|a, b| {
+        (a.weight.unwrap_or(i64::MAX), &a.title, &a.rel).cmp(&(
+            b.weight.unwrap_or(i64::MAX),
+            &b.title,
+            &b.rel,
+        ))
+    });
+    pages
+}
+
+/// Renders the whole site: pages through templates, the redirect at `/`,
+/// the 404 page, the stylesheet, assets and the base downloads.
+pub fn site<'a>(site: &'a Site, docs: &[Document]) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    let tera = templates::engine(site)?;
+    let base_url = site.config.base_url.trim_end_matches('/').to_string();
+    let site_ctx = SiteContext {
+        title: &site.config.title,
+        base_url: base_url
+            .strip_suffix(&site.config.path_prefix())
+            .unwrap_or(&base_url)
+            .to_string(),
+        prefix: site.config.path_prefix(),
+        default_language: &site.config.default_language,
+        languages: site
+            .config
+            .languages
+            .iter()
+            .map(|l| LanguageContext {
+                code: &l.code,
+                name: &l.name,
+                not_found: strings(&l.code).not_found,
+            })
+            .collect(),
+    };
+    let orders: BTreeMap<&str, Vec<&Page>> = site
+        .config
+        .languages
+        .iter()
+        .map(|l| (l.code.as_str(), reading_order(site, &l.code)))
+        .collect();
+
+    let rendered: Vec<Result<OutFile, Diagnostic>> = site
+        .pages
+        .par_iter()
+        .zip(docs.par_iter())
+        .map(|(page, doc)| {
+            let order = &orders[page.lang.as_str()];
+            let pos = order.iter().position(|p| p.url == page.url);
+            let item = |p: &&'a Page| nav_item(p, &page.url);
+            let nav: Vec<NavItem> = order.iter().map(item).collect();
+            let previous = pos.and_then(|i| i.checked_sub(1)).map(|i| item(&order[i]));
+            let next = pos.and_then(|i| order.get(i + 1)).map(item);
+            let translations = site
+                .config
+                .languages
+                .iter()
+                .filter_map(|l| {
+                    site.pages
+                        .iter()
+                        .find(|p| p.lang == l.code && p.rel == page.rel)
+                        .map(|p| Translation {
+                            code: &l.code,
+                            name: &l.name,
+                            url: &p.url,
+                        })
+                })
+                .collect();
+            let page_ctx = PageContext {
+                title: &page.title,
+                description: page.description.as_deref(),
+                url: &page.url,
+                source: page.source.display().to_string(),
+                content: &doc.html,
+                toc: &doc.headings,
+                translations,
+                previous,
+                next,
+            };
+            let mut ctx = tera::Context::new();
+            ctx.insert("site", &site_ctx);
+            ctx.insert("lang", &language(site, &page.lang));
+            ctx.insert("t", &strings(&page.lang));
+            ctx.insert("page", &page_ctx);
+            ctx.insert("nav", &nav);
+            let html = templates::render(&tera, site, "page.html", &ctx)
+                .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
+            Ok(OutFile::new(page_file(page), html))
+        })
+        .collect();
+
+    let mut files = Vec::with_capacity(rendered.len() + 16);
+    let mut errors = Vec::new();
+    for r in rendered {
+        match r {
+            Ok(f) => files.push(f),
+            Err(d) => errors.push(d),
+        }
+    }
+
+    let default_lang = &site.config.default_language;
+    let mut ctx = tera::Context::new();
+    ctx.insert("site", &site_ctx);
+    ctx.insert("lang", &language(site, default_lang));
+    ctx.insert("t", &strings(default_lang));
+    ctx.insert("target", &format!("/{default_lang}/"));
+    for (name, path) in [("redirect.html", "/index.html"), ("404.html", "/404.html")] {
+        match templates::render(&tera, site, name, &ctx) {
+            Ok(html) => files.push(OutFile::new(path, html)),
+            Err(d) => errors.push(d),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    if !site.assets.iter().any(|a| a.url == STYLE_PATH) {
+        files.push(OutFile::new(STYLE_PATH, templates::STYLE_CSS));
+    }
+    for a in &site.assets {
+        files.push(OutFile::new(a.url.clone(), a.bytes.clone()));
+    }
+    files.extend(kubernetes::files(site));
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+fn nav_item<'a>(p: &'a Page, current: &str) -> NavItem<'a> {
+    NavItem {
+        title: &p.title,
+        url: &p.url,
+        weight: p.weight,
+        current: p.url == current,
+    }
+}
+
+fn language<'a>(site: &'a Site, code: &str) -> LanguageContext<'a> {
+    let l = site.config.language(code);
+    LanguageContext {
+        code: l.map_or("", |l| l.code.as_str()),
+        name: l.map_or("", |l| l.name.as_str()),
+        not_found: strings(code).not_found,
+    }
+}

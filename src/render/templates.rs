@@ -1,0 +1,77 @@
+//! Tera templates: the defaults compiled into the binary, overridden by
+//! name by the files of the project's `templates/` folder.
+
+use crate::diagnostics::{rule, Diagnostic};
+use crate::site::Site;
+use std::error::Error as _;
+use tera::Tera;
+
+/// The default templates, by name.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    ("base.html", include_str!("default/base.html")),
+    ("page.html", include_str!("default/page.html")),
+    ("redirect.html", include_str!("default/redirect.html")),
+    ("404.html", include_str!("default/404.html")),
+];
+
+/// The default stylesheet, published at `/assets/style.css` unless the
+/// project has its own (`static/assets/style.css`).
+pub const STYLE_CSS: &str = include_str!("default/style.css");
+
+/// Compiles the defaults and the project's overrides into one engine.
+pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
+    let mut tera = Tera::default();
+    tera.autoescape_on(vec![".html"]);
+    let mut all: Vec<(String, String)> = DEFAULTS
+        .iter()
+        .map(|(n, t)| (n.to_string(), t.to_string()))
+        .collect();
+    for t in &site.templates {
+        match all.iter_mut().find(|(n, _)| *n == t.name) {
+            Some(slot) => slot.1 = t.text.clone(),
+            None => all.push((t.name.clone(), t.text.clone())),
+        }
+    }
+    tera.add_raw_templates(all).map_err(|e| {
+        let source = site
+            .templates
+            .iter()
+            .find(|t| error_chain(&e).contains(&format!("'{}'", t.name)))
+            .map(|t| t.source.clone());
+        let d = Diagnostic::new(rule::TEMPLATE_INVALID, error_chain(&e));
+        vec![match source {
+            Some(s) => d.in_file(s),
+            None => d,
+        }]
+    })?;
+    Ok(tera)
+}
+
+/// A Tera error with its causes, which hold the useful part.
+pub fn error_chain(e: &tera::Error) -> String {
+    let mut msg = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        cur = s.source();
+    }
+    msg
+}
+
+/// Renders `name`, turning a failure into a finding that names the
+/// template's file when the project overrides it.
+pub fn render(
+    tera: &Tera,
+    site: &Site,
+    name: &str,
+    context: &tera::Context,
+) -> Result<String, Diagnostic> {
+    tera.render(name, context).map_err(|e| {
+        let d = Diagnostic::new(rule::TEMPLATE_INVALID, error_chain(&e));
+        match site.templates.iter().find(|t| t.name == name) {
+            Some(t) => d.in_file(&t.source),
+            None => d,
+        }
+    })
+}

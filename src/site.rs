@@ -1,0 +1,123 @@
+//! The plain data that flows between stages: `load` builds a [`Site`],
+//! `check` reads it, `render` turns it into output files, `write` puts them
+//! on disk.
+
+use crate::config::Config;
+use crate::images::ImageReleases;
+use crate::yaml;
+use semver::Version;
+use std::path::PathBuf;
+
+/// Everything a build knows about a docs project.
+#[derive(Debug)]
+pub struct Site {
+    pub root: PathBuf,
+    pub config: Config,
+    /// Pages in a stable order: by language (as listed in site.yaml), then
+    /// by source path.
+    pub pages: Vec<Page>,
+    /// Files copied as they are: non-Markdown files under `content/<lang>/`
+    /// and everything under `static/`.
+    pub assets: Vec<Asset>,
+    /// Bases in ascending version order.
+    pub bases: Vec<Base>,
+    pub images: ImageReleases,
+    /// Template overrides from `ROOT/templates/`, by name.
+    pub templates: Vec<TemplateFile>,
+}
+
+/// One Markdown page in one language.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub lang: String,
+    /// Path below `content/<lang>/`, with `/` separators (`kubernetes/install.md`).
+    pub rel: String,
+    /// Path of the source file relative to the root, for findings.
+    pub source: PathBuf,
+    /// Site URL path, without the base URL's prefix (`/es/kubernetes/install/`).
+    pub url: String,
+    pub title: String,
+    pub weight: Option<i64>,
+    pub description: Option<String>,
+    /// Markdown after the front matter.
+    pub body: String,
+    /// Line of the source file where `body` starts (1-based).
+    pub body_line: usize,
+}
+
+/// A file published as it is.
+#[derive(Debug, Clone)]
+pub struct Asset {
+    pub source: PathBuf,
+    /// Site path, without the prefix (`/es/diagram.svg`).
+    pub url: String,
+    pub bytes: Vec<u8>,
+}
+
+/// One release's Kustomize base, as it will be published.
+#[derive(Debug, Clone)]
+pub struct Base {
+    pub version: Version,
+    /// Folder relative to the root (`bases/v1.29.0`).
+    pub dir: PathBuf,
+    /// The published files (kustomization.yaml and every file it
+    /// references), sorted by name.
+    pub files: Vec<BaseFile>,
+    /// The parsed kustomization.
+    pub kustomization: yaml::Value,
+}
+
+impl Base {
+    /// Folder name on the site: the version with a `v`.
+    pub fn folder(&self) -> String {
+        format!("v{}", self.version)
+    }
+
+    /// The image tag of the same release: the version without a `v`.
+    pub fn image_tag(&self) -> String {
+        self.version.to_string()
+    }
+
+    pub fn file(&self, name: &str) -> Option<&BaseFile> {
+        self.files.iter().find(|f| f.name == name)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct BaseFile {
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// Lowercase hex SHA-256 of `bytes`.
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct TemplateFile {
+    /// Name Tera knows it by: its path below `templates/`.
+    pub name: String,
+    pub source: PathBuf,
+    pub text: String,
+}
+
+/// Lowercase hex SHA-256 of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        use std::fmt::Write;
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn sha256_of_empty_input() {
+        assert_eq!(
+            super::sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

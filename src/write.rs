@@ -1,0 +1,183 @@
+//! Stage 4: put the rendered files on disk, all or nothing.
+//!
+//! The site is written into a temporary folder beside the output and
+//! swapped in only once every file is written. On Linux the swap is one
+//! `renameat2(RENAME_EXCHANGE)`, so at every instant the output path holds
+//! either the complete old site or the complete new one.
+
+use crate::diagnostics::{rule, Diagnostic};
+use crate::render::OutFile;
+use rayon::prelude::*;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// A file basepress leaves in every output folder, so it never replaces a
+/// folder it did not write.
+pub const MARKER: &str = ".basepress";
+const MARKER_TEXT: &str = "This folder is written by basepress and replaced on every build.\n";
+
+/// Writes `files` as the new content of `out`.
+pub fn write_site(out: &Path, files: &[OutFile]) -> Result<(), Diagnostic> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        Diagnostic::new(
+            rule::IO_UNREADABLE,
+            format!("cannot {what} {}: {e}", out.display()),
+        )
+        .help("check that the output's parent folder exists and is writable")
+    };
+    let name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| fail("write to", &"the output path has no folder name"))?;
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).map_err(|e| fail("create the parent of", &e))?;
+    ensure_replaceable(out)?;
+
+    let tmp = tempfile::Builder::new()
+        .prefix(&temp_prefix(&name))
+        .tempdir_in(&parent)
+        .map_err(|e| fail("create a temporary folder beside", &e))?;
+    set_dir_mode(tmp.path());
+    write_tree(tmp.path(), files).map_err(|e| fail("write", &e))?;
+    std::fs::write(tmp.path().join(MARKER), MARKER_TEXT).map_err(|e| fail("write", &e))?;
+
+    let tmp_path = tmp.keep();
+    if let Err(e) = swap_into_place(&tmp_path, out) {
+        let _ = std::fs::remove_dir_all(&tmp_path);
+        return Err(fail("replace", &e));
+    }
+    clean_stale(&parent, &name);
+    Ok(())
+}
+
+fn temp_prefix(name: &str) -> String {
+    format!(".{name}.basepress-")
+}
+
+/// Refuses to replace a folder that holds anything but a previous build.
+fn ensure_replaceable(out: &Path) -> Result<(), Diagnostic> {
+    let meta = match std::fs::symlink_metadata(out) {
+        Ok(m) => m,
+        Err(_) => return Ok(()),
+    };
+    let unsafe_out = |why: String| {
+        Diagnostic::new(rule::OUTPUT_UNSAFE, why)
+            .help("pass another --out, or remove that folder yourself if its content is disposable")
+    };
+    if !meta.is_dir() {
+        return Err(unsafe_out(format!(
+            "{} exists and is not a folder",
+            out.display()
+        )));
+    }
+    let empty = std::fs::read_dir(out)
+        .map(|mut d| d.next().is_none())
+        .unwrap_or(false);
+    if !empty && !out.join(MARKER).is_file() {
+        return Err(unsafe_out(format!(
+            "{} exists and was not written by basepress (no {MARKER} file in it)",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+fn write_tree(dir: &Path, files: &[OutFile]) -> std::io::Result<()> {
+    let folders: BTreeSet<PathBuf> = files
+        .iter()
+        .filter_map(|f| target(dir, &f.path).parent().map(Path::to_path_buf))
+        .collect();
+    for f in &folders {
+        std::fs::create_dir_all(f)?;
+    }
+    files
+        .par_iter()
+        .try_for_each(|f| std::fs::write(target(dir, &f.path), &f.bytes))
+}
+
+/// Where a site path lands below `dir`. Site paths come from the render
+/// stage, which only produces `/`-separated paths without `..`.
+fn target(dir: &Path, site_path: &str) -> PathBuf {
+    let mut p = dir.to_path_buf();
+    for seg in site_path.split('/').filter(|s| !s.is_empty() && *s != "..") {
+        p.push(seg);
+    }
+    p
+}
+
+#[cfg(unix)]
+fn set_dir_mode(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
+}
+
+#[cfg(not(unix))]
+fn set_dir_mode(_dir: &Path) {}
+
+#[cfg(target_os = "linux")]
+fn swap_into_place(new: &Path, out: &Path) -> std::io::Result<()> {
+    use rustix::fs::{renameat_with, RenameFlags, CWD};
+    if std::fs::symlink_metadata(out).is_err() {
+        return std::fs::rename(new, out);
+    }
+    renameat_with(CWD, new, CWD, out, RenameFlags::EXCHANGE)?;
+    // `new` now holds the previous site.
+    std::fs::remove_dir_all(new)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn swap_into_place(new: &Path, out: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(out).is_err() {
+        return std::fs::rename(new, out);
+    }
+    let old = new.with_extension("old");
+    std::fs::rename(out, &old)?;
+    std::fs::rename(new, out)?;
+    std::fs::remove_dir_all(&old)
+}
+
+/// Removes temporary folders that killed builds left beside the output.
+fn clean_stale(parent: &Path, name: &str) {
+    let prefix = temp_prefix(name);
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        if e.file_name().to_string_lossy().starts_with(&prefix) {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_previous_output_and_keeps_nothing_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        write_site(&out, &[OutFile::new("/a/index.html", "one")]).unwrap();
+        std::fs::create_dir(dir.path().join(".site.basepress-stale")).unwrap();
+        write_site(&out, &[OutFile::new("/b.txt", "two")]).unwrap();
+        assert!(!out.join("a").exists());
+        assert_eq!(std::fs::read_to_string(out.join("b.txt")).unwrap(), "two");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["site"]);
+    }
+
+    #[test]
+    fn refuses_a_folder_it_did_not_write() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("precious.txt"), "x").unwrap();
+        let e = write_site(dir.path(), &[OutFile::new("/a", "b")]).unwrap_err();
+        assert_eq!(e.rule.id, "output-unsafe");
+        assert!(dir.path().join("precious.txt").exists());
+    }
+}
