@@ -49,13 +49,16 @@ pub fn check(root: &Path) -> Outcome {
 /// `out` with the new site.
 pub fn build(root: &Path, out: &Path) -> Outcome {
     let (analyzed, mut diagnostics) = analyze(root);
-    let Some((site, docs)) = analyzed else {
+    let Some(Analyzed { site, docs, tera }) = analyzed else {
         return Outcome::new(diagnostics, None);
     };
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Outcome::new(diagnostics, None);
     }
-    let files = match render::site(&site, &docs) {
+    let Some(tera) = tera else {
+        return Outcome::new(diagnostics, None);
+    };
+    let files = match render::site(&site, &docs, &tera) {
         Ok(f) => f,
         Err(errors) => {
             diagnostics.extend(errors);
@@ -75,9 +78,17 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
     Outcome::new(diagnostics, Some(summary))
 }
 
-/// Load and check: the site and its rendered documents when it could be
-/// read, and every finding.
-fn analyze(root: &Path) -> (Option<(Site, Vec<Document>)>, Vec<Diagnostic>) {
+/// What loading and checking produce for the render stage.
+struct Analyzed {
+    site: Site,
+    docs: Vec<Document>,
+    /// The compiled templates, when they compile.
+    tera: Option<tera::Tera>,
+}
+
+/// Load and check: the site, its rendered documents and its templates when
+/// it could be read, and every finding.
+fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let loaded = load::load(root);
     let mut diagnostics = loaded.diagnostics;
     let Some(site) = loaded.site else {
@@ -88,5 +99,13 @@ fn analyze(root: &Path) -> (Option<(Site, Vec<Document>)>, Vec<Diagnostic>) {
     let index = LinkIndex::new(&site, &paths);
     let docs = render::documents(&site, &index);
     diagnostics.extend(check::run(&site, &docs, &index));
-    (Some((site, docs)), diagnostics)
+    let tera = match render::templates::engine(&site) {
+        Ok(t) => Some(t),
+        Err(errors) => {
+            diagnostics.extend(errors);
+            None
+        }
+    };
+    drop(index);
+    (Some(Analyzed { site, docs, tera }), diagnostics)
 }

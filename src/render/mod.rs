@@ -189,8 +189,11 @@ fn reading_order<'a>(site: &'a Site, lang: &str) -> Vec<&'a Page> {
 
 /// Renders the whole site: pages through templates, the redirect at `/`,
 /// the 404 page, the stylesheet, assets and the base downloads.
-pub fn site<'a>(site: &'a Site, docs: &[Document]) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
-    let tera = templates::engine(site)?;
+pub fn site<'a>(
+    site: &'a Site,
+    docs: &[Document],
+    tera: &tera::Tera,
+) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
     let base_url = site.config.base_url.trim_end_matches('/').to_string();
     let site_ctx = SiteContext {
         title: &site.config.title,
@@ -261,7 +264,7 @@ pub fn site<'a>(site: &'a Site, docs: &[Document]) -> Result<Vec<OutFile>, Vec<D
             ctx.insert("t", &strings(&page.lang));
             ctx.insert("page", &page_ctx);
             ctx.insert("nav", &nav);
-            let html = templates::render(&tera, site, "page.html", &ctx)
+            let html = templates::render(tera, site, "page.html", &ctx)
                 .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
             Ok(OutFile::new(page_file(page), html))
         })
@@ -283,7 +286,7 @@ pub fn site<'a>(site: &'a Site, docs: &[Document]) -> Result<Vec<OutFile>, Vec<D
     ctx.insert("t", &strings(default_lang));
     ctx.insert("target", &format!("/{default_lang}/"));
     for (name, path) in [("redirect.html", "/index.html"), ("404.html", "/404.html")] {
-        match templates::render(&tera, site, name, &ctx) {
+        match templates::render(tera, site, name, &ctx) {
             Ok(html) => files.push(OutFile::new(path, html)),
             Err(d) => errors.push(d),
         }

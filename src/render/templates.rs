@@ -22,6 +22,8 @@ pub const STYLE_CSS: &str = include_str!("default/style.css");
 pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
     let mut tera = Tera::default();
     tera.autoescape_on(vec![".html"]);
+    // Tera's default also escapes `/`, which makes every URL unreadable.
+    tera.set_escape_fn(crate::render::markdown::escape);
     let mut all: Vec<(String, String)> = DEFAULTS
         .iter()
         .map(|(n, t)| (n.to_string(), t.to_string()))

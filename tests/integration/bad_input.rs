@@ -1,0 +1,384 @@
+//! Every kind of bad input gets a finding with a stable rule id, the file
+//! and, where it is known, the line; and the right exit code.
+
+use crate::support::*;
+
+/// Runs `check` on a project changed by `setup` and returns the finding
+/// with `rule`, asserting the exit code.
+fn finding(setup: impl Fn(&Project), exit: i32, rule: &str) -> serde_json::Value {
+    let p = Project::new();
+    setup(&p);
+    let (code, report) = p.check_json();
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .cloned()
+        .unwrap_or_else(|| panic!("no `{rule}` finding in {report:#}"));
+    assert_eq!(code, exit, "exit code for {rule}: {report:#}");
+    assert_eq!(report["exit_code"], exit);
+    assert!(!found["remedy"].as_str().unwrap().is_empty());
+    found
+}
+
+fn assert_at(f: &serde_json::Value, file: &str, line: Option<u64>) {
+    assert_eq!(f["location"]["file"], file, "{f:#}");
+    if let Some(l) = line {
+        assert_eq!(f["location"]["line"], l, "{f:#}");
+    }
+}
+
+#[test]
+fn unknown_key_in_site_yaml() {
+    let f = finding(
+        |p| {
+            p.write("site.yaml", &format!("{SITE_YAML}theme: dark\n"));
+        },
+        2,
+        "config-invalid",
+    );
+    assert_at(&f, "site.yaml", Some(12));
+    assert!(f["message"].as_str().unwrap().contains("theme"));
+}
+
+#[test]
+fn missing_site_yaml() {
+    let f = finding(
+        |p| {
+            p.remove("site.yaml");
+        },
+        2,
+        "config-invalid",
+    );
+    assert_at(&f, "site.yaml", None);
+}
+
+#[test]
+fn default_language_not_listed() {
+    let f = finding(
+        |p| {
+            p.write(
+                "site.yaml",
+                &SITE_YAML.replace("default_language: en", "default_language: fr"),
+            );
+        },
+        2,
+        "config-invalid",
+    );
+    assert_at(&f, "site.yaml", Some(3));
+}
+
+#[test]
+fn unknown_front_matter_key() {
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/install.md",
+                "---\ntitle: Install\nweight: 2\nlayuot: wide\n---\n# Install\n",
+            );
+        },
+        2,
+        "front-matter-invalid",
+    );
+    assert_at(&f, "content/en/install.md", Some(4));
+    assert!(f["message"].as_str().unwrap().contains("layuot"));
+}
+
+#[test]
+fn front_matter_without_title_or_fence() {
+    let f = finding(
+        |p| {
+            p.write("content/en/install.md", "---\nweight: 2\n---\n");
+        },
+        2,
+        "front-matter-invalid",
+    );
+    assert!(f["message"].as_str().unwrap().contains("title"));
+    let f = finding(
+        |p| {
+            p.write("content/en/install.md", "# Install\n");
+        },
+        2,
+        "front-matter-invalid",
+    );
+    assert_at(&f, "content/en/install.md", Some(1));
+}
+
+#[test]
+fn front_matter_with_a_wrong_type() {
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/install.md",
+                "---\ntitle: I\nweight: heavy\n---\n",
+            );
+        },
+        2,
+        "front-matter-invalid",
+    );
+    assert_at(&f, "content/en/install.md", Some(3));
+}
+
+#[test]
+fn content_folder_for_an_unknown_language() {
+    let f = finding(
+        |p| {
+            p.write("content/fr/index.md", "---\ntitle: Accueil\n---\n");
+        },
+        1,
+        "content-layout",
+    );
+    assert_at(&f, "content/fr", None);
+}
+
+#[test]
+fn image_data_with_an_unknown_key() {
+    let f = finding(
+        |p| {
+            p.write(
+                "image-releases.yaml",
+                &format!("{IMAGES_YAML}colour: blue\n"),
+            );
+        },
+        2,
+        "image-data-invalid",
+    );
+    assert_at(&f, "image-releases.yaml", Some(7));
+}
+
+#[test]
+fn kustomization_that_is_not_yaml() {
+    let f = finding(
+        |p| {
+            p.write("bases/v1.1.0/kustomization.yaml", "resources: [a.yaml\n");
+        },
+        2,
+        "kustomization-invalid",
+    );
+    assert_eq!(f["location"]["file"], "bases/v1.1.0/kustomization.yaml");
+    assert!(f["location"]["line"].as_u64().is_some());
+}
+
+#[test]
+fn kustomization_with_an_unknown_field() {
+    let f = finding(
+        |p| {
+            p.write(
+                "bases/v1.1.0/kustomization.yaml",
+                &format!("{KUSTOMIZATION}resourses: [x.yaml]\n"),
+            );
+        },
+        2,
+        "kustomization-invalid",
+    );
+    assert_at(&f, "bases/v1.1.0/kustomization.yaml", Some(9));
+}
+
+#[test]
+fn reference_to_a_missing_file() {
+    let f = finding(
+        |p| {
+            p.remove("bases/v1.1.0/config.env");
+        },
+        1,
+        "base-reference-missing",
+    );
+    assert_at(&f, "bases/v1.1.0/kustomization.yaml", Some(8));
+}
+
+#[test]
+fn references_outside_the_base() {
+    for (reference, what) in [
+        ("../shared.yaml", "leaves"),
+        ("/etc/passwd", "absolute"),
+        ("https://example.com/x.yaml", "remote"),
+        ("sub/x.yaml", "subfolder"),
+    ] {
+        let f = finding(
+            |p| {
+                p.write(
+                    "bases/v1.1.0/kustomization.yaml",
+                    &KUSTOMIZATION.replace(
+                        "  - deployment.yaml",
+                        &format!("  - deployment.yaml\n  - {reference}"),
+                    ),
+                );
+            },
+            1,
+            "base-reference-outside",
+        );
+        assert_at(&f, "bases/v1.1.0/kustomization.yaml", Some(5));
+        assert!(f["message"].as_str().unwrap().contains(what), "{f:#}");
+    }
+}
+
+#[test]
+fn unsafe_file_names() {
+    for name in ["-rf.yaml", "my file.yaml", "a*.yaml", ".hidden.yaml"] {
+        let f = finding(
+            |p| {
+                p.write(&format!("bases/v1.1.0/{name}"), "a: 1\n");
+                p.write(
+                    "bases/v1.1.0/kustomization.yaml",
+                    &KUSTOMIZATION.replace(
+                        "  - deployment.yaml",
+                        &format!("  - deployment.yaml\n  - \"{name}\""),
+                    ),
+                );
+            },
+            1,
+            "base-file-name-unsafe",
+        );
+        assert_at(&f, "bases/v1.1.0/kustomization.yaml", Some(5));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_in_a_base() {
+    let f = finding(
+        |p| {
+            p.remove("bases/v1.1.0/config.env");
+            std::os::unix::fs::symlink("/etc/hostname", p.path("bases/v1.1.0/config.env")).unwrap();
+        },
+        1,
+        "base-symlink",
+    );
+    assert_at(&f, "bases/v1.1.0/config.env", None);
+}
+
+#[test]
+fn base_folder_not_named_after_a_version() {
+    let f = finding(
+        |p| {
+            p.write("bases/latest/kustomization.yaml", KUSTOMIZATION);
+        },
+        1,
+        "base-version-invalid",
+    );
+    assert_at(&f, "bases/latest", None);
+}
+
+#[test]
+fn base_without_an_image_release() {
+    let f = finding(
+        |p| {
+            for n in ["kustomization.yaml", "deployment.yaml", "config.env"] {
+                let text = std::fs::read_to_string(p.path(&format!("bases/v1.1.0/{n}"))).unwrap();
+                p.write(&format!("bases/v2.0.0/{n}"), &text);
+            }
+        },
+        1,
+        "base-image-release-missing",
+    );
+    assert_at(&f, "bases/v2.0.0", None);
+}
+
+#[test]
+fn broken_link_and_missing_anchor() {
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\nText.\n\nSee [gone](gone.md).\n",
+            );
+        },
+        1,
+        "link-broken",
+    );
+    assert_at(&f, "content/en/index.md", Some(8));
+    assert_eq!(f["location"]["column"], 5);
+
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\nSee [steps](install.md#stpes).\n",
+            );
+        },
+        1,
+        "anchor-missing",
+    );
+    assert_at(&f, "content/en/index.md", Some(6));
+    assert!(f["remedy"].as_str().unwrap().contains("steps"));
+
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n[v9](/kubernetes/v9.0.0/base/files.txt)\n",
+            );
+        },
+        1,
+        "link-broken",
+    );
+    assert_at(&f, "content/en/index.md", Some(4));
+}
+
+#[test]
+fn links_across_languages_and_by_url_resolve() {
+    let p = Project::new();
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n[es](../es/index.md) [url](/en/install/#steps) [rel](install/) [sums](/kubernetes/v1.1.0/base/SHA256SUMS) [ext](https://example.com/x)\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(p.build().status.code(), Some(0));
+    let html = std::fs::read_to_string(p.out().join("en/index.html")).unwrap();
+    assert!(html.contains("href=\"/es/\""), "{html}");
+}
+
+#[test]
+fn broken_template() {
+    let f = finding(
+        |p| {
+            p.write("templates/page.html", "{% if %}\n");
+        },
+        2,
+        "template-invalid",
+    );
+    assert_at(&f, "templates/page.html", None);
+}
+
+#[test]
+fn output_folder_not_written_by_basepress() {
+    let p = Project::new();
+    p.write("site/notes.txt", "mine");
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("output-unsafe"));
+    assert_eq!(
+        std::fs::read_to_string(p.path("site/notes.txt")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn text_output_quotes_the_line_and_github_output_annotates() {
+    let p = Project::new();
+    p.remove("bases/v1.1.0/config.env");
+    let o = run(&["check", "--root", &p.root().to_string_lossy()]);
+    let err = stderr(&o);
+    assert!(err.contains("error[base-reference-missing]"), "{err}");
+    assert!(
+        err.contains("--> bases/v1.1.0/kustomization.yaml:8:9"),
+        "{err}"
+    );
+    assert!(err.contains("      - config.env"), "{err}");
+    assert!(err.contains("= help:"), "{err}");
+
+    let o = run(&[
+        "check",
+        "--root",
+        &p.root().to_string_lossy(),
+        "--format",
+        "github",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.starts_with("::error title=base-reference-missing,file=bases/v1.1.0/kustomization.yaml,line=8,col=9::"),
+        "{out}"
+    );
+}

@@ -1,0 +1,184 @@
+//! `basepress build` on good projects: what it writes, and that it writes
+//! the same bytes every time.
+
+use crate::support::*;
+use basepress::site::sha256_hex;
+
+#[test]
+fn the_repository_builds_into_a_complete_site() {
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    let o = run(&[
+        "build",
+        "--root",
+        &repo().to_string_lossy(),
+        "--out",
+        &site.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for lang in ["es", "pt", "en"] {
+        for page in [
+            "",
+            "installation/",
+            "attestation/",
+            "health-probes/",
+            "shutdown/",
+        ] {
+            let f = site.join(format!("{lang}/{page}index.html"));
+            let html = std::fs::read_to_string(&f)
+                .unwrap_or_else(|e| panic!("{} missing: {e}", f.display()));
+            assert!(
+                html.contains(&format!("<html lang=\"{lang}\">")),
+                "{}",
+                f.display()
+            );
+        }
+    }
+    let root = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(
+        root.contains("url=/es/"),
+        "the root sends readers to the default language"
+    );
+    let versions = std::fs::read_to_string(site.join("kubernetes/versions.txt")).unwrap();
+    assert_eq!(versions, "v1.29.0\nv1.30.0\n");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(site.join("kubernetes/versions.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["latest"], "v1.30.0");
+    assert_eq!(json["versions"][0]["image_tag"], "1.29.0");
+    assert_eq!(json["versions"][1]["latest"], true);
+    assert_eq!(json["versions"][0]["latest"], false);
+}
+
+#[test]
+fn a_base_publishes_exactly_what_its_kustomization_references() {
+    let p = Project::new();
+    p.write(
+        "bases/v1.1.0/agent.env",
+        "RUNNER_BOOTSTRAP_TOKEN=real-looking\n",
+    );
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("warning[base-unreferenced-file]"), "{err}");
+    assert!(err.contains("agent.env"), "{err}");
+
+    let dir = p.out().join("kubernetes/v1.1.0/base");
+    let files_txt = std::fs::read_to_string(dir.join("files.txt")).unwrap();
+    assert_eq!(
+        files_txt,
+        "SHA256SUMS\nconfig.env\ndeployment.yaml\nkustomization.yaml\n"
+    );
+    assert!(
+        !dir.join("agent.env").exists(),
+        "an unreferenced file was published"
+    );
+
+    let sums = std::fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
+    let mut expected = String::new();
+    for name in ["config.env", "deployment.yaml", "kustomization.yaml"] {
+        let bytes = std::fs::read(p.path(&format!("bases/v1.1.0/{name}"))).unwrap();
+        assert_eq!(std::fs::read(dir.join(name)).unwrap(), bytes);
+        expected.push_str(&format!("{}  {name}\n", sha256_hex(&bytes)));
+    }
+    assert_eq!(sums, expected);
+}
+
+#[test]
+fn two_builds_of_the_same_input_are_byte_identical() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for out in [&a, &b] {
+        let o = run(&[
+            "build",
+            "--root",
+            &repo().to_string_lossy(),
+            "--out",
+            &out.path().join("site").to_string_lossy(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let ta = tree(&a.path().join("site"));
+    let tb = tree(&b.path().join("site"));
+    assert!(ta.len() > 30, "suspiciously few files: {}", ta.len());
+    assert_eq!(ta.keys().collect::<Vec<_>>(), tb.keys().collect::<Vec<_>>());
+    for (k, v) in &ta {
+        assert!(tb[k] == *v, "{k} differs between two builds");
+    }
+}
+
+#[test]
+fn a_failed_build_leaves_the_previous_site_untouched() {
+    let p = Project::new();
+    assert_eq!(p.build().status.code(), Some(0));
+    let before = tree(&p.out());
+
+    // A check finding (exit 1) and an unreadable input (exit 2).
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\n---\n[x](nowhere.md)\n",
+    );
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing was written"));
+    assert_eq!(tree(&p.out()), before);
+
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\nlayout: wide\n---\n",
+    );
+    assert_eq!(p.build().status.code(), Some(2));
+    assert_eq!(tree(&p.out()), before);
+
+    let leftovers: Vec<_> = std::fs::read_dir(p.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("basepress"))
+        .collect();
+    assert!(
+        leftovers.is_empty(),
+        "temporary folders left: {leftovers:?}"
+    );
+}
+
+#[test]
+fn check_writes_nothing() {
+    let p = Project::new();
+    let o = run(&["check", "--root", &p.root().to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!p.out().exists());
+}
+
+#[test]
+fn help_version_and_usage_errors() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&o.stdout);
+    for cmd in ["build", "check", "rules"] {
+        assert!(help.contains(cmd), "{help}");
+    }
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("basepress "));
+    assert_eq!(run(&["publish"]).status.code(), Some(2));
+    assert_eq!(run(&["build", "--format", "xml"]).status.code(), Some(2));
+}
+
+#[test]
+fn rules_lists_every_rule() {
+    let o = run(&["rules", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ids: Vec<_> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), basepress::diagnostics::rule::ALL.len());
+    assert!(ids.contains(&"base-reference-missing".to_string()));
+    for r in v.as_array().unwrap() {
+        assert!(!r["description"].as_str().unwrap().is_empty());
+        assert!(!r["remedy"].as_str().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,8 @@
+//! Integration tests: the built `basepress` binary run on temporary
+//! projects. One test binary, several modules, to keep link time down.
+
+mod support;
+
+mod bad_input;
+mod build;
+mod download;

@@ -1,0 +1,180 @@
+//! Helpers shared by the integration tests.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root: a real docs project.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn basepress() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_basepress"))
+}
+
+/// Runs basepress with `args`, returning its output.
+pub fn run(args: &[&str]) -> Output {
+    basepress().args(args).output().expect("basepress runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Whether tests that need an external tool must run: in CI they never skip.
+pub fn required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether `tool` can run here; panics in CI when it cannot.
+pub fn have(tool: &str) -> bool {
+    let ok = Command::new(tool)
+        .arg("--help")
+        .output()
+        .is_ok_and(|o| o.status.success() || !o.stdout.is_empty());
+    if !ok && required() {
+        panic!("`{tool}` is required when CI=true, and it cannot run here");
+    }
+    if !ok {
+        eprintln!("skipping: `{tool}` is not installed");
+    }
+    ok
+}
+
+/// A temporary docs project, seeded with a small valid site.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+pub const SITE_YAML: &str = "title: Test docs
+base_url: https://docs.example.com
+default_language: en
+languages:
+  - code: en
+    name: English
+  - code: es
+    name: Español
+image:
+  name: agent
+  releases: image-releases.yaml
+";
+
+pub const IMAGES_YAML: &str = "name: agent
+releases: [1.0.0, 1.1.0]
+commands:
+  - name: agent-health
+    versions: \">=1.1.0\"
+    args: [[live], [ready]]
+";
+
+pub const KUSTOMIZATION: &str = "apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - deployment.yaml
+configMapGenerator:
+  - name: agent-config
+    envs:
+      - config.env
+";
+
+pub const DEPLOYMENT: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: agent
+spec:
+  selector:
+    matchLabels: {app: agent}
+  template:
+    metadata:
+      labels: {app: agent}
+    spec:
+      containers:
+        - name: agent
+          image: agent
+";
+
+impl Project {
+    pub fn new() -> Self {
+        let p = Project {
+            dir: tempfile::tempdir().expect("temp dir"),
+        };
+        p.write("site.yaml", SITE_YAML);
+        p.write("image-releases.yaml", IMAGES_YAML);
+        p.write(
+            "content/en/index.md",
+            "---\ntitle: Home\nweight: 1\n---\n# Home\n\nSee [install](install.md#steps).\n",
+        );
+        p.write(
+            "content/en/install.md",
+            "---\ntitle: Install\nweight: 2\n---\n# Install\n\n## Steps\n\nGet [files](/kubernetes/v1.1.0/base/files.txt).\n",
+        );
+        p.write("content/es/index.md", "---\ntitle: Inicio\n---\n# Inicio\n");
+        p.write("bases/v1.1.0/kustomization.yaml", KUSTOMIZATION);
+        p.write("bases/v1.1.0/deployment.yaml", DEPLOYMENT);
+        p.write("bases/v1.1.0/config.env", "MODE=a\n");
+        p
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> &Self {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+        self
+    }
+
+    pub fn remove(&self, rel: &str) -> &Self {
+        std::fs::remove_file(self.path(rel)).expect("remove");
+        self
+    }
+
+    pub fn out(&self) -> PathBuf {
+        self.path("site")
+    }
+
+    pub fn build(&self) -> Output {
+        run(&["build", "--root", &self.root().to_string_lossy()])
+    }
+
+    /// `basepress check --format json`, parsed.
+    pub fn check_json(&self) -> (i32, serde_json::Value) {
+        let o = run(&[
+            "check",
+            "--root",
+            &self.root().to_string_lossy(),
+            "--format",
+            "json",
+        ]);
+        let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "check --format json printed invalid JSON ({e}): {}",
+                String::from_utf8_lossy(&o.stdout)
+            )
+        });
+        (o.status.code().unwrap_or(-1), v)
+    }
+}
+
+/// Every file below `dir`, by relative path, with its bytes.
+pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.expect("walk");
+        if e.file_type().is_file() {
+            let rel = e.path().strip_prefix(dir).expect("prefix");
+            out.insert(
+                rel.to_string_lossy().into_owned(),
+                std::fs::read(e.path()).expect("read"),
+            );
+        }
+    }
+    out
+}
