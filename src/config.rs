@@ -21,6 +21,32 @@ pub struct Config {
     pub languages: Vec<Language>,
     /// The product image that the bases deploy.
     pub image: ImageConfig,
+    /// Rules downgraded or silenced, each with a reason.
+    #[serde(default)]
+    pub exceptions: Vec<Exception>,
+}
+
+/// A rule downgraded or silenced, for some bases or all of them.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Exception {
+    /// The rule id (`basepress rules` lists them).
+    pub rule: String,
+    /// Base folders it applies to (`v1.29.0`); every finding of the rule
+    /// when empty.
+    #[serde(default)]
+    pub bases: Vec<String>,
+    /// `warning` to report without failing, `off` to drop the finding.
+    pub severity: ExceptionSeverity,
+    /// Why: shown with every finding it downgrades. Required.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExceptionSeverity {
+    Warning,
+    Off,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
@@ -129,6 +155,35 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
             ),
         ));
     }
+    for e in &config.exceptions {
+        match crate::diagnostics::rule::by_id(&e.rule) {
+            None => {
+                return Err(fail(
+                    &e.rule,
+                    format!(
+                        "exception names `{}`, which is not a rule (see `basepress rules`)",
+                        e.rule
+                    ),
+                ))
+            }
+            Some(r) if r.class == crate::diagnostics::Class::Input => {
+                return Err(fail(
+                    &e.rule,
+                    format!(
+                        "`{}` is about unreadable input and cannot be excepted",
+                        e.rule
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        if e.reason.trim().is_empty() {
+            return Err(fail(
+                &e.rule,
+                format!("the exception for `{}` needs a `reason`", e.rule),
+            ));
+        }
+    }
     let name = &config.image.name;
     if name.is_empty() || name.contains([':', '@', '/']) {
         return Err(fail(
@@ -153,6 +208,7 @@ mod tests {
                 name: "x".into(),
                 releases: "r.yaml".into(),
             },
+            exceptions: vec![],
         }
     }
 

@@ -100,6 +100,69 @@ pub mod rule {
         BASE_UNREFERENCED_FILE = "base-unreferenced-file", Check, Warning,
             "A file in a base folder is not referenced by its kustomization, so it is not published.",
             "Reference it from kustomization.yaml if the base needs it; otherwise delete it (it may hold a secret).";
+        MANIFEST_YAML_INVALID = "manifest-yaml-invalid", Input, Error,
+            "A resource file of a base is not valid YAML, or an object in it lacks apiVersion, kind or metadata.name.",
+            "Fix the file; `kubectl kustomize bases/vX.Y.Z` shows what Kustomize makes of it.";
+        MANIFEST_UNKNOWN_FIELD = "manifest-unknown-field", Check, Error,
+            "A manifest has a field that its Kubernetes API type does not have; the API server would drop or reject it.",
+            "Remove the field or fix its spelling and indentation (`kubectl explain` lists the fields of a type).";
+        MANIFEST_TYPE_INVALID = "manifest-type-invalid", Check, Error,
+            "A manifest field has a value of the wrong type for its Kubernetes API type.",
+            "Give the field a value of the type the API expects (`kubectl explain` shows it).";
+        MANIFEST_KIND_UNCHECKED = "manifest-kind-unchecked", Check, Warning,
+            "A manifest's kind is not one basepress knows the API type of, so its fields are not checked.",
+            "Check the kind's spelling; custom resources cannot be checked and can be allowed in site.yaml `exceptions`.";
+        PROBE_COMMAND_MISSING = "probe-command-missing", Check, Error,
+            "An exec command (probe, lifecycle hook or container command) is not in the image of the base's version: the pod would restart in a loop.",
+            "Publish this base only with an image release that has the command, or call a command the image has.";
+        COMMAND_ARGS_INVALID = "command-args-invalid", Check, Error,
+            "An exec command is called with arguments the image's command does not accept.",
+            "Call the command with one of the argument lists the image data gives for it.";
+        LIVENESS_USES_READINESS = "liveness-uses-readiness", Check, Error,
+            "The liveness probe runs a readiness check: when the network drops, Kubernetes restarts an agent that would have reconnected by itself.",
+            "Use the liveness check (e.g. `whystack-health live`) for livenessProbe and keep the readiness check for readinessProbe.";
+        PROBE_NEEDS_PORT = "probe-needs-port", Check, Error,
+            "An httpGet, tcpSocket or grpc probe on a container whose image listens on no port: the probe always fails.",
+            "Use an exec probe with the image's health command.";
+        TERMINATION_GRACE_TOO_SHORT = "termination-grace-too-short", Check, Error,
+            "terminationGracePeriodSeconds is not longer than the image's drain timeout, so SIGKILL arrives in the middle of the drain.",
+            "Set terminationGracePeriodSeconds above the drain timeout, with headroom (150 for the default 120 s drain).";
+        HEALTH_DIR_NOT_WRITABLE = "health-dir-not-writable", Check, Error,
+            "readOnlyRootFilesystem is on, and no writable volume is mounted at the health directory or a parent of it: the health probes always fail.",
+            "Mount an emptyDir at /tmp (or at the health directory), or point the health directory at a writable volume.";
+        SECURITY_USER_MISMATCH = "security-user-mismatch", Check, Error,
+            "runAsUser, runAsGroup or fsGroup differ from the image's user, which then cannot write its own files.",
+            "Use the image's uid and gid (from the image data), or leave the field out.";
+        RUN_AS_NON_ROOT_MISSING = "run-as-non-root-missing", Check, Error,
+            "The pod does not set runAsNonRoot: true, which the restricted Pod Security profile requires.",
+            "Set securityContext.runAsNonRoot: true on the pod.";
+        REPLICAS_NOT_ONE = "replicas-not-one", Check, Error,
+            "The agent's workload has more than one replica: the bootstrap token is single use, so the second pod fails to enroll.",
+            "Keep replicas: 1; run N agents as N installs, each with its own namespace, Secret and token.";
+        ENV_KEY_UNKNOWN = "env-key-unknown", Check, Error,
+            "An environment key is not one the image of this version reads: its setting has no effect and the default applies.",
+            "Fix the key's spelling, or remove it; the image data lists the keys each release reads.";
+        ENV_VALUE_INVALID = "env-value-invalid", Check, Error,
+            "An environment value is not one the image accepts for its key.",
+            "Use one of the values the image data lists for the key.";
+        ENV_REQUIREMENT_MISSING = "env-requirement-missing", Check, Error,
+            "An environment value needs another setting or a volume that the base does not provide: the agent fails at boot.",
+            "Provide what the value requires, as the message says, or pick another value.";
+        ENV_VALUE_NOT_IMPLEMENTED = "env-value-not-implemented", Check, Error,
+            "An environment value passes the image's config validation but is not implemented: the agent fails at boot.",
+            "Use an implemented value (for EKS attestation, `aws-sts`).";
+        LEARNED_STORE_ON_IDENTITY = "learned-store-on-identity-volume", Check, Error,
+            "The learned-store cache points into the identity volume, which must hold only the agent's identity.",
+            "Leave the learned-store path at its default (`:memory:`).";
+        IMAGE_NOT_BARE = "image-not-bare", Check, Error,
+            "A container image carries a registry, tag or digest: a base names the bare image and the installer's overlay pins it.",
+            "Write the bare image name (e.g. `whystack-agent`); overlays set `images:` with newName and digest.";
+        STORAGE_CLASS_SET = "storage-class-set", Check, Error,
+            "A volume claim names a StorageClass, which differs from cluster to cluster.",
+            "Remove storageClassName; the cluster default applies, and an overlay can patch it in.";
+        SECRET_IN_BASE = "secret-in-base", Check, Error,
+            "The base carries a credential: a Secret with data, a secretGenerator, or a value for a secret environment key. Everyone who downloads the base gets it.",
+            "Remove the value; installers create the Secret from their own env file.";
         LINK_BROKEN = "link-broken", Check, Error,
             "A link in a page points to a page or file that the site does not have.",
             "Point the link at an existing page (by its .md source path or its URL) or published file.";
@@ -203,6 +266,12 @@ impl Diagnostic {
 /// Puts findings in a stable order: by file, line, column, then rule.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
     diagnostics.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+}
+
+/// Drops repeated findings (same rule, place and message), which appear
+/// when two containers share one source of settings. Expects sorted input.
+pub fn dedup(diagnostics: &mut Vec<Diagnostic>) {
+    diagnostics.dedup_by(|a, b| a.sort_key() == b.sort_key());
 }
 
 /// The exit code a list of findings calls for: 0 without errors, 2 when an

@@ -8,7 +8,6 @@ use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::yaml;
 use semver::{Version, VersionReq};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -57,9 +56,10 @@ pub struct CommandFact {
     #[serde(default)]
     pub description: Option<String>,
     pub args: Args,
-    /// What each subcommand checks, for health commands.
+    /// Argument lists that check readiness, which a liveness probe must
+    /// never run.
     #[serde(default)]
-    pub checks: BTreeMap<String, String>,
+    pub readiness_only: Vec<Vec<String>>,
 }
 
 /// The argument lists a command accepts.
@@ -88,6 +88,9 @@ pub struct EnvFact {
     pub default: Option<String>,
     #[serde(default)]
     pub kind: Option<EnvKind>,
+    /// What the key means to the checks.
+    #[serde(default)]
+    pub role: Option<EnvRole>,
     #[serde(default)]
     pub description: Option<String>,
     /// A credential: it must never be given a value in a base.
@@ -103,6 +106,20 @@ pub struct EnvFact {
 pub enum EnvKind {
     Path,
     Milliseconds,
+}
+
+/// Keys whose meaning the checks need to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EnvRole {
+    /// Milliseconds the image drains after SIGTERM.
+    DrainTimeout,
+    /// Folder the image writes its health file to.
+    HealthDir,
+    /// Folder of the image's persistent identity.
+    IdentityDir,
+    /// Path of a cache that must not live on the identity volume.
+    LearnedStore,
 }
 
 /// One accepted value of an environment key, with what it needs.
@@ -161,6 +178,20 @@ impl ImageReleases {
 
     pub fn user_at(&self, v: &Version) -> Option<&UserFact> {
         self.user.iter().find(|u| u.versions.matches(v))
+    }
+
+    /// The environment fact for `key` at release `v`.
+    pub fn env_fact(&self, v: &Version, key: &str) -> Option<&EnvFact> {
+        self.env
+            .iter()
+            .find(|e| e.key == key && e.versions.matches(v))
+    }
+
+    /// The environment fact with `role` at release `v`.
+    pub fn env_role(&self, v: &Version, role: EnvRole) -> Option<&EnvFact> {
+        self.env
+            .iter()
+            .find(|e| e.role == Some(role) && e.versions.matches(v))
     }
 
     pub fn ports_at(&self, v: &Version) -> Option<&[u16]> {

@@ -32,6 +32,7 @@ impl Outcome {
 
     fn new(mut diagnostics: Vec<Diagnostic>, written: Option<Summary>) -> Self {
         diagnostics::sort(&mut diagnostics);
+        diagnostics::dedup(&mut diagnostics);
         Outcome {
             diagnostics,
             written,
@@ -99,6 +100,7 @@ fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let index = LinkIndex::new(&site, &paths);
     let docs = render::documents(&site, &index);
     diagnostics.extend(check::run(&site, &docs, &index));
+    let mut diagnostics = check::apply_exceptions(&site.config, diagnostics);
     let tera = match render::templates::engine(&site) {
         Ok(t) => Some(t),
         Err(errors) => {

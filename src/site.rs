@@ -65,6 +65,58 @@ pub struct Base {
     pub files: Vec<BaseFile>,
     /// The parsed kustomization.
     pub kustomization: yaml::Value,
+    /// Every document of every file in `resources`.
+    pub manifests: Vec<Manifest>,
+    /// The ConfigMap and Secret generators, with their entries.
+    pub generators: Vec<Generator>,
+}
+
+/// One Kubernetes object of a base, as written in its file.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// File name in the base folder.
+    pub file: String,
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub value: yaml::Value,
+    pub positions: yaml::Positions,
+}
+
+impl Manifest {
+    /// The 1-based line and column of the node at `pointer`, or of its
+    /// nearest ancestor.
+    pub fn position(&self, pointer: &str) -> Option<(usize, usize)> {
+        self.positions.nearest(pointer)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeneratorKind {
+    ConfigMap,
+    Secret,
+}
+
+/// A `configMapGenerator` or `secretGenerator` entry of a kustomization.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    pub kind: GeneratorKind,
+    pub name: String,
+    pub behavior: Option<String>,
+    /// `literals`, `envs`/`env` lines and `files`, in that order.
+    pub entries: Vec<GeneratedEntry>,
+    /// Where the generator's `name` is in kustomization.yaml.
+    pub line: Option<usize>,
+}
+
+/// One key of a generated ConfigMap or Secret.
+#[derive(Debug, Clone)]
+pub struct GeneratedEntry {
+    pub key: String,
+    pub value: String,
+    /// File (in the base folder) and 1-based line where it is set.
+    pub file: String,
+    pub line: Option<usize>,
 }
 
 impl Base {

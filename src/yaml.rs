@@ -5,6 +5,7 @@
 
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
+use std::collections::HashMap;
 use std::fmt;
 
 /// A YAML value in the JSON data model, which is what Kubernetes manifests
@@ -79,6 +80,140 @@ fn to_json(v: serde_yaml::Value) -> Result<Value, Error> {
     })
 }
 
+/// Where the nodes of one YAML document are: a JSON pointer (`/spec/replicas`,
+/// `/spec/template/spec/containers/0`) to the 1-based line and column of
+/// the node (for a mapping entry, of its key).
+#[derive(Debug, Default, Clone)]
+pub struct Positions(HashMap<String, (usize, usize)>);
+
+impl Positions {
+    pub fn get(&self, pointer: &str) -> Option<(usize, usize)> {
+        self.0.get(pointer).copied()
+    }
+
+    /// The position of `pointer`, or of its nearest ancestor that has one.
+    pub fn nearest(&self, pointer: &str) -> Option<(usize, usize)> {
+        let mut p = pointer;
+        loop {
+            if let Some(pos) = self.get(p) {
+                return Some(pos);
+            }
+            match p.rfind('/') {
+                Some(i) => p = &p[..i],
+                None => return None,
+            }
+        }
+    }
+}
+
+/// One document of a YAML stream with the positions of its nodes.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub value: Value,
+    pub positions: Positions,
+}
+
+/// Like [`documents`], with the position of every node.
+pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
+    let mut values = Vec::new();
+    for de in serde_yaml::Deserializer::from_str(text) {
+        values.push(serde_yaml::Value::deserialize(de).map_err(Error::from_serde)?);
+    }
+    // Positions come from a second, event-level parser; if the two disagree
+    // on the documents, findings fall back to the file without a line.
+    let mut positions = positions(text).unwrap_or_default();
+    if positions.len() != values.len() {
+        positions = vec![Positions::default(); values.len()];
+    }
+    let mut docs = Vec::new();
+    for (v, p) in values.into_iter().zip(positions) {
+        if v.is_null() {
+            continue;
+        }
+        docs.push(Document {
+            value: to_json(v)?,
+            positions: p,
+        });
+    }
+    Ok(docs)
+}
+
+/// Escapes one JSON pointer segment.
+pub fn pointer_segment(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn positions(text: &str) -> Option<Vec<Positions>> {
+    use saphyr_parser::{Event, Parser};
+    enum Frame {
+        Map { path: String, key: Option<String> },
+        Seq { path: String, index: usize },
+    }
+    let mut docs = Vec::new();
+    let mut current = Positions::default();
+    let mut stack: Vec<Frame> = Vec::new();
+    for item in Parser::new_from_str(text) {
+        let (event, span) = item.ok()?;
+        let pos = (span.start.line(), span.start.col() + 1);
+        // The path of the node this event starts, if it starts one.
+        let mut node_path = |stack: &mut Vec<Frame>, is_scalar: Option<&str>| -> Option<String> {
+            match stack.last_mut() {
+                None => Some(String::new()),
+                Some(Frame::Seq { path, index }) => {
+                    let p = format!("{path}/{index}");
+                    *index += 1;
+                    Some(p)
+                }
+                Some(Frame::Map { path, key }) => match key.take() {
+                    Some(k) => Some(format!("{path}/{}", pointer_segment(&k))),
+                    None => {
+                        // This node is a key.
+                        let k = is_scalar.unwrap_or("?").to_string();
+                        current
+                            .0
+                            .entry(format!("{path}/{}", pointer_segment(&k)))
+                            .or_insert(pos);
+                        *key = Some(k);
+                        None
+                    }
+                },
+            }
+        };
+        match event {
+            Event::DocumentStart(_) => {
+                current = Positions::default();
+                stack.clear();
+            }
+            Event::DocumentEnd => docs.push(std::mem::take(&mut current)),
+            Event::Scalar(value, ..) => {
+                if let Some(p) = node_path(&mut stack, Some(&value)) {
+                    current.0.entry(p).or_insert(pos);
+                }
+            }
+            Event::Alias(_) => {
+                if let Some(p) = node_path(&mut stack, None) {
+                    current.0.entry(p).or_insert(pos);
+                }
+            }
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                let is_map = matches!(event, Event::MappingStart(..));
+                let path = node_path(&mut stack, None).unwrap_or_else(|| "/?".into());
+                current.0.entry(path.clone()).or_insert(pos);
+                stack.push(if is_map {
+                    Frame::Map { path, key: None }
+                } else {
+                    Frame::Seq { path, index: 0 }
+                });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    Some(docs)
+}
+
 /// Finds the first line holding `needle` as a YAML scalar (a list item, a
 /// value after `key:`, quoted or plain), returning its 1-based line and
 /// column. Used to point a finding about a value at its place in the file.
@@ -140,6 +275,21 @@ mod tests {
         let docs = documents("---\na: 1\n---\nb: 2\n---\n").unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(docs[1]["b"], 2);
+    }
+
+    #[test]
+    fn positions_point_at_keys_and_items() {
+        let text = "a: 1\n---\nkind: X\nspec:\n  items:\n    - name: one\n    - name: two\n      x: [1, 2]\n";
+        let docs = documents_with_positions(text).unwrap();
+        assert_eq!(docs.len(), 2);
+        let p = &docs[1].positions;
+        assert_eq!(p.get("/kind"), Some((3, 1)));
+        assert_eq!(p.get("/spec/items/1"), Some((7, 7)));
+        assert_eq!(p.get("/spec/items/1/name"), Some((7, 7)));
+        assert_eq!(p.get("/spec/items/1/x"), Some((8, 7)));
+        assert_eq!(p.get("/spec/items/1/x/1"), Some((8, 14)));
+        assert_eq!(p.nearest("/spec/items/0/missing/deeper"), Some((6, 7)));
+        assert_eq!(docs[0].positions.get("/a"), Some((1, 1)));
     }
 
     #[test]

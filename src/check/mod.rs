@@ -4,8 +4,11 @@
 //! documents) and returns findings; nothing here writes or changes anything.
 
 mod links;
+mod manifests;
+mod pods;
 
-use crate::diagnostics::{rule, Diagnostic};
+use crate::config::{Config, ExceptionSeverity};
+use crate::diagnostics::{rule, Diagnostic, Severity};
 use crate::render::links::LinkIndex;
 use crate::render::markdown::Document;
 use crate::site::Site;
@@ -14,8 +17,40 @@ use crate::site::Site;
 pub fn run(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     out.extend(image_releases(site));
+    for base in &site.bases {
+        out.extend(manifests::check(base));
+        out.extend(pods::check(site, base));
+    }
     out.extend(links::check(site, docs, index));
     out
+}
+
+/// Applies the `exceptions` of site.yaml: a matching finding becomes a
+/// warning that carries the reason, or is dropped.
+pub fn apply_exceptions(config: &Config, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    diagnostics
+        .into_iter()
+        .filter_map(|mut d| {
+            let file = d.location.as_ref().map(|l| l.file.clone());
+            let in_base = |folder: &str| {
+                file.as_ref()
+                    .is_some_and(|f| f.starts_with(std::path::Path::new("bases").join(folder)))
+            };
+            let exception = config.exceptions.iter().find(|e| {
+                e.rule == d.rule.id && (e.bases.is_empty() || e.bases.iter().any(|b| in_base(b)))
+            });
+            match exception {
+                None => Some(d),
+                Some(e) if e.severity == ExceptionSeverity::Off => None,
+                Some(e) => {
+                    d.severity = Severity::Warning;
+                    d.message =
+                        format!("{} (allowed in site.yaml: {})", d.message, e.reason.trim());
+                    Some(d)
+                }
+            }
+        })
+        .collect()
 }
 
 /// Every base ships with an image release of the same version.

@@ -15,7 +15,7 @@ use crate::images;
 use crate::site::{Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
-pub use bases::{kustomization_references, Reference};
+pub use bases::{kustomization_references, Reference, KUSTOMIZATION};
 
 /// What loading gives: the site when it could be read, and the findings.
 pub struct Loaded {

@@ -6,3 +6,4 @@ mod support;
 mod bad_input;
 mod build;
 mod download;
+mod rules;

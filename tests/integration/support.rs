@@ -89,16 +89,23 @@ spec:
     metadata:
       labels: {app: agent}
     spec:
+      securityContext:
+        runAsNonRoot: true
       containers:
         - name: agent
           image: agent
 ";
 
 impl Project {
-    pub fn new() -> Self {
-        let p = Project {
+    /// An empty folder.
+    pub fn empty() -> Self {
+        Project {
             dir: tempfile::tempdir().expect("temp dir"),
-        };
+        }
+    }
+
+    pub fn new() -> Self {
+        let p = Project::empty();
         p.write("site.yaml", SITE_YAML);
         p.write("image-releases.yaml", IMAGES_YAML);
         p.write(

@@ -1,0 +1,1029 @@
+//! The base against the image of the same release: exec commands, probes,
+//! shutdown, security context, replicas and environment, all driven by the
+//! image release data. Also what a base must not carry: pinned images,
+//! StorageClasses and credentials.
+
+use super::manifests::{location, typed};
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::images::{Args, EnvFact, EnvRole, ImageReleases, Requirement};
+use crate::site::{Base, GeneratorKind, Manifest, Site};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::batch::v1::{CronJob, Job};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Probe};
+use semver::Version;
+use std::collections::BTreeSet;
+
+/// A pod template of a base, typed, with where it is.
+struct Workload<'a> {
+    manifest: &'a Manifest,
+    /// JSON pointer of the PodSpec (`/spec/template/spec`).
+    pod_ptr: &'static str,
+    pod: PodSpec,
+    replicas: Option<i32>,
+    /// Names of the StatefulSet's volumeClaimTemplates.
+    claims: Vec<String>,
+}
+
+fn workloads(base: &Base) -> Vec<Workload<'_>> {
+    let mut out = Vec::new();
+    for m in &base.manifests {
+        let v = &m.value;
+        let w = match (m.api_version.as_str(), m.kind.as_str()) {
+            ("apps/v1", "StatefulSet") => typed::<StatefulSet>(v).0.and_then(|s| {
+                let spec = s.spec;
+                Some(Workload {
+                    manifest: m,
+                    pod_ptr: "/spec/template/spec",
+                    replicas: spec.replicas,
+                    claims: spec
+                        .volume_claim_templates
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|c| c.metadata.name)
+                        .collect(),
+                    pod: spec.template.spec?,
+                })
+            }),
+            ("apps/v1", "Deployment") => typed::<Deployment>(v).0.and_then(|d| {
+                let spec = d.spec;
+                Some(Workload {
+                    manifest: m,
+                    pod_ptr: "/spec/template/spec",
+                    replicas: spec.replicas,
+                    claims: Vec::new(),
+                    pod: spec.template.spec?,
+                })
+            }),
+            ("apps/v1", "DaemonSet") => typed::<DaemonSet>(v).0.and_then(|d| {
+                Some(Workload {
+                    manifest: m,
+                    pod_ptr: "/spec/template/spec",
+                    replicas: None,
+                    claims: Vec::new(),
+                    pod: d.spec.template.spec?,
+                })
+            }),
+            ("batch/v1", "Job") => typed::<Job>(v).0.and_then(|j| {
+                Some(Workload {
+                    manifest: m,
+                    pod_ptr: "/spec/template/spec",
+                    replicas: None,
+                    claims: Vec::new(),
+                    pod: j.spec?.template.spec?,
+                })
+            }),
+            ("batch/v1", "CronJob") => typed::<CronJob>(v).0.and_then(|c| {
+                Some(Workload {
+                    manifest: m,
+                    pod_ptr: "/spec/jobTemplate/spec/template/spec",
+                    replicas: None,
+                    claims: Vec::new(),
+                    pod: c.spec.job_template.spec?.template.spec?,
+                })
+            }),
+            ("v1", "Pod") => typed::<Pod>(v).0.and_then(|p| {
+                Some(Workload {
+                    manifest: m,
+                    pod_ptr: "/spec",
+                    replicas: None,
+                    claims: Vec::new(),
+                    pod: p.spec?,
+                })
+            }),
+            _ => None,
+        };
+        out.extend(w);
+    }
+    out
+}
+
+/// The repository name of an image reference, without registry, tag or
+/// digest: `reg.io/team/agent:1.0@sha256:…` → `agent`.
+fn image_repository(image: &str) -> &str {
+    let no_digest = image.split('@').next().unwrap_or(image);
+    let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
+    last.split(':').next().unwrap_or(last)
+}
+
+struct Ctx<'a> {
+    site: &'a Site,
+    base: &'a Base,
+    images: &'a ImageReleases,
+    version: &'a Version,
+    /// Whether the image data has a release for this base.
+    known: bool,
+    out: Vec<Diagnostic>,
+}
+
+impl Ctx<'_> {
+    fn at(&self, m: &Manifest, pointer: &str) -> Location {
+        location(self.base, m, pointer)
+    }
+
+    fn image_ref(&self) -> String {
+        format!("{}:{}", self.images.name, self.version)
+    }
+
+    fn push(&mut self, d: Diagnostic) {
+        self.out.push(d);
+    }
+}
+
+/// Runs every rule of this module on one base.
+pub fn check(site: &Site, base: &Base) -> Vec<Diagnostic> {
+    let mut ctx = Ctx {
+        site,
+        base,
+        images: &site.images,
+        version: &base.version,
+        known: site.images.has_release(&base.version),
+        out: Vec::new(),
+    };
+    for w in workloads(base) {
+        check_workload(&mut ctx, &w);
+    }
+    carried_environment(&mut ctx);
+    ctx.out
+}
+
+fn check_workload(ctx: &mut Ctx, w: &Workload) {
+    let product = ctx.site.config.image.name.clone();
+    let no_init = Vec::new();
+    let groups = [
+        ("containers", &w.pod.containers),
+        (
+            "initContainers",
+            w.pod.init_containers.as_ref().unwrap_or(&no_init),
+        ),
+    ];
+    let mut runs_product = false;
+    for (field, containers) in groups {
+        for (i, c) in containers.iter().enumerate() {
+            let ptr = format!("{}/{field}/{i}", w.pod_ptr);
+            let image = c.image.as_deref().unwrap_or("");
+            if image != image_repository(image) {
+                let at = ctx.at(w.manifest, &format!("{ptr}/image"));
+                ctx.push(
+                    Diagnostic::new(
+                        rule::IMAGE_NOT_BARE,
+                        format!(
+                            "container `{}` pins image `{image}`; a base names the bare image `{}`",
+                            c.name,
+                            image_repository(image)
+                        ),
+                    )
+                    .at(at),
+                );
+            }
+            if image_repository(image) != product {
+                continue;
+            }
+            runs_product = true;
+            if ctx.known {
+                let env = Env::of(ctx, w, c, &ptr);
+                exec_commands(ctx, w, c, &ptr);
+                probes_need_ports(ctx, w, c, &ptr);
+                health_dir_writable(ctx, w, c, &ptr, &env);
+                container_user(ctx, w, c, &ptr);
+                environment(ctx, w, c, &ptr, &env);
+                if field == "containers" {
+                    termination_grace(ctx, w, &env);
+                }
+            }
+        }
+    }
+    if !runs_product {
+        return;
+    }
+    run_as_non_root(ctx, w);
+    if ctx.known {
+        pod_user(ctx, w);
+    }
+    if let Some(n) = w.replicas.filter(|&n| n != 1) {
+        let at = ctx.at(w.manifest, "/spec/replicas");
+        ctx.push(
+            Diagnostic::new(
+                rule::REPLICAS_NOT_ONE,
+                format!(
+                    "{} `{}` has replicas: {n}; each agent needs its own bootstrap token",
+                    w.manifest.kind, w.manifest.name
+                ),
+            )
+            .at(at),
+        );
+    }
+}
+
+/// The probes of a container, by field name.
+fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
+    [
+        ("livenessProbe", c.liveness_probe.as_ref()),
+        ("readinessProbe", c.readiness_probe.as_ref()),
+        ("startupProbe", c.startup_probe.as_ref()),
+    ]
+}
+
+/// Every command a container runs in the image: probes, lifecycle hooks,
+/// and its own command, with the pointer to each.
+fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
+    let mut calls: Vec<(String, Vec<String>)> = Vec::new();
+    for (field, probe) in probes(c) {
+        if let Some(cmd) = probe
+            .and_then(|p| p.exec.as_ref())
+            .and_then(|e| e.command.clone())
+        {
+            calls.push((format!("{ptr}/{field}/exec/command"), cmd));
+        }
+    }
+    if let Some(l) = &c.lifecycle {
+        for (field, handler) in [("postStart", &l.post_start), ("preStop", &l.pre_stop)] {
+            if let Some(cmd) = handler
+                .as_ref()
+                .and_then(|h| h.exec.as_ref())
+                .and_then(|e| e.command.clone())
+            {
+                calls.push((format!("{ptr}/lifecycle/{field}/exec/command"), cmd));
+            }
+        }
+    }
+    if let Some(cmd) = &c.command {
+        let mut argv = cmd.clone();
+        argv.extend(c.args.clone().unwrap_or_default());
+        calls.push((format!("{ptr}/command"), argv));
+    }
+
+    for (pointer, argv) in calls {
+        let Some(program) = argv.first() else {
+            continue;
+        };
+        let base_name = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+        let matches = |name: &str| name == program || base_name(name) == base_name(program);
+        let fact = ctx
+            .images
+            .commands_at(ctx.version)
+            .find(|f| matches(&f.name));
+        let at = ctx.at(w.manifest, &pointer);
+        let Some(fact) = fact else {
+            let first = ctx
+                .images
+                .releases
+                .iter()
+                .find(|v| ctx.images.commands_at(v).any(|f| matches(&f.name)));
+            let (why, help) = match first {
+                Some(v) if v > ctx.version => (
+                    format!("the image has it from {v}"),
+                    format!(
+                        "publish this base for {v} or later, or call a command that {} has",
+                        ctx.image_ref()
+                    ),
+                ),
+                Some(v) => (
+                    format!("the image had it in {v}"),
+                    format!("call a command that {} has", ctx.image_ref()),
+                ),
+                None => (
+                    "no release of the image has it".to_string(),
+                    "call a command the image has (see the image data)".to_string(),
+                ),
+            };
+            ctx.push(
+                Diagnostic::new(
+                    rule::PROBE_COMMAND_MISSING,
+                    format!(
+                        "base {} runs `{program}` in container `{}`, but image {} does not have it: {why}",
+                        ctx.base.folder(),
+                        c.name,
+                        ctx.image_ref()
+                    ),
+                )
+                .at(at)
+                .help(help),
+            );
+            continue;
+        };
+        let args = &argv[1..];
+        if let Args::OneOf(lists) = &fact.args {
+            if !lists.iter().any(|l| l.as_slice() == args) {
+                let accepted: Vec<String> = lists.iter().map(|l| l.join(" ")).collect();
+                ctx.push(
+                    Diagnostic::new(
+                        rule::COMMAND_ARGS_INVALID,
+                        format!(
+                            "`{}` does not accept `{}` in {}",
+                            fact.name,
+                            args.join(" "),
+                            ctx.image_ref()
+                        ),
+                    )
+                    .at(at.clone())
+                    .help(format!(
+                        "call it as one of: {}",
+                        accepted
+                            .iter()
+                            .map(|a| format!("`{} {a}`", fact.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+                );
+            }
+        }
+        if pointer.ends_with("/livenessProbe/exec/command")
+            && fact.readiness_only.iter().any(|l| l.as_slice() == args)
+        {
+            ctx.push(
+                Diagnostic::new(
+                    rule::LIVENESS_USES_READINESS,
+                    format!(
+                        "the liveness probe of container `{}` runs `{}`, a readiness check",
+                        c.name,
+                        argv.join(" ")
+                    ),
+                )
+                .at(at),
+            );
+        }
+    }
+}
+
+fn probes_need_ports(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
+    let Some(ports) = ctx.images.ports_at(ctx.version) else {
+        return;
+    };
+    if !ports.is_empty() {
+        return;
+    }
+    for (field, probe) in probes(c) {
+        let Some(p) = probe else { continue };
+        let kind = if p.http_get.is_some() {
+            "httpGet"
+        } else if p.tcp_socket.is_some() {
+            "tcpSocket"
+        } else if p.grpc.is_some() {
+            "grpc"
+        } else {
+            continue;
+        };
+        let at = ctx.at(w.manifest, &format!("{ptr}/{field}/{kind}"));
+        ctx.push(
+            Diagnostic::new(
+                rule::PROBE_NEEDS_PORT,
+                format!(
+                    "the {field} of container `{}` uses {kind}, but {} listens on no port",
+                    c.name,
+                    ctx.image_ref()
+                ),
+            )
+            .at(at),
+        );
+    }
+}
+
+/// One environment setting a container gets, with where it is set.
+struct Setting {
+    key: String,
+    /// `None` for `valueFrom`, whose value the base does not know.
+    value: Option<String>,
+    at: Location,
+}
+
+/// The environment a container gets from the base.
+struct Env {
+    settings: Vec<Setting>,
+    /// The container reads a Secret through envFrom (the installer's own).
+    secret_ref: bool,
+    /// Keys other entries refer to as `$(KEY)`: helpers, not settings.
+    referenced: BTreeSet<String>,
+}
+
+impl Env {
+    fn of(ctx: &Ctx, w: &Workload, c: &Container, ptr: &str) -> Env {
+        let mut settings = Vec::new();
+        let mut secret_ref = false;
+        for from in c.env_from.iter().flatten() {
+            let prefix = from.prefix.clone().unwrap_or_default();
+            let (name, kind) = match (&from.config_map_ref, &from.secret_ref) {
+                (Some(r), _) => (r.name.clone(), GeneratorKind::ConfigMap),
+                (_, Some(r)) => {
+                    secret_ref = true;
+                    (r.name.clone(), GeneratorKind::Secret)
+                }
+                _ => continue,
+            };
+            for g in ctx
+                .base
+                .generators
+                .iter()
+                .filter(|g| g.name == name && g.kind == kind)
+            {
+                for e in &g.entries {
+                    let file = ctx.base.dir.join(&e.file);
+                    settings.push(Setting {
+                        key: format!("{prefix}{}", e.key),
+                        value: Some(e.value.clone()),
+                        at: e
+                            .line
+                            .map_or_else(|| Location::file(&file), |l| Location::line(&file, l)),
+                    });
+                }
+            }
+            if kind == GeneratorKind::ConfigMap {
+                for m in ctx
+                    .base
+                    .manifests
+                    .iter()
+                    .filter(|m| m.kind == "ConfigMap" && m.name == name)
+                {
+                    for (k, v) in m.value["data"].as_object().into_iter().flatten() {
+                        settings.push(Setting {
+                            key: format!("{prefix}{k}"),
+                            value: v.as_str().map(str::to_string),
+                            at: location(
+                                ctx.base,
+                                m,
+                                &format!("/data/{}", crate::yaml::pointer_segment(k)),
+                            ),
+                        });
+                    }
+                }
+            }
+        }
+        let mut referenced = BTreeSet::new();
+        let mut scan = |s: &str| {
+            let mut rest = s;
+            while let Some(i) = rest.find("$(") {
+                rest = &rest[i + 2..];
+                if let Some(j) = rest.find(')') {
+                    referenced.insert(rest[..j].to_string());
+                    rest = &rest[j..];
+                }
+            }
+        };
+        for (i, e) in c.env.iter().flatten().enumerate() {
+            if let Some(v) = &e.value {
+                scan(v);
+            }
+            settings.push(Setting {
+                key: e.name.clone(),
+                value: if e.value_from.is_some() {
+                    None
+                } else {
+                    Some(e.value.clone().unwrap_or_default())
+                },
+                at: location(ctx.base, w.manifest, &format!("{ptr}/env/{i}")),
+            });
+        }
+        for s in c.command.iter().chain(c.args.iter()).flatten() {
+            scan(s);
+        }
+        Env {
+            settings,
+            secret_ref,
+            referenced,
+        }
+    }
+
+    /// The last setting of `key` (env entries override envFrom).
+    fn get(&self, key: &str) -> Option<&Setting> {
+        self.settings.iter().rev().find(|s| s.key == key)
+    }
+
+    /// The value of `key` as the image sees it: set, or the image default.
+    fn value(&self, fact: &EnvFact) -> Option<String> {
+        match self.get(&fact.key) {
+            Some(s) => s.value.clone(),
+            None => fact.default.clone(),
+        }
+    }
+}
+
+fn termination_grace(ctx: &mut Ctx, w: &Workload, env: &Env) {
+    let Some(fact) = ctx.images.env_role(ctx.version, EnvRole::DrainTimeout) else {
+        return;
+    };
+    let Some(drain_ms) = env.value(fact).and_then(|v| v.trim().parse::<u64>().ok()) else {
+        return;
+    };
+    let set = w.pod.termination_grace_period_seconds;
+    let grace = set.unwrap_or(30);
+    if u64::try_from(grace).unwrap_or(0) * 1000 > drain_ms {
+        return;
+    }
+    let source = match env.get(&fact.key) {
+        Some(_) => "set in the base",
+        None => "the image default",
+    };
+    let (what, pointer) = match set {
+        Some(s) => (
+            format!("terminationGracePeriodSeconds is {s}"),
+            format!("{}/terminationGracePeriodSeconds", w.pod_ptr),
+        ),
+        None => (
+            "terminationGracePeriodSeconds is not set, so Kubernetes gives 30".to_string(),
+            w.pod_ptr.to_string(),
+        ),
+    };
+    let at = ctx.at(w.manifest, &pointer);
+    let want = drain_ms.div_ceil(1000) + 30;
+    ctx.push(
+        Diagnostic::new(
+            rule::TERMINATION_GRACE_TOO_SHORT,
+            format!(
+                "{what} s, not more than the drain timeout {} = {drain_ms} ms ({source})",
+                fact.key
+            ),
+        )
+        .at(at)
+        .help(format!("set terminationGracePeriodSeconds: {want} or more")),
+    );
+}
+
+/// Whether `dir` is `mount` or below it.
+fn is_within(dir: &str, mount: &str) -> bool {
+    let mount = mount.trim_end_matches('/');
+    dir == mount || mount.is_empty() || dir.starts_with(&format!("{mount}/"))
+}
+
+/// The mounts of a container that hold `dir`, with whether each is
+/// writable (not read-only, and backed by a writable volume).
+fn mounts_holding(w: &Workload, c: &Container, dir: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    for m in c.volume_mounts.iter().flatten() {
+        if !is_within(dir, &m.mount_path) {
+            continue;
+        }
+        let volume = w.pod.volumes.iter().flatten().find(|v| v.name == m.name);
+        let writable_volume = match volume {
+            Some(v) => {
+                v.empty_dir.is_some()
+                    || v.persistent_volume_claim.is_some()
+                    || v.ephemeral.is_some()
+                    || v.host_path.is_some()
+            }
+            None => w.claims.contains(&m.name),
+        };
+        out.push((m.name.clone(), writable_volume && m.read_only != Some(true)));
+    }
+    out
+}
+
+fn health_dir_writable(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env) {
+    let read_only = c
+        .security_context
+        .as_ref()
+        .and_then(|s| s.read_only_root_filesystem)
+        == Some(true);
+    if !read_only {
+        return;
+    }
+    let Some(fact) = ctx.images.env_role(ctx.version, EnvRole::HealthDir) else {
+        return;
+    };
+    let Some(dir) = env.value(fact) else { return };
+    if mounts_holding(w, c, &dir)
+        .iter()
+        .any(|(_, writable)| *writable)
+    {
+        return;
+    }
+    let at = ctx.at(
+        w.manifest,
+        &format!("{ptr}/securityContext/readOnlyRootFilesystem"),
+    );
+    ctx.push(
+        Diagnostic::new(
+            rule::HEALTH_DIR_NOT_WRITABLE,
+            format!(
+                "container `{}` has a read-only root filesystem and no writable volume at {} = {dir}",
+                c.name, fact.key
+            ),
+        )
+        .at(at),
+    );
+}
+
+fn user_mismatch(ctx: &mut Ctx, w: &Workload, pointer: String, field: &str, got: i64, want: i64) {
+    if got == want {
+        return;
+    }
+    let at = ctx.at(w.manifest, &pointer);
+    let user = ctx
+        .images
+        .user_at(ctx.version)
+        .map_or("", |u| u.name.as_str())
+        .to_string();
+    ctx.push(
+        Diagnostic::new(
+            rule::SECURITY_USER_MISMATCH,
+            format!(
+                "{field} is {got}, but {} runs as `{user}` ({want})",
+                ctx.image_ref()
+            ),
+        )
+        .at(at)
+        .help(format!("set {field}: {want}, or leave it out")),
+    );
+}
+
+fn pod_user(ctx: &mut Ctx, w: &Workload) {
+    let Some(user) = ctx.images.user_at(ctx.version).cloned() else {
+        return;
+    };
+    let Some(sc) = &w.pod.security_context else {
+        return;
+    };
+    let p = format!("{}/securityContext", w.pod_ptr);
+    for (field, got, want) in [
+        ("runAsUser", sc.run_as_user, user.uid),
+        ("runAsGroup", sc.run_as_group, user.gid),
+        ("fsGroup", sc.fs_group, user.gid),
+    ] {
+        if let Some(got) = got {
+            user_mismatch(ctx, w, format!("{p}/{field}"), field, got, want);
+        }
+    }
+}
+
+fn container_user(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
+    let Some(user) = ctx.images.user_at(ctx.version).cloned() else {
+        return;
+    };
+    let Some(sc) = &c.security_context else {
+        return;
+    };
+    for (field, got, want) in [
+        ("runAsUser", sc.run_as_user, user.uid),
+        ("runAsGroup", sc.run_as_group, user.gid),
+    ] {
+        if let Some(got) = got {
+            user_mismatch(
+                ctx,
+                w,
+                format!("{ptr}/securityContext/{field}"),
+                field,
+                got,
+                want,
+            );
+        }
+    }
+}
+
+fn run_as_non_root(ctx: &mut Ctx, w: &Workload) {
+    let pod = w
+        .pod
+        .security_context
+        .as_ref()
+        .and_then(|s| s.run_as_non_root);
+    let all_containers = w
+        .pod
+        .containers
+        .iter()
+        .all(|c| c.security_context.as_ref().and_then(|s| s.run_as_non_root) == Some(true));
+    if pod == Some(true) || all_containers {
+        return;
+    }
+    let pointer = match pod {
+        Some(_) => format!("{}/securityContext/runAsNonRoot", w.pod_ptr),
+        None => format!("{}/securityContext", w.pod_ptr),
+    };
+    let at = ctx.at(w.manifest, &pointer);
+    ctx.push(
+        Diagnostic::new(
+            rule::RUN_AS_NON_ROOT_MISSING,
+            format!(
+                "{} `{}` does not set securityContext.runAsNonRoot: true",
+                w.manifest.kind, w.manifest.name
+            ),
+        )
+        .at(at),
+    );
+}
+
+/// The key the image reads that is closest to `key`, for typos.
+fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|k| (strsim::levenshtein(key, k), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 5))
+        .min()
+        .map(|(_, k)| k)
+}
+
+fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env) {
+    let v = ctx.version;
+    for s in &env.settings {
+        if env.referenced.contains(&s.key) {
+            continue;
+        }
+        let Some(fact) = ctx.images.env_fact(v, &s.key) else {
+            let other = ctx.images.env.iter().find(|e| e.key == s.key);
+            let (why, help) = match other {
+                Some(e) => (
+                    format!("only releases `{}` read it", e.versions),
+                    format!("remove it from the base for {}", ctx.base.folder()),
+                ),
+                None => match closest(&s.key, ctx.images.env_at(v).map(|e| e.key.as_str())) {
+                    Some(k) => (
+                        format!("did you mean `{k}`?"),
+                        format!("rename it to `{k}`"),
+                    ),
+                    None => (
+                        "no release of the image reads it".into(),
+                        "remove it, or add it to the image data if the image really reads it"
+                            .into(),
+                    ),
+                },
+            };
+            ctx.push(
+                Diagnostic::new(
+                    rule::ENV_KEY_UNKNOWN,
+                    format!("`{}` is not read by {}: {why}", s.key, ctx.image_ref()),
+                )
+                .at(s.at.clone())
+                .help(help),
+            );
+            continue;
+        };
+        if fact.secret && s.value.as_deref().is_some_and(|v| !v.is_empty()) {
+            ctx.push(
+                Diagnostic::new(
+                    rule::SECRET_IN_BASE,
+                    format!("`{}` is a credential, and the base gives it a value", s.key),
+                )
+                .at(s.at.clone()),
+            );
+        }
+    }
+
+    // Values and their requirements, for every key the image reads,
+    // whether the base sets it or the image default applies.
+    for fact in ctx.images.env_at(v) {
+        let Some(values) = &fact.values else { continue };
+        let Some(value) = env.value(fact) else {
+            continue;
+        };
+        let setting_at = env.get(&fact.key).map(|s| s.at.clone());
+        let at = setting_at
+            .clone()
+            .unwrap_or_else(|| ctx.at(w.manifest, ptr));
+        let from = if setting_at.is_some() {
+            ""
+        } else {
+            " (the image default)"
+        };
+        let Some(accepted) = values.iter().find(|a| a.value == value) else {
+            let list: Vec<_> = values.iter().map(|a| format!("`{}`", a.value)).collect();
+            ctx.push(
+                Diagnostic::new(
+                    rule::ENV_VALUE_INVALID,
+                    format!(
+                        "{}={value} is not a value {} accepts",
+                        fact.key,
+                        ctx.image_ref()
+                    ),
+                )
+                .at(at)
+                .help(format!("use one of {}", list.join(", "))),
+            );
+            continue;
+        };
+        if let Some(msg) = &accepted.not_implemented {
+            ctx.push(
+                Diagnostic::new(
+                    rule::ENV_VALUE_NOT_IMPLEMENTED,
+                    format!(
+                        "{}={value}{from} passes config validation but fails at boot: {msg}",
+                        fact.key
+                    ),
+                )
+                .at(at.clone()),
+            );
+        }
+        for req in &accepted.requires {
+            if let Err(missing) = requirement(ctx, w, c, env, req) {
+                let mut d = Diagnostic::new(
+                    rule::ENV_REQUIREMENT_MISSING,
+                    format!("{}={value}{from} requires {missing}", fact.key),
+                )
+                .at(at.clone());
+                if let Some(e) = &req.error {
+                    d = d.help(format!("without it the agent stops at boot with: {e}"));
+                }
+                ctx.push(d);
+            }
+        }
+    }
+    learned_store(ctx, w, c, env);
+}
+
+/// Whether a requirement holds; the error says what is missing.
+fn requirement(
+    ctx: &Ctx,
+    w: &Workload,
+    c: &Container,
+    env: &Env,
+    req: &Requirement,
+) -> Result<(), String> {
+    if let Some(key) = &req.env {
+        let set = env.get(key).is_some_and(|s| s.value.as_deref() != Some(""));
+        let secret = ctx
+            .images
+            .env_fact(ctx.version, key)
+            .is_some_and(|f| f.secret);
+        if !(set || secret && env.secret_ref) {
+            return Err(format!("`{key}`, which the base does not set"));
+        }
+    }
+    if let Some(token) = &req.projected_token {
+        let path = ctx
+            .images
+            .env_fact(ctx.version, &token.directory_of)
+            .and_then(|f| env.value(f))
+            .unwrap_or_default();
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let mount = c
+            .volume_mounts
+            .iter()
+            .flatten()
+            .find(|m| m.mount_path.trim_end_matches('/') == dir);
+        let Some(mount) = mount else {
+            return Err(format!(
+                "a projected service account token volume mounted at {dir} (the folder of {} = {path})",
+                token.directory_of
+            ));
+        };
+        let audiences: Vec<String> = w
+            .pod
+            .volumes
+            .iter()
+            .flatten()
+            .filter(|v| v.name == mount.name)
+            .filter_map(|v| v.projected.as_ref())
+            .flat_map(|p| p.sources.iter().flatten())
+            .filter_map(|s| s.service_account_token.as_ref())
+            .map(|t| t.audience.clone().unwrap_or_default())
+            .collect();
+        if !audiences.contains(&token.audience) {
+            return Err(match audiences.first() {
+                None => format!(
+                    "volume `{}` at {dir} to be a projected serviceAccountToken with audience `{}`",
+                    mount.name, token.audience
+                ),
+                Some(a) => format!(
+                    "the token at {dir} to be projected for audience `{}`, not `{a}`",
+                    token.audience
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn learned_store(ctx: &mut Ctx, w: &Workload, c: &Container, env: &Env) {
+    let v = ctx.version;
+    let (Some(store), Some(identity)) = (
+        ctx.images.env_role(v, EnvRole::LearnedStore),
+        ctx.images.env_role(v, EnvRole::IdentityDir),
+    ) else {
+        return;
+    };
+    let Some(path) = env.value(store).filter(|p| p.starts_with('/')) else {
+        return;
+    };
+    let identity_dir = env.value(identity);
+    let on_identity_dir = identity_dir.as_deref().is_some_and(|d| is_within(&path, d));
+    let on_claim = mounts_holding(w, c, &path)
+        .iter()
+        .any(|(name, _)| w.claims.contains(name));
+    if !(on_identity_dir || on_claim) {
+        return;
+    }
+    let at = env
+        .get(&store.key)
+        .map(|s| s.at.clone())
+        .unwrap_or_else(|| ctx.at(w.manifest, w.pod_ptr));
+    ctx.push(
+        Diagnostic::new(
+            rule::LEARNED_STORE_ON_IDENTITY,
+            format!(
+                "{}={path} is on the identity volume{}",
+                store.key,
+                identity_dir
+                    .map(|d| format!(" ({} = {d})", identity.key))
+                    .unwrap_or_default()
+            ),
+        )
+        .at(at),
+    );
+}
+
+/// What a base must not carry: StorageClasses and Secrets with data.
+fn carried_environment(ctx: &mut Ctx) {
+    let base = ctx.base;
+    for m in &base.manifests {
+        if m.kind == "StatefulSet" {
+            for (i, t) in m.value["spec"]["volumeClaimTemplates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                if t["spec"]["storageClassName"].is_string() {
+                    let at = ctx.at(
+                        m,
+                        &format!("/spec/volumeClaimTemplates/{i}/spec/storageClassName"),
+                    );
+                    ctx.push(
+                        Diagnostic::new(
+                            rule::STORAGE_CLASS_SET,
+                            format!(
+                                "volume claim template `{}` names a StorageClass",
+                                t["metadata"]["name"].as_str().unwrap_or("")
+                            ),
+                        )
+                        .at(at),
+                    );
+                }
+            }
+        }
+        if m.kind == "PersistentVolumeClaim" && m.value["spec"]["storageClassName"].is_string() {
+            let at = ctx.at(m, "/spec/storageClassName");
+            ctx.push(
+                Diagnostic::new(
+                    rule::STORAGE_CLASS_SET,
+                    format!("PersistentVolumeClaim `{}` names a StorageClass", m.name),
+                )
+                .at(at),
+            );
+        }
+        if m.kind == "Secret" {
+            for field in ["data", "stringData"] {
+                if m.value[field].as_object().is_some_and(|o| !o.is_empty()) {
+                    let at = ctx.at(m, &format!("/{field}"));
+                    ctx.push(
+                        Diagnostic::new(
+                            rule::SECRET_IN_BASE,
+                            format!("Secret `{}` carries {field}", m.name),
+                        )
+                        .at(at),
+                    );
+                }
+            }
+        }
+    }
+    for g in base
+        .generators
+        .iter()
+        .filter(|g| g.kind == GeneratorKind::Secret)
+    {
+        let file = base.dir.join(crate::load::KUSTOMIZATION);
+        let at = g
+            .line
+            .map_or_else(|| Location::file(&file), |l| Location::line(&file, l));
+        ctx.push(
+            Diagnostic::new(
+                rule::SECRET_IN_BASE,
+                format!(
+                    "secretGenerator `{}` would publish a Secret with the base",
+                    g.name
+                ),
+            )
+            .at(at),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn image_repository_strips_registry_tag_and_digest() {
+        assert_eq!(image_repository("whystack-agent"), "whystack-agent");
+        assert_eq!(image_repository("whystack-agent:1.0"), "whystack-agent");
+        assert_eq!(
+            image_repository("reg.io:5000/team/whystack-agent:1.0@sha256:ab"),
+            "whystack-agent"
+        );
+    }
+
+    #[test]
+    fn closest_key_suggests_typos_only() {
+        let keys = [
+            "RUNNER_SECRET_STORE_MODE",
+            "RUNNER_HEALTH_DIR",
+            "AWS_REGION",
+        ];
+        assert_eq!(
+            closest("RUNNER_SECRET_STORE_MOD", keys.into_iter()),
+            Some("RUNNER_SECRET_STORE_MODE")
+        );
+        assert_eq!(closest("SOMETHING_ELSE", keys.into_iter()), None);
+    }
+
+    #[test]
+    fn within_paths() {
+        assert!(is_within("/tmp/whystack-health", "/tmp"));
+        assert!(is_within("/tmp", "/tmp/"));
+        assert!(!is_within("/tmpfoo", "/tmp"));
+        assert!(is_within("/x", "/"));
+    }
+}

@@ -1,0 +1,575 @@
+//! A failing fixture for every base rule: each starts from the repository's
+//! real v1.29.0 base and breaks one thing, and the test asserts the rule id
+//! and where the finding points.
+
+use crate::support::*;
+
+/// A project with the repository's site.yaml and image data, and the real
+/// v1.29.0 base published as `version`.
+struct Agent {
+    project: Project,
+    dir: String,
+}
+
+impl Agent {
+    fn new(version: &str) -> Agent {
+        let project = Project::empty();
+        for f in ["site.yaml", "image-releases.yaml"] {
+            project.write(f, &std::fs::read_to_string(repo().join(f)).unwrap());
+        }
+        project.write("content/es/index.md", "---\ntitle: Inicio\n---\n# Inicio\n");
+        let dir = format!("bases/{version}");
+        for e in std::fs::read_dir(repo().join("bases/v1.29.0")).unwrap() {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            project.write(
+                &format!("{dir}/{name}"),
+                &std::fs::read_to_string(e.path()).unwrap(),
+            );
+        }
+        Agent { project, dir }
+    }
+
+    /// Replaces `from` (which must be there) by `to` in a file of the base.
+    fn edit(&self, file: &str, from: &str, to: &str) -> &Self {
+        let path = format!("{}/{file}", self.dir);
+        let text = std::fs::read_to_string(self.project.path(&path)).unwrap();
+        assert!(text.contains(from), "`{from}` is not in {path}");
+        self.project.write(&path, &text.replacen(from, to, 1));
+        self
+    }
+
+    fn add(&self, file: &str, text: &str) -> &Self {
+        self.project.write(&format!("{}/{file}", self.dir), text);
+        self
+    }
+
+    /// The 1-based line of the first line of `file` containing `needle`.
+    fn line_of(&self, file: &str, needle: &str) -> u64 {
+        let text =
+            std::fs::read_to_string(self.project.path(&format!("{}/{file}", self.dir))).unwrap();
+        text.lines()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("`{needle}` not in {file}")) as u64
+            + 1
+    }
+
+    /// The findings of `rule`, asserting the run exits 1.
+    fn findings(&self, rule: &str) -> Vec<serde_json::Value> {
+        let (code, report) = self.project.check_json();
+        let found: Vec<_> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == rule)
+            .cloned()
+            .collect();
+        assert!(!found.is_empty(), "no `{rule}` finding in {report:#}");
+        assert_eq!(code, 1, "{report:#}");
+        found
+    }
+
+    /// The one finding of `rule`, asserting its file and line.
+    fn finding_at(&self, rule: &str, file: &str, line: u64) -> serde_json::Value {
+        let found = self.findings(rule);
+        let f = found
+            .iter()
+            .find(|f| f["location"]["line"] == line)
+            .unwrap_or_else(|| panic!("no `{rule}` at {file}:{line} in {found:#?}"));
+        assert_eq!(f["location"]["file"], format!("{}/{file}", self.dir));
+        f.clone()
+    }
+}
+
+fn message(f: &serde_json::Value) -> &str {
+    f["message"].as_str().unwrap()
+}
+
+#[test]
+fn the_real_base_passes_every_rule() {
+    let a = Agent::new("v1.29.0");
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        report["findings"].as_array().unwrap().len(),
+        0,
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_v1_28_0_base_whose_probes_call_whystack_health_is_refused() {
+    // The real-world case: the 1.29.0 base published for 1.28.0, an image
+    // that has no whystack-health.
+    let a = Agent::new("v1.28.0");
+    let live = a.line_of("statefulset.yaml", "command: [whystack-health, live]");
+    let f = a.finding_at("probe-command-missing", "statefulset.yaml", live);
+    let m = message(&f);
+    assert!(m.contains("whystack-health"), "{m}");
+    assert!(m.contains("v1.28.0"), "{m}");
+    assert!(m.contains("from 1.29.0"), "{m}");
+    let ready = a.line_of("statefulset.yaml", "command: [whystack-health, ready]");
+    a.finding_at("probe-command-missing", "statefulset.yaml", ready);
+
+    // And `build` writes nothing.
+    let o = a.project.build();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!a.project.out().exists());
+}
+
+#[test]
+fn command_args_invalid() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "[whystack-health, live]",
+        "[whystack-health, alive]",
+    );
+    let line = a.line_of("statefulset.yaml", "alive");
+    let f = a.finding_at("command-args-invalid", "statefulset.yaml", line);
+    assert!(f["remedy"]
+        .as_str()
+        .unwrap()
+        .contains("whystack-health live"));
+}
+
+#[test]
+fn liveness_uses_readiness() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "[whystack-health, live]",
+        "[whystack-health, ready]",
+    );
+    let line = a.line_of("statefulset.yaml", "livenessProbe") + 2;
+    a.finding_at("liveness-uses-readiness", "statefulset.yaml", line);
+}
+
+#[test]
+fn lifecycle_hook_commands_are_checked_too() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          livenessProbe:",
+        "          lifecycle:\n            preStop:\n              exec:\n                command: [drain-now]\n          livenessProbe:",
+    );
+    let line = a.line_of("statefulset.yaml", "[drain-now]");
+    let f = a.finding_at("probe-command-missing", "statefulset.yaml", line);
+    assert!(message(&f).contains("no release of the image has it"));
+}
+
+#[test]
+fn probe_needs_port() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          readinessProbe:\n            exec:\n              command: [whystack-health, ready]",
+        "          readinessProbe:\n            httpGet:\n              path: /healthz\n              port: 8080",
+    );
+    let line = a.line_of("statefulset.yaml", "httpGet");
+    a.finding_at("probe-needs-port", "statefulset.yaml", line);
+}
+
+#[test]
+fn termination_grace_too_short() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "terminationGracePeriodSeconds: 150",
+        "terminationGracePeriodSeconds: 100",
+    );
+    let line = a.line_of("statefulset.yaml", "terminationGracePeriodSeconds");
+    let f = a.finding_at("termination-grace-too-short", "statefulset.yaml", line);
+    assert!(message(&f).contains("120000"), "{f:#}");
+
+    // Missing: the Kubernetes default of 30 s applies.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "      terminationGracePeriodSeconds: 150\n",
+        "",
+    );
+    let f = a.findings("termination-grace-too-short");
+    assert!(message(&f[0]).contains("30"), "{f:#?}");
+
+    // A longer drain in the base's ConfigMap needs a longer grace.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_DRAIN_TIMEOUT_MS=120000",
+        "RUNNER_DRAIN_TIMEOUT_MS=300000",
+    );
+    let line = a.line_of("statefulset.yaml", "terminationGracePeriodSeconds");
+    let f = a.finding_at("termination-grace-too-short", "statefulset.yaml", line);
+    assert!(message(&f).contains("set in the base"), "{f:#}");
+}
+
+#[test]
+fn health_dir_not_writable() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "            - name: tmp\n              mountPath: /tmp\n",
+        "",
+    );
+    let line = a.line_of("statefulset.yaml", "readOnlyRootFilesystem");
+    a.finding_at("health-dir-not-writable", "statefulset.yaml", line);
+
+    // A read-only mount does not count either.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "              mountPath: /tmp\n",
+        "              mountPath: /tmp\n              readOnly: true\n",
+    );
+    a.finding_at("health-dir-not-writable", "statefulset.yaml", line);
+}
+
+#[test]
+fn security_context_user_and_non_root() {
+    let a = Agent::new("v1.29.0");
+    a.edit("statefulset.yaml", "runAsUser: 1000", "runAsUser: 0");
+    a.edit("statefulset.yaml", "fsGroup: 1000", "fsGroup: 2000");
+    let f = a.finding_at(
+        "security-user-mismatch",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "runAsUser"),
+    );
+    assert!(message(&f).contains("1000"));
+    a.finding_at(
+        "security-user-mismatch",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "fsGroup"),
+    );
+
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "runAsNonRoot: true",
+        "runAsNonRoot: false",
+    );
+    a.finding_at(
+        "run-as-non-root-missing",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "runAsNonRoot"),
+    );
+}
+
+#[test]
+fn replicas_not_one() {
+    let a = Agent::new("v1.29.0");
+    a.edit("statefulset.yaml", "replicas: 1", "replicas: 3");
+    a.finding_at(
+        "replicas-not-one",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "replicas"),
+    );
+}
+
+#[test]
+fn env_key_unknown_suggests_the_closest_key() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_SECRET_STORE_MODE=env",
+        "RUNNER_SECRET_STORE_MOD=env",
+    );
+    let f = a.finding_at("env-key-unknown", "config.env", 2);
+    assert!(
+        message(&f).contains("did you mean `RUNNER_SECRET_STORE_MODE`"),
+        "{f:#}"
+    );
+
+    // A key of a later release.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_SECRET_STORE_MODE=env",
+        "RUNNER_SECRET_STORE_MODE=env\nRUNNER_LOG_FORMAT=json",
+    );
+    let f = a.finding_at("env-key-unknown", "config.env", 3);
+    assert!(message(&f).contains(">=1.30.0"), "{f:#}");
+
+    // Env entries too, but not helpers that other entries refer to.
+    let a = Agent::new("v1.29.0");
+    a.edit("statefulset.yaml", "            - name: POD_UID\n", "            - name: RUNNER_INSTANCE\n              value: x\n            - name: POD_UID\n");
+    // The first match is the entry added above, before RUNNER_INSTANCE_ID.
+    let line = a.line_of("statefulset.yaml", "name: RUNNER_INSTANCE");
+    let found = a.findings("env-key-unknown");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["location"]["line"], line);
+}
+
+#[test]
+fn env_value_invalid() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_SECRET_STORE_MODE=env",
+        "RUNNER_SECRET_STORE_MODE=s3",
+    );
+    let f = a.finding_at("env-value-invalid", "config.env", 2);
+    assert!(f["remedy"].as_str().unwrap().contains("`vault`"));
+}
+
+#[test]
+fn env_requirements() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_ATTESTATION_MODE=bootstrap-token",
+        "RUNNER_ATTESTATION_MODE=aws-sts",
+    );
+    let f = a.finding_at("env-requirement-missing", "config.env", 1);
+    assert!(message(&f).contains("AWS_REGION"), "{f:#}");
+    assert!(f["remedy"]
+        .as_str()
+        .unwrap()
+        .contains("requires AWS_REGION"));
+
+    // With the region it passes.
+    a.edit(
+        "config.env",
+        "RUNNER_ATTESTATION_MODE=aws-sts",
+        "RUNNER_ATTESTATION_MODE=aws-sts\nAWS_REGION=us-east-1",
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
+
+    // gke-oidc without the projected token volume.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_ATTESTATION_MODE=bootstrap-token",
+        "RUNNER_ATTESTATION_MODE=gke-oidc",
+    );
+    let f = a.finding_at("env-requirement-missing", "config.env", 1);
+    assert!(
+        message(&f).contains("/var/run/secrets/tokens/gke-oidc"),
+        "{f:#}"
+    );
+
+    // The Secret store in aws mode needs its region.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_SECRET_STORE_MODE=env",
+        "RUNNER_SECRET_STORE_MODE=aws",
+    );
+    let f = a.finding_at("env-requirement-missing", "config.env", 2);
+    assert!(
+        message(&f).contains("RUNNER_SECRETS_MANAGER_REGION"),
+        "{f:#}"
+    );
+}
+
+#[test]
+fn gke_oidc_with_the_wrong_audience() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_ATTESTATION_MODE=bootstrap-token",
+        "RUNNER_ATTESTATION_MODE=gke-oidc",
+    );
+    a.edit(
+        "statefulset.yaml",
+        "            - name: tmp\n              mountPath: /tmp\n",
+        "            - name: tmp\n              mountPath: /tmp\n            - name: token\n              mountPath: /var/run/secrets/tokens/gke-oidc\n              readOnly: true\n",
+    );
+    a.edit(
+        "statefulset.yaml",
+        "        - name: tmp\n          emptyDir: {}\n",
+        "        - name: tmp\n          emptyDir: {}\n        - name: token\n          projected:\n            sources:\n              - serviceAccountToken:\n                  path: token\n                  audience: rootpilot-enroll\n",
+    );
+    let f = a.finding_at("env-requirement-missing", "config.env", 1);
+    assert!(
+        message(&f).contains("`whystack-enroll`, not `rootpilot-enroll`"),
+        "{f:#}"
+    );
+
+    a.edit(
+        "statefulset.yaml",
+        "audience: rootpilot-enroll",
+        "audience: whystack-enroll",
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
+#[test]
+fn env_value_not_implemented() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_ATTESTATION_MODE=bootstrap-token",
+        "RUNNER_ATTESTATION_MODE=eks-oidc",
+    );
+    let f = a.finding_at("env-value-not-implemented", "config.env", 1);
+    assert!(message(&f).contains("not implemented"));
+}
+
+#[test]
+fn learned_store_on_identity_volume() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_LEARNED_STORE_PATH=:memory:",
+        "RUNNER_LEARNED_STORE_PATH=/var/lib/whystack/identity/learned.db",
+    );
+    a.finding_at("learned-store-on-identity-volume", "config.env", 7);
+}
+
+#[test]
+fn image_not_bare() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "image: whystack-agent",
+        "image: registry.example.com/whystack-agent:1.29.0",
+    );
+    a.finding_at(
+        "image-not-bare",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "image:"),
+    );
+}
+
+#[test]
+fn storage_class_set() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "        accessModes: [ReadWriteOnce]",
+        "        storageClassName: gp3\n        accessModes: [ReadWriteOnce]",
+    );
+    a.finding_at(
+        "storage-class-set",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "storageClassName"),
+    );
+}
+
+#[test]
+fn secrets_in_the_base() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_SECRET_STORE_MODE=env",
+        "RUNNER_SECRET_STORE_MODE=env\nRUNNER_BOOTSTRAP_TOKEN=wst_live_0123456789",
+    );
+    a.finding_at("secret-in-base", "config.env", 3);
+
+    let a = Agent::new("v1.29.0");
+    a.add("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: whystack-agent-env\nstringData:\n  RUNNER_BOOTSTRAP_TOKEN: abc\n");
+    a.edit(
+        "kustomization.yaml",
+        "  - networkpolicy.yaml",
+        "  - networkpolicy.yaml\n  - secret.yaml",
+    );
+    a.finding_at("secret-in-base", "secret.yaml", 5);
+
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "secretGenerator:\n  - name: whystack-agent-env\n    literals:\n      - RUNNER_BOOTSTRAP_TOKEN=abc\nconfigMapGenerator:",
+    );
+    a.finding_at(
+        "secret-in-base",
+        "kustomization.yaml",
+        a.line_of("kustomization.yaml", "name: whystack-agent-env"),
+    );
+}
+
+#[test]
+fn manifest_unknown_field_and_wrong_type() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          image: whystack-agent",
+        "          image: whystack-agent\n          llamas: true",
+    );
+    let f = a.finding_at(
+        "manifest-unknown-field",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "llamas"),
+    );
+    assert!(
+        message(&f).contains("spec.template.spec.containers[agent].llamas"),
+        "{f:#}"
+    );
+    assert_eq!(f["location"]["column"], 11);
+
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "periodSeconds: 20",
+        "periodSeconds: often",
+    );
+    let f = a.finding_at(
+        "manifest-type-invalid",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "often"),
+    );
+    assert!(
+        message(&f).contains("containers[agent].livenessProbe.periodSeconds"),
+        "{f:#}"
+    );
+
+    let a = Agent::new("v1.29.0");
+    a.add(
+        "thing.yaml",
+        "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t\n",
+    );
+    a.edit(
+        "kustomization.yaml",
+        "  - networkpolicy.yaml",
+        "  - networkpolicy.yaml\n  - thing.yaml",
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "a warning does not fail: {report:#}");
+    assert_eq!(report["findings"][0]["rule"], "manifest-kind-unchecked");
+    assert_eq!(report["findings"][0]["severity"], "warning");
+}
+
+#[test]
+fn exceptions_in_site_yaml_downgrade_or_silence_a_rule() {
+    let a = Agent::new("v1.29.0");
+    a.edit("statefulset.yaml", "replicas: 1", "replicas: 2");
+    let site = std::fs::read_to_string(a.project.path("site.yaml")).unwrap();
+    a.project.write(
+        "site.yaml",
+        &format!("{site}exceptions:\n  - rule: replicas-not-one\n    bases: [v1.29.0]\n    severity: warning\n    reason: two replicas for a load test\n"),
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
+    let f = &report["findings"][0];
+    assert_eq!(f["severity"], "warning");
+    assert!(message(f).contains("two replicas for a load test"));
+
+    a.project.write(
+        "site.yaml",
+        &format!("{site}exceptions:\n  - rule: replicas-not-one\n    severity: off\n    reason: two replicas for a load test\n"),
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0);
+    assert!(report["findings"].as_array().unwrap().is_empty());
+
+    // Another base is not covered.
+    a.project.write(
+        "site.yaml",
+        &format!("{site}exceptions:\n  - rule: replicas-not-one\n    bases: [v9.9.9]\n    severity: off\n    reason: not this one\n"),
+    );
+    a.findings("replicas-not-one");
+
+    // A reason is required, and the rule must exist.
+    for bad in [
+        "exceptions:\n  - rule: replicas-not-one\n    severity: off\n    reason: ' '\n",
+        "exceptions:\n  - rule: replicas-not-two\n    severity: off\n    reason: x\n",
+    ] {
+        a.project.write("site.yaml", &format!("{site}{bad}"));
+        let (code, report) = a.project.check_json();
+        assert_eq!(code, 2, "{report:#}");
+        assert_eq!(report["findings"][0]["rule"], "config-invalid");
+    }
+}
