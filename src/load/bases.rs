@@ -139,6 +139,32 @@ pub fn kustomization_references(k: &Value) -> Vec<Reference> {
     out
 }
 
+/// The release a base folder names, read leniently (`v1.29.0`, `V1.29.0`,
+/// `1.29.0`, `v1.29.00`) so that two spellings of one release are caught as
+/// duplicates; only `vX.Y.Z` itself is accepted as a name.
+fn folder_version(name: &str) -> Option<Version> {
+    let rest = name.strip_prefix(['v', 'V']).unwrap_or(name);
+    if rest.contains('+') {
+        return None;
+    }
+    let (core, pre) = match rest.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (rest, None),
+    };
+    let nums: Vec<u64> = core
+        .split('.')
+        .map(|n| n.parse().ok())
+        .collect::<Option<_>>()?;
+    let [major, minor, patch] = nums[..] else {
+        return None;
+    };
+    let mut v = Version::new(major, minor, patch);
+    if let Some(p) = pre {
+        v.pre = semver::Prerelease::new(p).ok()?;
+    }
+    Some(v)
+}
+
 /// Whether installers can fetch this name with `curl -o "base/$f"` and a
 /// shell that word-splits and globs the list.
 pub fn is_safe_file_name(name: &str) -> bool {
@@ -179,36 +205,46 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
     folders.sort();
 
     let mut bases: Vec<Base> = Vec::new();
+    let mut seen: Vec<(Version, std::path::PathBuf)> = Vec::new();
     for folder in folders {
         let name = folder
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let rel = relative(root, &folder);
-        let version = match name.strip_prefix('v').map(Version::parse) {
-            Some(Ok(v)) if v.build.is_empty() => v,
-            _ => {
-                diagnostics.push(
-                    Diagnostic::new(
-                        rule::BASE_VERSION_INVALID,
-                        format!("base folder `{name}` is not named vX.Y.Z"),
-                    )
-                    .in_file(&rel),
-                );
-                continue;
-            }
+        let Some(version) = folder_version(&name) else {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::BASE_VERSION_INVALID,
+                    format!("base folder `{name}` is not named vX.Y.Z after a release"),
+                )
+                .in_file(&rel),
+            );
+            continue;
         };
-        if let Some(other) = bases.iter().find(|b| b.version == version) {
+        if let Some((_, other)) = seen.iter().find(|(v, _)| *v == version) {
             diagnostics.push(
                 Diagnostic::new(
                     rule::BASE_VERSION_DUPLICATE,
                     format!(
                         "`{}` and `{}` both name release {version}",
-                        other.dir.display(),
+                        other.display(),
                         rel.display()
                     ),
                 )
                 .in_file(&rel),
+            );
+            continue;
+        }
+        seen.push((version.clone(), rel.clone()));
+        if name != format!("v{version}") {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::BASE_VERSION_INVALID,
+                    format!("base folder `{name}` names release {version}, but is not spelled `v{version}`"),
+                )
+                .in_file(&rel)
+                .help(format!("rename the folder to `v{version}`: installers build that URL from the image tag")),
             );
             continue;
         }
@@ -607,6 +643,17 @@ fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folder_versions() {
+        let v = |s: &str| folder_version(s).map(|v| v.to_string());
+        assert_eq!(v("v1.29.0").as_deref(), Some("1.29.0"));
+        assert_eq!(v("V1.29.00").as_deref(), Some("1.29.0"));
+        assert_eq!(v("v1.30.0-rc.1").as_deref(), Some("1.30.0-rc.1"));
+        assert_eq!(v("latest"), None);
+        assert_eq!(v("v1.29"), None);
+        assert_eq!(v("v1.29.0+build"), None);
+    }
 
     #[test]
     fn safe_names() {

@@ -182,3 +182,15 @@ fn rules_lists_every_rule() {
         assert!(!r["remedy"].as_str().unwrap().is_empty());
     }
 }
+
+#[test]
+fn readme_documents_every_rule() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    for r in basepress::diagnostics::rule::ALL {
+        assert!(
+            readme.contains(&format!("| `{}` |", r.id)),
+            "README.md does not list rule `{}`",
+            r.id
+        );
+    }
+}

@@ -573,3 +573,18 @@ fn exceptions_in_site_yaml_downgrade_or_silence_a_rule() {
         assert_eq!(report["findings"][0]["rule"], "config-invalid");
     }
 }
+
+#[test]
+fn two_folders_for_one_release() {
+    let a = Agent::new("v1.29.0");
+    for e in std::fs::read_dir(repo().join("bases/v1.29.0")).unwrap() {
+        let e = e.unwrap();
+        a.project.write(
+            &format!("bases/v1.29.00/{}", e.file_name().to_string_lossy()),
+            &std::fs::read_to_string(e.path()).unwrap(),
+        );
+    }
+    let f = a.findings("base-version-duplicate");
+    assert_eq!(f[0]["location"]["file"], "bases/v1.29.00", "{f:#?}");
+    assert!(message(&f[0]).contains("bases/v1.29.0"), "{f:#?}");
+}
