@@ -11,6 +11,7 @@ pub mod check;
 pub mod config;
 pub mod diagnostics;
 pub mod images;
+pub mod kustomize;
 pub mod load;
 pub mod pipeline;
 pub mod render;

@@ -3,6 +3,7 @@
 //! on disk.
 
 use crate::config::Config;
+use crate::diagnostics::Location;
 use crate::images::ImageReleases;
 use crate::yaml;
 use semver::Version;
@@ -71,23 +72,52 @@ pub struct Base {
     pub generators: Vec<Generator>,
 }
 
-/// One Kubernetes object of a base, as written in its file.
+/// One Kubernetes object of a base, as written in its file, possibly with
+/// patches merged into it (an overlay's).
 #[derive(Debug, Clone)]
 pub struct Manifest {
-    /// File name in the base folder.
-    pub file: String,
+    /// The file it comes from, relative to the root.
+    pub file: PathBuf,
     pub api_version: String,
     pub kind: String,
     pub name: String,
     pub value: yaml::Value,
     pub positions: yaml::Positions,
+    /// Strategic-merge patches merged into `value`, in the order applied;
+    /// nodes they set are located in the patch's own file.
+    pub patches: Vec<PatchSource>,
+}
+
+/// A patch merged into a manifest, kept to locate the nodes it set.
+#[derive(Debug, Clone)]
+pub struct PatchSource {
+    /// The file the patch is written in, relative to the root.
+    pub file: PathBuf,
+    /// Lines before the patch's first line in that file (a fenced block).
+    pub line_offset: usize,
+    pub value: yaml::Value,
+    pub positions: yaml::Positions,
 }
 
 impl Manifest {
-    /// The 1-based line and column of the node at `pointer`, or of its
-    /// nearest ancestor.
-    pub fn position(&self, pointer: &str) -> Option<(usize, usize)> {
-        self.positions.nearest(pointer)
+    /// Where the node at `pointer` of `value` is written: in the last patch
+    /// that sets it, else in the manifest's file (at the node or its
+    /// nearest ancestor).
+    pub fn locate(&self, pointer: &str) -> Location {
+        for p in self.patches.iter().rev() {
+            let Some(in_patch) =
+                crate::kustomize::patch_pointer(&self.kind, &self.value, &p.value, pointer)
+            else {
+                continue;
+            };
+            if let Some((l, c)) = p.positions.get(&in_patch) {
+                return Location::at(&p.file, l + p.line_offset, c);
+            }
+        }
+        match self.positions.nearest(pointer) {
+            Some((l, c)) => Location::at(&self.file, l, c),
+            None => Location::file(&self.file),
+        }
     }
 }
 
@@ -105,8 +135,8 @@ pub struct Generator {
     pub behavior: Option<String>,
     /// `literals`, `envs`/`env` lines and `files`, in that order.
     pub entries: Vec<GeneratedEntry>,
-    /// Where the generator's `name` is in kustomization.yaml.
-    pub line: Option<usize>,
+    /// Where the generator's `name` is written.
+    pub at: Location,
 }
 
 /// One key of a generated ConfigMap or Secret.
@@ -114,9 +144,8 @@ pub struct Generator {
 pub struct GeneratedEntry {
     pub key: String,
     pub value: String,
-    /// File (in the base folder) and 1-based line where it is set.
-    pub file: String,
-    pub line: Option<usize>,
+    /// Where it is set.
+    pub at: Location,
 }
 
 impl Base {

@@ -1,8 +1,8 @@
 //! Every manifest of a base against its typed Kubernetes API: unknown
 //! fields and values of the wrong type are errors naming their path.
 
-use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::site::{Base, Manifest};
+use crate::diagnostics::{rule, Diagnostic};
+use crate::site::Base;
 use crate::yaml::{pointer_segment, Value};
 use k8s_openapi::api;
 use serde::de::DeserializeOwned;
@@ -146,15 +146,6 @@ pub fn problems(api_version: &str, kind: &str, value: &Value) -> Option<Vec<Prob
     })
 }
 
-/// Where a node of a manifest is, for findings.
-pub fn location(base: &Base, m: &Manifest, pointer: &str) -> Location {
-    let file = base.dir.join(&m.file);
-    match m.position(pointer) {
-        Some((l, c)) => Location::at(file, l, c),
-        None => Location::file(file),
-    }
-}
-
 pub fn check(base: &Base) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for m in &base.manifests {
@@ -167,7 +158,7 @@ pub fn check(base: &Base) -> Vec<Diagnostic> {
                         m.kind, m.name, m.api_version
                     ),
                 )
-                .at(location(base, m, "/kind")),
+                .at(m.locate("/kind")),
             );
             continue;
         };
@@ -182,7 +173,7 @@ pub fn check(base: &Base) -> Vec<Diagnostic> {
                         display_path(&m.value, &path)
                     ),
                 )
-                .at(location(base, m, &pointer(&path))),
+                .at(m.locate(&pointer(&path))),
                 Problem::WrongType(path, message) => Diagnostic::new(
                     rule::MANIFEST_TYPE_INVALID,
                     format!(
@@ -192,7 +183,7 @@ pub fn check(base: &Base) -> Vec<Diagnostic> {
                         display_path(&m.value, &path)
                     ),
                 )
-                .at(location(base, m, &pointer(&path))),
+                .at(m.locate(&pointer(&path))),
             });
         }
     }

@@ -3,7 +3,7 @@
 //! image release data. Also what a base must not carry: pinned images,
 //! StorageClasses and credentials.
 
-use super::manifests::{location, typed};
+use super::manifests::typed;
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::images::{Args, EnvFact, EnvRole, ImageReleases, Requirement};
 use crate::site::{Base, GeneratorKind, Manifest, Site};
@@ -117,7 +117,7 @@ struct Ctx<'a> {
 
 impl Ctx<'_> {
     fn at(&self, m: &Manifest, pointer: &str) -> Location {
-        location(self.base, m, pointer)
+        m.locate(pointer)
     }
 
     fn image_ref(&self) -> String {
@@ -416,13 +416,10 @@ impl Env {
                 .filter(|g| g.name == name && g.kind == kind)
             {
                 for e in &g.entries {
-                    let file = ctx.base.dir.join(&e.file);
                     settings.push(Setting {
                         key: format!("{prefix}{}", e.key),
                         value: Some(e.value.clone()),
-                        at: e
-                            .line
-                            .map_or_else(|| Location::file(&file), |l| Location::line(&file, l)),
+                        at: e.at.clone(),
                     });
                 }
             }
@@ -437,11 +434,7 @@ impl Env {
                         settings.push(Setting {
                             key: format!("{prefix}{k}"),
                             value: v.as_str().map(str::to_string),
-                            at: location(
-                                ctx.base,
-                                m,
-                                &format!("/data/{}", crate::yaml::pointer_segment(k)),
-                            ),
+                            at: m.locate(&format!("/data/{}", crate::yaml::pointer_segment(k))),
                         });
                     }
                 }
@@ -469,7 +462,7 @@ impl Env {
                 } else {
                     Some(e.value.clone().unwrap_or_default())
                 },
-                at: location(ctx.base, w.manifest, &format!("{ptr}/env/{i}")),
+                at: w.manifest.locate(&format!("{ptr}/env/{i}")),
             });
         }
         for s in c.command.iter().chain(c.args.iter()).flatten() {
@@ -974,10 +967,7 @@ fn carried_environment(ctx: &mut Ctx) {
         .iter()
         .filter(|g| g.kind == GeneratorKind::Secret)
     {
-        let file = base.dir.join(crate::load::KUSTOMIZATION);
-        let at = g
-            .line
-            .map_or_else(|| Location::file(&file), |l| Location::line(&file, l));
+        let at = g.at.clone();
         ctx.push(
             Diagnostic::new(
                 rule::SECRET_IN_BASE,

@@ -529,7 +529,8 @@ fn parse_manifests(
                 continue;
             }
             out.push(Manifest {
-                file: file.name.clone(),
+                file: rel.clone(),
+                patches: Vec::new(),
                 api_version,
                 kind,
                 name,
@@ -551,6 +552,7 @@ fn parse_generators(
 ) -> Option<Vec<Generator>> {
     let mut out = Vec::new();
     let mut ok = true;
+    let k_rel = rel_dir.join(KUSTOMIZATION);
     for (field, kind) in [
         ("configMapGenerator", GeneratorKind::ConfigMap),
         ("secretGenerator", GeneratorKind::Secret),
@@ -564,8 +566,7 @@ fn parse_generators(
                 entries.push(GeneratedEntry {
                     key: key.to_string(),
                     value: value.trim_matches('"').to_string(),
-                    file: KUSTOMIZATION.to_string(),
-                    line: yaml::locate_scalar(k_text, lit).map(|p| p.0),
+                    at: line_in(&k_rel, yaml::locate_scalar(k_text, lit).map(|p| p.0)),
                 });
             }
             let env_files = g["envs"]
@@ -588,8 +589,7 @@ fn parse_generators(
                         Some((key, value)) => entries.push(GeneratedEntry {
                             key: key.trim().to_string(),
                             value: value.to_string(),
-                            file: f.name.clone(),
-                            line: Some(i + 1),
+                            at: Location::line(rel_dir.join(&f.name), i + 1),
                         }),
                         None => {
                             ok = false;
@@ -616,14 +616,13 @@ fn parse_generators(
                     entries.push(GeneratedEntry {
                         key: key.to_string(),
                         value: String::from_utf8_lossy(&f.bytes).into_owned(),
-                        file: KUSTOMIZATION.to_string(),
-                        line: yaml::locate_scalar(k_text, spec).map(|p| p.0),
+                        at: line_in(&k_rel, yaml::locate_scalar(k_text, spec).map(|p| p.0)),
                     });
                 }
             }
             out.push(Generator {
                 kind,
-                line: yaml::locate_scalar(k_text, &name).map(|p| p.0),
+                at: line_in(&k_rel, yaml::locate_scalar(k_text, &name).map(|p| p.0)),
                 name,
                 behavior: g["behavior"].as_str().map(str::to_string),
                 entries,
@@ -631,6 +630,14 @@ fn parse_generators(
         }
     }
     ok.then_some(out)
+}
+
+/// A location in `file` at `line`, when known.
+fn line_in(file: &Path, line: Option<usize>) -> Location {
+    match line {
+        Some(l) => Location::line(file, l),
+        None => Location::file(file),
+    }
 }
 
 /// The line of a top-level `key:` in a YAML text.
