@@ -21,9 +21,21 @@ pub struct Config {
     pub languages: Vec<Language>,
     /// The product image that the bases deploy.
     pub image: ImageConfig,
+    /// Whether a page of the default language missing in another language
+    /// is a warning (`optional`, the default) or an error (`required`).
+    #[serde(default)]
+    pub translations: Translations,
     /// Rules downgraded or silenced, each with a reason.
     #[serde(default)]
     pub exceptions: Vec<Exception>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Translations {
+    #[default]
+    Optional,
+    Required,
 }
 
 /// A rule downgraded or silenced, for some bases or all of them.
@@ -209,6 +221,7 @@ mod tests {
                 releases: "r.yaml".into(),
             },
             exceptions: vec![],
+            translations: Translations::Optional,
         }
     }
 

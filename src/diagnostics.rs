@@ -163,6 +163,36 @@ pub mod rule {
         SECRET_IN_BASE = "secret-in-base", Check, Error,
             "The base carries a credential: a Secret with data, a secretGenerator, or a value for a secret environment key. Everyone who downloads the base gets it.",
             "Remove the value; installers create the Secret from their own env file.";
+        DOC_VARIABLE_UNKNOWN = "doc-variable-unknown", Check, Error,
+            "A page uses a `{{ variable }}` that does not exist, or a template tag.",
+            "Use one of the variables README.md lists (e.g. `{{ latest }}`, `{{ image.name }}`); write a literal `{{` as `{{ \"{{\" }}`.";
+        DOC_BASE_UNKNOWN = "doc-base-unknown", Check, Error,
+            "A page's front matter `base` names a version that has no published base.",
+            "Point `base` at a folder under bases/ (e.g. `base: v1.30.0`), or leave it out to document the latest.";
+        DOC_YAML_INVALID = "doc-yaml-invalid", Check, Error,
+            "A fenced yaml block in a page does not parse.",
+            "Fix the YAML: readers copy it as it is.";
+        DOC_OVERLAY_INVALID = "doc-overlay-invalid", Check, Error,
+            "The overlay a page shows (its `file=` blocks) cannot be assembled on the base: a missing kustomization, a patch file the page does not show, a resource other than the base.",
+            "Show every file the overlay's kustomization.yaml names as a `file=NAME` block on the same page, with `resources: [base]`.";
+        DOC_PATCH_TARGET_MISSING = "doc-patch-target-missing", Check, Error,
+            "An overlay patch targets a kind and name that the base does not have, so Kustomize fails on the reader's machine.",
+            "Patch a resource of the base: `basepress check` lists kind and name of each in the message.";
+        DOC_PATCH_UNKNOWN_NAME = "doc-patch-unknown-name", Check, Error,
+            "A strategic-merge patch names a container or volume the base does not have: instead of changing it, the patch silently adds a broken one.",
+            "Use the name the base gives it (containers match by name: the agent's is `agent`).";
+        DOC_GENERATOR_UNKNOWN = "doc-generator-unknown", Check, Error,
+            "An overlay's generator with `behavior: merge` or `replace` names a generator the base does not have.",
+            "Use the name of the base's generator (e.g. `whystack-agent-config`).";
+        DOC_IMAGE_UNKNOWN = "doc-image-unknown", Check, Error,
+            "An overlay's `images:` entry names an image the base does not use, so the real image is never replaced.",
+            "Name the image as the base does (the bare image name, e.g. `whystack-agent`).";
+        DOC_ENV_KEY_UNKNOWN = "doc-env-key-unknown", Check, Error,
+            "A page mentions an environment key that the image release it documents does not read.",
+            "Fix the key's spelling, or document the release that reads it (front matter `base`).";
+        TRANSLATION_MISSING = "translation-missing", Check, Warning,
+            "A page of the default language has no translation: readers get the default-language page with a notice.",
+            "Translate the page, or set `translations: required` in site.yaml to make this an error.";
         LINK_BROKEN = "link-broken", Check, Error,
             "A link in a page points to a page or file that the site does not have.",
             "Point the link at an existing page (by its .md source path or its URL) or published file.";

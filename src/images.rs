@@ -25,6 +25,10 @@ pub struct ImageReleases {
     pub commands: Vec<CommandFact>,
     #[serde(default)]
     pub env: Vec<EnvFact>,
+    /// Prefixes of the image's environment keys (`RUNNER_`): words with
+    /// them in the docs are checked against `env`.
+    #[serde(default)]
+    pub env_prefixes: Vec<String>,
 }
 
 /// The user the image runs as.

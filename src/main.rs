@@ -39,6 +39,9 @@ enum Command {
         /// The docs project (the folder with site.yaml).
         #[arg(long, default_value = ".")]
         root: PathBuf,
+        /// Also print how many pages each language translates.
+        #[arg(long)]
+        coverage: bool,
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -81,9 +84,16 @@ fn main() -> ExitCode {
             }
             ExitCode::from(outcome.exit_code())
         }
-        Command::Check { root, format } => {
+        Command::Check {
+            root,
+            format,
+            coverage,
+        } => {
             let outcome = pipeline::check(&root);
             report(&outcome, &root, format);
+            if coverage && format == Format::Text {
+                print!("{}", coverage_table(&outcome.coverage));
+            }
             if format == Format::Text && outcome.diagnostics.is_empty() {
                 eprintln!("no findings");
             }
@@ -122,6 +132,24 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+fn coverage_table(rows: &[pipeline::Coverage]) -> String {
+    let mut out = String::from("language  translated  missing\n");
+    for r in rows {
+        out.push_str(&format!(
+            "{:<9} {:>4}/{:<5}  {}\n",
+            r.language,
+            r.translated,
+            r.total,
+            if r.missing.is_empty() {
+                "-".to_string()
+            } else {
+                r.missing.join(", ")
+            }
+        ));
+    }
+    out
 }
 
 fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {

@@ -14,6 +14,41 @@ pub struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
     /// What was published, when the run wrote a site.
     pub written: Option<Summary>,
+    /// Translation coverage per language, when the site could be read.
+    pub coverage: Vec<Coverage>,
+}
+
+/// How much of the default language's pages one language translates.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Coverage {
+    pub language: String,
+    pub translated: usize,
+    pub total: usize,
+    /// Source paths (below content/<default>/) without a translation.
+    pub missing: Vec<String>,
+}
+
+fn coverage(site: &Site) -> Vec<Coverage> {
+    let default = &site.config.default_language;
+    let total = site.pages.iter().filter(|p| &p.lang == default).count();
+    site.config
+        .languages
+        .iter()
+        .map(|l| {
+            let missing: Vec<String> = site
+                .pages
+                .iter()
+                .filter(|p| p.lang == l.code && p.fallback_from.is_some())
+                .map(|p| p.rel.clone())
+                .collect();
+            Coverage {
+                language: l.code.clone(),
+                translated: total - missing.len(),
+                total,
+                missing,
+            }
+        })
+        .collect()
 }
 
 /// A one-line account of a written site.
@@ -36,14 +71,19 @@ impl Outcome {
         Outcome {
             diagnostics,
             written,
+            coverage: Vec::new(),
         }
     }
 }
 
 /// Loads and checks the project at `root`; writes nothing.
 pub fn check(root: &Path) -> Outcome {
-    let (_, diagnostics) = analyze(root);
-    Outcome::new(diagnostics, None)
+    let (analyzed, diagnostics) = analyze(root);
+    let mut outcome = Outcome::new(diagnostics, None);
+    if let Some(a) = analyzed {
+        outcome.coverage = coverage(&a.site);
+    }
+    outcome
 }
 
 /// Loads, checks, renders and, only when no error was found, replaces
@@ -98,7 +138,8 @@ fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let (paths, conflicts) = render::published_paths(&site);
     diagnostics.extend(conflicts);
     let index = LinkIndex::new(&site, &paths);
-    let docs = render::documents(&site, &index);
+    let (docs, problems) = render::documents(&site, &index);
+    diagnostics.extend(problems);
     diagnostics.extend(check::run(&site, &docs, &index));
     let mut diagnostics = check::apply_exceptions(&site.config, diagnostics);
     let tera = match render::templates::engine(&site) {

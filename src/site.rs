@@ -40,6 +40,14 @@ pub struct Page {
     pub title: String,
     pub weight: Option<i64>,
     pub description: Option<String>,
+    /// The release the page documents (front matter `base`); the latest
+    /// published one when absent.
+    pub base: Option<Version>,
+    /// Line of `base:` in the front matter, for findings.
+    pub base_line: Option<usize>,
+    /// For an untranslated page: the default language, whose page is shown
+    /// here (with a notice) because `lang` has no translation of it.
+    pub fallback_from: Option<String>,
     /// Markdown after the front matter.
     pub body: String,
     /// Line of the source file where `body` starts (1-based).

@@ -8,6 +8,10 @@ use crate::site::Site;
 pub fn check(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (page, doc) in site.pages.iter().zip(docs) {
+        // An untranslated copy has the links of its original, checked there.
+        if page.fallback_from.is_some() {
+            continue;
+        }
         for link in &doc.links {
             let at = Location::at(&page.source, link.line, link.column);
             match index.resolve(page, &link.dest) {

@@ -3,6 +3,7 @@
 //! Each check reads the loaded [`Site`] (and, for the docs, the rendered
 //! documents) and returns findings; nothing here writes or changes anything.
 
+mod docs;
 mod links;
 mod manifests;
 mod pods;
@@ -22,7 +23,17 @@ pub fn run(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic>
         out.extend(pods::check(site, base));
     }
     out.extend(links::check(site, docs, index));
+    out.extend(docs::check(site, docs));
     out
+}
+
+/// The key closest to `key` among `known`, to suggest for a typo.
+pub fn closest_key<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|k| (strsim::levenshtein(key, k), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 5))
+        .min()
+        .map(|(_, k)| k)
 }
 
 /// Applies the `exceptions` of site.yaml: a matching finding becomes a
@@ -71,4 +82,21 @@ fn image_releases(site: &Site) -> Vec<Diagnostic> {
             .in_file(&b.dir)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn closest_key_suggests_typos_only() {
+        let keys = [
+            "RUNNER_SECRET_STORE_MODE",
+            "RUNNER_HEALTH_DIR",
+            "AWS_REGION",
+        ];
+        assert_eq!(
+            super::closest_key("RUNNER_SECRET_STORE_MOD", keys.into_iter()),
+            Some("RUNNER_SECRET_STORE_MODE")
+        );
+        assert_eq!(super::closest_key("SOMETHING_ELSE", keys.into_iter()), None);
+    }
 }

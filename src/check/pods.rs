@@ -691,15 +691,6 @@ fn run_as_non_root(ctx: &mut Ctx, w: &Workload) {
     );
 }
 
-/// The key the image reads that is closest to `key`, for typos.
-fn closest<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .map(|k| (strsim::levenshtein(key, k), k))
-        .filter(|(d, k)| *d <= 3.max(k.len() / 5))
-        .min()
-        .map(|(_, k)| k)
-}
-
 fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env) {
     let v = ctx.version;
     for s in &env.settings {
@@ -713,17 +704,19 @@ fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env)
                     format!("only releases `{}` read it", e.versions),
                     format!("remove it from the base for {}", ctx.base.folder()),
                 ),
-                None => match closest(&s.key, ctx.images.env_at(v).map(|e| e.key.as_str())) {
-                    Some(k) => (
-                        format!("did you mean `{k}`?"),
-                        format!("rename it to `{k}`"),
-                    ),
-                    None => (
-                        "no release of the image reads it".into(),
-                        "remove it, or add it to the image data if the image really reads it"
-                            .into(),
-                    ),
-                },
+                None => {
+                    match super::closest_key(&s.key, ctx.images.env_at(v).map(|e| e.key.as_str())) {
+                        Some(k) => (
+                            format!("did you mean `{k}`?"),
+                            format!("rename it to `{k}`"),
+                        ),
+                        None => (
+                            "no release of the image reads it".into(),
+                            "remove it, or add it to the image data if the image really reads it"
+                                .into(),
+                        ),
+                    }
+                }
             };
             ctx.push(
                 Diagnostic::new(
@@ -993,20 +986,6 @@ mod tests {
             image_repository("reg.io:5000/team/whystack-agent:1.0@sha256:ab"),
             "whystack-agent"
         );
-    }
-
-    #[test]
-    fn closest_key_suggests_typos_only() {
-        let keys = [
-            "RUNNER_SECRET_STORE_MODE",
-            "RUNNER_HEALTH_DIR",
-            "AWS_REGION",
-        ];
-        assert_eq!(
-            closest("RUNNER_SECRET_STORE_MOD", keys.into_iter()),
-            Some("RUNNER_SECRET_STORE_MODE")
-        );
-        assert_eq!(closest("SOMETHING_ELSE", keys.into_iter()), None);
     }
 
     #[test]

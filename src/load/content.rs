@@ -18,6 +18,9 @@ struct FrontMatter {
     weight: Option<i64>,
     #[serde(default)]
     description: Option<String>,
+    /// The base release the page documents, as its folder name (`v1.29.0`).
+    #[serde(default)]
+    base: Option<String>,
 }
 
 pub fn load(
@@ -122,8 +125,47 @@ pub fn load(
         }
     }
 
+    pages.extend(fallbacks(config, &pages, diagnostics));
     load_static(root, &mut assets, diagnostics);
     (pages, assets)
+}
+
+/// A copy of each default-language page for every language that lacks a
+/// translation of it, and a finding for each.
+fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>) -> Vec<Page> {
+    let default = &config.default_language;
+    let have: std::collections::HashSet<(&str, &str)> = pages
+        .iter()
+        .map(|p| (p.lang.as_str(), p.rel.as_str()))
+        .collect();
+    let mut out = Vec::new();
+    for page in pages.iter().filter(|p| &p.lang == default) {
+        for lang in config.languages.iter().filter(|l| &l.code != default) {
+            if have.contains(&(lang.code.as_str(), page.rel.as_str())) {
+                continue;
+            }
+            let mut d = Diagnostic::new(
+                rule::TRANSLATION_MISSING,
+                format!(
+                    "{} has no {} translation; readers of /{}/ get this page with a notice",
+                    page.source.display(),
+                    lang.name,
+                    lang.code
+                ),
+            )
+            .in_file(&page.source);
+            if config.translations == crate::config::Translations::Required {
+                d.severity = crate::diagnostics::Severity::Error;
+            }
+            diagnostics.push(d);
+            let mut copy = page.clone();
+            copy.url = page_url(&lang.code, &page.rel);
+            copy.lang = lang.code.clone();
+            copy.fallback_from = Some(default.clone());
+            out.push(copy);
+        }
+    }
+    out
 }
 
 fn is_url_safe(segment: &str) -> bool {
@@ -167,11 +209,33 @@ fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
             )),
         );
     }
+    // Line in the file: the front matter starts on line 2.
+    let base_line = front
+        .lines()
+        .position(|l| l.starts_with("base:"))
+        .map(|i| i + 2);
+    let base = match &fm.base {
+        None => None,
+        Some(b) => Some(
+            b.strip_prefix('v')
+                .and_then(|v| semver::Version::parse(v).ok())
+                .ok_or_else(|| {
+                    Diagnostic::new(
+                        rule::FRONT_MATTER_INVALID,
+                        format!("`base: {b}` is not a base folder name like v1.30.0"),
+                    )
+                    .at(Location::line(&source, base_line.unwrap_or(1)))
+                })?,
+        ),
+    };
     let rel = slash_path(
         path.strip_prefix(root.join("content").join(lang))
             .unwrap_or(path),
     );
     Ok(Page {
+        base,
+        base_line,
+        fallback_from: None,
         lang: lang.to_string(),
         url: page_url(lang, &rel),
         rel,

@@ -118,7 +118,9 @@ impl<'a> LinkIndex<'a> {
             Some(i) => &from.rel[..i],
             None => "",
         };
-        let joined = format!("/{}/{dir}/{path}", from.lang);
+        // An untranslated page links like its original, so its anchors hold.
+        let lang = from.fallback_from.as_deref().unwrap_or(&from.lang);
+        let joined = format!("/{lang}/{dir}/{path}");
         let Some(normal) = normalize(&joined) else {
             return Target::Broken(format!("`{path}` leaves the content folder"));
         };

@@ -9,8 +9,9 @@ pub mod kubernetes;
 pub mod links;
 pub mod markdown;
 pub mod templates;
+pub mod variables;
 
-use crate::diagnostics::{rule, Diagnostic};
+use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::{Page, Site};
 use links::LinkIndex;
 use markdown::{Document, Heading};
@@ -82,12 +83,42 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
 
 const STYLE_PATH: &str = "/assets/style.css";
 
-/// Renders every page's Markdown, in parallel, in `site.pages` order.
-pub fn documents(site: &Site, index: &LinkIndex) -> Vec<Document> {
-    site.pages
+/// Renders every page's Markdown, in parallel, in `site.pages` order,
+/// after replacing its `{{ variables }}`; unknown variables are findings.
+pub fn documents(site: &Site, index: &LinkIndex) -> (Vec<Document>, Vec<Diagnostic>) {
+    let results: Vec<(Document, Vec<Diagnostic>)> = site
+        .pages
         .par_iter()
-        .map(|page| markdown::render(&page.body, page.body_line, &|d| index.rewrite(page, d)))
-        .collect()
+        .map(|page| {
+            let vars = variables::Variables::for_page(site, page);
+            let (body, problems) = match vars.expand(&page.body) {
+                Ok(b) => (b, Vec::new()),
+                Err(p) => (page.body.clone(), p),
+            };
+            let diagnostics = problems
+                .into_iter()
+                .map(|p| {
+                    let names: Vec<_> = vars.names().collect();
+                    Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
+                        .at(Location::at(
+                            &page.source,
+                            page.body_line + p.line - 1,
+                            p.column,
+                        ))
+                        .help(format!("pages can use: {}", names.join(", ")))
+                })
+                .collect();
+            let doc = markdown::render(&body, page.body_line, &|d| index.rewrite(page, d));
+            (doc, diagnostics)
+        })
+        .collect();
+    let mut docs = Vec::with_capacity(results.len());
+    let mut diagnostics = Vec::new();
+    for (d, mut problems) in results {
+        docs.push(d);
+        diagnostics.append(&mut problems);
+    }
+    (docs, diagnostics)
 }
 
 /// Words the default templates show, per language.
@@ -99,6 +130,7 @@ struct Strings {
     languages: &'static str,
     pager: &'static str,
     not_found: &'static str,
+    untranslated: &'static str,
 }
 
 fn strings(lang: &str) -> Strings {
@@ -110,6 +142,8 @@ fn strings(lang: &str) -> Strings {
             languages: "Idiomas",
             pager: "Páginas anterior y siguiente",
             not_found: "Esta página no existe. Ir al inicio",
+            untranslated:
+                "Esta página todavía no está traducida: se muestra en su idioma original.",
         },
         "pt" => Strings {
             skip: "Pular para o conteúdo",
@@ -118,6 +152,7 @@ fn strings(lang: &str) -> Strings {
             languages: "Idiomas",
             pager: "Páginas anterior e seguinte",
             not_found: "Esta página não existe. Ir para o início",
+            untranslated: "Esta página ainda não foi traduzida: ela aparece no idioma original.",
         },
         _ => Strings {
             skip: "Skip to content",
@@ -126,6 +161,7 @@ fn strings(lang: &str) -> Strings {
             languages: "Languages",
             pager: "Previous and next pages",
             not_found: "This page does not exist. Go to the start",
+            untranslated: "This page is not translated yet: it is shown in its original language.",
         },
     }
 }
@@ -154,6 +190,8 @@ struct PageContext<'a> {
     source: String,
     content: &'a str,
     toc: &'a [Heading],
+    /// For an untranslated copy: the language of its content.
+    fallback_from: Option<&'a str>,
     translations: Vec<Translation<'a>>,
     previous: Option<NavItem<'a>>,
     next: Option<NavItem<'a>>,
@@ -254,6 +292,7 @@ pub fn site<'a>(
                 source: page.source.display().to_string(),
                 content: &doc.html,
                 toc: &doc.headings,
+                fallback_from: page.fallback_from.as_deref(),
                 translations,
                 previous,
                 next,

@@ -5,5 +5,6 @@ mod support;
 
 mod bad_input;
 mod build;
+mod docs;
 mod download;
 mod rules;

@@ -1,0 +1,124 @@
+//! The docs against the bases and the image data: the release a page
+//! documents exists, its YAML examples parse, and the environment keys it
+//! mentions are ones that release reads.
+
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::render::markdown::Document;
+use crate::site::{Page, Site};
+use crate::yaml;
+use semver::Version;
+
+/// The release a page documents: its `base`, else the latest published.
+pub fn documented_version<'a>(site: &'a Site, page: &'a Page) -> Option<&'a Version> {
+    page.base
+        .as_ref()
+        .or_else(|| site.bases.iter().map(|b| &b.version).max())
+}
+
+pub fn check(site: &Site, docs: &[Document]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (page, doc) in site.pages.iter().zip(docs) {
+        if page.fallback_from.is_some() {
+            continue;
+        }
+        if let Some(v) = &page.base {
+            if !site.bases.iter().any(|b| &b.version == v) {
+                let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_BASE_UNKNOWN,
+                        format!("the page documents v{v}, which has no published base"),
+                    )
+                    .at(Location::line(&page.source, page.base_line.unwrap_or(1)))
+                    .help(format!("published bases: {}", published.join(", "))),
+                );
+            }
+        }
+        for block in doc
+            .code_blocks
+            .iter()
+            .filter(|b| b.lang == "yaml" || b.lang == "yml")
+        {
+            if let Err(e) = yaml::documents(&block.code) {
+                let line = block.line + e.line.unwrap_or(1) - 1;
+                out.push(
+                    Diagnostic::new(rule::DOC_YAML_INVALID, e.message).at(Location::at(
+                        &page.source,
+                        line,
+                        e.column.unwrap_or(1),
+                    )),
+                );
+            }
+        }
+        out.extend(env_mentions(site, page));
+    }
+    out
+}
+
+/// Environment keys named in a page's text or code, with the prefixes the
+/// image data declares (`RUNNER_`), must be read by the documented release.
+fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let prefixes = &site.images.env_prefixes;
+    let Some(version) = documented_version(site, page) else {
+        return out;
+    };
+    if prefixes.is_empty() {
+        return out;
+    }
+    let word = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
+    for (i, line) in page.body.lines().enumerate() {
+        let mut from = 0;
+        while from < line.len() {
+            let rest = &line[from..];
+            let Some((pos, _)) = rest
+                .char_indices()
+                .find(|(p, _)| prefixes.iter().any(|x| rest[*p..].starts_with(x.as_str())))
+            else {
+                break;
+            };
+            let start = from + pos;
+            let end = line[start..]
+                .find(|c: char| !word(c))
+                .map_or(line.len(), |e| start + e);
+            let token = &line[start..end];
+            let bounded = line[..start]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+            from = end.max(start + 1);
+            if !bounded || prefixes.iter().any(|p| p == token) {
+                continue;
+            }
+            if site.images.env_fact(version, token).is_some() {
+                continue;
+            }
+            let other = site.images.env.iter().find(|e| e.key == token);
+            let why = match other {
+                Some(e) => format!("only releases `{}` read it", e.versions),
+                None => match crate::check::closest_key(
+                    token,
+                    site.images.env_at(version).map(|e| e.key.as_str()),
+                ) {
+                    Some(k) => format!("did you mean `{k}`?"),
+                    None => "no release of the image reads it".into(),
+                },
+            };
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_ENV_KEY_UNKNOWN,
+                    format!(
+                        "`{token}` is not read by {}:{version}: {why}",
+                        site.images.name
+                    ),
+                )
+                .at(Location::at(
+                    &page.source,
+                    page.body_line + i,
+                    line[..start].chars().count() + 1,
+                )),
+            );
+        }
+    }
+    out
+}

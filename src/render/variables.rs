@@ -1,0 +1,161 @@
+//! Values that follow the release, for pages: `{{ latest }}`,
+//! `{{ image.name }}`, `{{ env.RUNNER_DRAIN_TIMEOUT_MS }}`… are replaced in
+//! the Markdown (code blocks included) before it is rendered, so a download
+//! snippet always shows the newest published version.
+
+use crate::site::{Page, Site};
+use semver::Version;
+use std::collections::BTreeMap;
+
+/// The variables a page can use, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Variables(BTreeMap<String, String>);
+
+/// An unknown variable or a malformed `{{ … }}`, at a 1-based line and
+/// column of the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl Variables {
+    /// The variables of `page`: the site's, and the image facts of the
+    /// release the page documents.
+    pub fn for_page(site: &Site, page: &Page) -> Variables {
+        let mut v = BTreeMap::new();
+        let latest = site.bases.iter().map(|b| &b.version).max();
+        if let Some(l) = latest {
+            v.insert("latest".into(), l.to_string());
+        }
+        let all: Vec<String> = site.bases.iter().map(|b| b.version.to_string()).collect();
+        v.insert("versions".into(), all.join(", "));
+        v.insert("site.base_url".into(), site.config.base_url.clone());
+        v.insert("site.title".into(), site.config.title.clone());
+        v.insert("image.name".into(), site.images.name.clone());
+        let documented: Option<Version> = page.base.clone().or_else(|| latest.cloned());
+        if let Some(version) = documented {
+            v.insert("version".into(), version.to_string());
+            v.insert("image.tag".into(), version.to_string());
+            if let Some(u) = site.images.user_at(&version) {
+                v.insert("image.user".into(), u.name.clone());
+                v.insert("image.uid".into(), u.uid.to_string());
+                v.insert("image.gid".into(), u.gid.to_string());
+                if let Some(h) = &u.home {
+                    v.insert("image.home".into(), h.clone());
+                }
+            }
+            for e in site.images.env_at(&version) {
+                if let Some(d) = &e.default {
+                    v.insert(format!("env.{}", e.key), d.clone());
+                }
+            }
+        }
+        Variables(v)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
+    /// Replaces every `{{ name }}` in `text`. `{{ "{{" }}` writes a literal
+    /// `{{`.
+    pub fn expand(&self, text: &str) -> Result<String, Vec<Problem>> {
+        if !text.contains("{{") && !text.contains("{%") {
+            return Ok(text.to_string());
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut problems = Vec::new();
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let mut rest = line;
+            let mut col = 1;
+            if let Some(p) = line.find("{%") {
+                problems.push(Problem {
+                    line: i + 1,
+                    column: p + 1,
+                    message: "template tags (`{% … %}`) are not available in pages; only `{{ variable }}` is".into(),
+                });
+            }
+            while let Some(start) = rest.find("{{") {
+                out.push_str(&rest[..start]);
+                let at = col + rest[..start].chars().count();
+                let after = &rest[start + 2..];
+                let Some(end) = after.find("}}") else {
+                    problems.push(Problem {
+                        line: i + 1,
+                        column: at,
+                        message: "`{{` is not closed by `}}` on the same line".into(),
+                    });
+                    out.push_str(&rest[start..]);
+                    rest = "";
+                    break;
+                };
+                let inner = after[..end].trim();
+                match self.value(inner) {
+                    Some(value) => out.push_str(value),
+                    None => {
+                        problems.push(Problem {
+                            line: i + 1,
+                            column: at,
+                            message: format!("`{inner}` is not a variable pages can use"),
+                        });
+                    }
+                }
+                col = at + 2 + after[..end].chars().count() + 2;
+                rest = &after[end + 2..];
+            }
+            out.push_str(rest);
+        }
+        if problems.is_empty() {
+            Ok(out)
+        } else {
+            Err(problems)
+        }
+    }
+
+    fn value<'a>(&'a self, inner: &'a str) -> Option<&'a str> {
+        for q in ['"', '\''] {
+            if let Some(s) = inner.strip_prefix(q).and_then(|s| s.strip_suffix(q)) {
+                return Some(s);
+            }
+        }
+        self.0.get(inner).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> Variables {
+        let mut m = BTreeMap::new();
+        m.insert("latest".to_string(), "1.30.0".to_string());
+        m.insert("image.name".to_string(), "agent".to_string());
+        Variables(m)
+    }
+
+    #[test]
+    fn expands_known_variables_and_literals() {
+        let v = vars();
+        assert_eq!(
+            v.expand("VERSION={{ latest }} {{image.name}}:{{latest}}\n{{ \"{{\" }} x }}\n")
+                .unwrap(),
+            "VERSION=1.30.0 agent:1.30.0\n{{ x }}\n"
+        );
+        assert_eq!(v.expand("no variables").unwrap(), "no variables");
+    }
+
+    #[test]
+    fn unknown_and_unclosed_have_positions() {
+        let e = vars()
+            .expand("a\nb {{ lastest }} c {{ latest\n")
+            .unwrap_err();
+        assert_eq!(e.len(), 2);
+        assert_eq!((e[0].line, e[0].column), (2, 3));
+        assert!(e[0].message.contains("lastest"));
+        assert_eq!((e[1].line, e[1].column), (2, 19));
+        let e = vars().expand("{% if x %}\n").unwrap_err();
+        assert_eq!(e[0].line, 1);
+    }
+}
