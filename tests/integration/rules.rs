@@ -17,7 +17,12 @@ impl Agent {
         for f in ["site.yaml", "image-releases.yaml"] {
             project.write(f, &std::fs::read_to_string(repo().join(f)).unwrap());
         }
-        project.write("content/es/index.md", "---\ntitle: Inicio\n---\n# Inicio\n");
+        for lang in ["es", "pt", "en"] {
+            project.write(
+                &format!("content/{lang}/index.md"),
+                "---\ntitle: Inicio\n---\n# Inicio\n",
+            );
+        }
         let dir = format!("bases/{version}");
         for e in std::fs::read_dir(repo().join("bases/v1.29.0")).unwrap() {
             let e = e.unwrap();
