@@ -209,7 +209,7 @@ pub mod rule {
 
 /// Where a finding is: a file relative to the project root, and a 1-based
 /// line and column when known.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Location {
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -6,6 +6,7 @@
 mod docs;
 mod links;
 mod manifests;
+mod overlays;
 mod pods;
 
 use crate::config::{Config, ExceptionSeverity};
@@ -24,6 +25,7 @@ pub fn run(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic>
     }
     out.extend(links::check(site, docs, index));
     out.extend(docs::check(site, docs));
+    out.extend(overlays::check(site, docs));
     out
 }
 

@@ -502,7 +502,7 @@ fn termination_grace(ctx: &mut Ctx, w: &Workload, env: &Env) {
         return;
     }
     let source = match env.get(&fact.key) {
-        Some(_) => "set in the base",
+        Some(_) => "as configured",
         None => "the image default",
     };
     let (what, pointer) = match set {

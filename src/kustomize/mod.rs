@@ -5,6 +5,19 @@ pub mod smp;
 
 use serde_json::Value;
 
+/// JSON pointer of the pod spec in an object of `kind`, for the kinds
+/// that run pods.
+pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
+    match kind {
+        "StatefulSet" | "Deployment" | "DaemonSet" | "ReplicaSet" | "Job" => {
+            Some("/spec/template/spec")
+        }
+        "CronJob" => Some("/spec/jobTemplate/spec/template/spec"),
+        "Pod" => Some("/spec"),
+        _ => None,
+    }
+}
+
 /// The pointer, in `patch`, of the node at `pointer` in `merged` (the
 /// result of merging `patch` into an object of `kind`), when the patch
 /// sets that node. List items are matched by their merge key (containers

@@ -155,3 +155,130 @@ fn untranslated_pages_fall_back_with_a_notice() {
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(report["findings"][0]["severity"], "error");
 }
+
+/// A page whose overlay is `kustomization` plus the patch `patch` (as
+/// `file=patch.yaml`, when given).
+fn overlay_page(kustomization: &str, patch: Option<&str>) -> Project {
+    let mut body = String::from("Intro.\n\n");
+    if let Some(p) = patch {
+        body.push_str(&format!("```yaml file=patch.yaml\n{p}```\n\n"));
+    }
+    body.push_str(&format!("```yaml file=kustomization.yaml\n{kustomization}```\n"));
+    agent_docs("", &body)
+}
+
+const OVERLAY: &str = "apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - base
+images:
+  - name: whystack-agent
+    newName: registry.example.com/whystack-agent
+    digest: sha256:0000000000000000000000000000000000000000000000000000000000000000
+";
+
+const PATCH_HEAD: &str = "apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: whystack-agent
+spec:
+  template:
+    spec:
+";
+
+/// The line in the page of the first line of `text` holding `needle`.
+fn page_line(p: &Project, needle: &str) -> u64 {
+    let text = std::fs::read_to_string(p.path("content/es/index.md")).unwrap();
+    text.lines().position(|l| l.contains(needle)).unwrap() as u64 + 1
+}
+
+#[test]
+fn a_correct_overlay_passes() {
+    let patch = format!(
+        "{PATCH_HEAD}      containers:\n        - name: agent\n          env:\n            - name: AWS_REGION\n              value: us-east-1\n"
+    );
+    let k = format!(
+        "{OVERLAY}patches:\n  - path: patch.yaml\nconfigMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals:\n      - RUNNER_ATTESTATION_MODE=aws-sts\n"
+    );
+    let p = overlay_page(&k, Some(&patch));
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
+#[test]
+fn a_patch_for_a_misspelled_container() {
+    let patch = format!("{PATCH_HEAD}      containers:\n        - name: agnet\n          env:\n            - name: AWS_REGION\n              value: us-east-1\n");
+    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch.yaml\n"), Some(&patch));
+    let f = only(&p, "doc-patch-unknown-name");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+    assert_eq!(f["location"]["line"], page_line(&p, "name: agnet"));
+    assert!(f["remedy"].as_str().unwrap().contains("did you mean `agent`"), "{f:#}");
+}
+
+#[test]
+fn a_patch_for_a_resource_the_base_lacks() {
+    let patch = PATCH_HEAD.replace("name: whystack-agent", "name: whystack-agnet")
+        + "      terminationGracePeriodSeconds: 200\n";
+    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch.yaml\n"), Some(&patch));
+    let f = only(&p, "doc-patch-target-missing");
+    assert_eq!(f["location"]["line"], page_line(&p, "name: whystack-agnet"));
+    assert!(f["remedy"].as_str().unwrap().contains("StatefulSet whystack-agent"));
+}
+
+#[test]
+fn a_patch_with_a_field_the_pod_spec_lacks() {
+    let patch = format!("{PATCH_HEAD}      containers:\n        - name: agent\n          llamas: true\n");
+    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch.yaml\n"), Some(&patch));
+    let f = only(&p, "manifest-unknown-field");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+    assert_eq!(f["location"]["line"], page_line(&p, "llamas"));
+    assert!(f["message"].as_str().unwrap().contains("containers[agent].llamas"));
+}
+
+#[test]
+fn a_patch_the_page_does_not_show() {
+    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch-missing.yaml\n"), None);
+    let f = only(&p, "doc-overlay-invalid");
+    assert_eq!(f["location"]["line"], page_line(&p, "patch-missing.yaml"));
+}
+
+#[test]
+fn generator_merges_follow_the_image_rules() {
+    let gen = |body: &str| format!("{OVERLAY}configMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals:\n{body}");
+
+    let p = overlay_page(&gen("      - RUNNER_ATTESTATION_MODE=aws-sts\n"), None);
+    let f = only(&p, "env-requirement-missing");
+    assert_eq!(f["location"]["line"], page_line(&p, "=aws-sts"));
+    assert!(f["message"].as_str().unwrap().contains("AWS_REGION"));
+
+    let p = overlay_page(&gen("      - RUNNER_ATTESTATION_MODE=aws-sts\n      - AWS_REGION=us-east-1\n"), None);
+    assert_eq!(p.check_json().0, 0);
+
+    let p = overlay_page(&gen("      - RUNNER_ATTESTATION_MODE=eks-oidc\n"), None);
+    only(&p, "env-value-not-implemented");
+
+    let p = overlay_page(&gen("      - RUNNER_SECRET_STORE_MOD=aws\n"), None);
+    let f = only(&p, "env-key-unknown");
+    assert_eq!(f["location"]["line"], page_line(&p, "RUNNER_SECRET_STORE_MOD="));
+
+    // The drain grows past the grace period: reported at the overlay.
+    let p = overlay_page(&gen("      - RUNNER_DRAIN_TIMEOUT_MS=300000\n"), None);
+    let f = only(&p, "termination-grace-too-short");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+}
+
+#[test]
+fn a_merge_into_a_generator_the_base_lacks() {
+    let k = format!("{OVERLAY}configMapGenerator:\n  - name: whystack-config\n    behavior: merge\n    literals:\n      - RUNNER_LOG_FORMAT=text\n");
+    let p = overlay_page(&k, None);
+    let f = only(&p, "doc-generator-unknown");
+    assert_eq!(f["location"]["line"], page_line(&p, "name: whystack-config"));
+}
+
+#[test]
+fn images_must_name_the_image_of_the_base() {
+    let k = OVERLAY.replace("  - name: whystack-agent\n", "  - name: whystack\n");
+    let p = overlay_page(&k, None);
+    let f = only(&p, "doc-image-unknown");
+    assert_eq!(f["location"]["line"], page_line(&p, "- name: whystack"));
+}

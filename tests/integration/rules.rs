@@ -206,7 +206,7 @@ fn termination_grace_too_short() {
     );
     let line = a.line_of("statefulset.yaml", "terminationGracePeriodSeconds");
     let f = a.finding_at("termination-grace-too-short", "statefulset.yaml", line);
-    assert!(message(&f).contains("set in the base"), "{f:#}");
+    assert!(message(&f).contains("as configured"), "{f:#}");
 }
 
 #[test]
