@@ -193,6 +193,27 @@ pub mod rule {
         TRANSLATION_MISSING = "translation-missing", Check, Warning,
             "A page of the default language has no translation: readers get the default-language page with a notice.",
             "Translate the page, or set `translations: required` in site.yaml to make this an error.";
+        LOCK_INVALID = "lock-invalid", Input, Error,
+            "bases/published.lock has a line that is not `vX.Y.Z FILE SHA256`.",
+            "Restore the file from version control; `basepress release` is the only writer it needs.";
+        RELEASED_VERSION_CHANGED = "released-version-changed", Check, Error,
+            "A released version's files changed, were added or were removed since its release; installers pin released versions.",
+            "Put the released files back as they were, and publish the change as a new version.";
+        RELEASED_VERSION_MISSING = "released-version-missing", Check, Error,
+            "A released version is no longer published (its base folder is gone, or a deployed site has a version this build lacks).",
+            "Restore the base folder: a released version never disappears while installers may pin it.";
+        VERSION_UNRELEASED = "version-unreleased", Check, Warning,
+            "A base is published but not in bases/published.lock yet, so nothing stops its files from changing.",
+            "Run `basepress release vX.Y.Z` once the version is final.";
+        CREDENTIAL_LEAK = "credential-leak", Check, Error,
+            "Something that looks like a real credential (an AWS key, a private key, a token value) is in a published file or page.",
+            "Remove it and rotate it if it was ever real; docs show placeholders such as `<token>`.";
+        INPUT_SYMLINK = "input-symlink", Check, Error,
+            "An input file is a symbolic link, which can point outside the project.",
+            "Replace the link with a copy of the file.";
+        INPUT_TOO_LARGE = "input-too-large", Input, Error,
+            "An input file is larger than basepress accepts (4 MiB for pages, templates and base files).",
+            "Split the file; a docs page or a base file that large is almost surely a mistake.";
         LINK_BROKEN = "link-broken", Check, Error,
             "A link in a page points to a page or file that the site does not have.",
             "Point the link at an existing page (by its .md source path or its URL) or published file.";

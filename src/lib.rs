@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod images;
 pub mod kustomize;
 pub mod load;
+pub mod lock;
 pub mod pipeline;
 pub mod render;
 pub mod site;

@@ -46,6 +46,19 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Record a base as released in bases/published.lock, after every check
+    /// passes. A released version is immutable: later builds refuse any
+    /// change to its files.
+    Release {
+        /// The version to release (`v1.30.0`).
+        version: String,
+        /// The docs project (the folder with site.yaml).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// How findings are printed.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
     /// List every rule with its id, description and remedy.
     Rules {
         /// `text` for people, `json` for scripts.
@@ -99,6 +112,23 @@ fn main() -> ExitCode {
             }
             ExitCode::from(outcome.exit_code())
         }
+        Command::Release {
+            version,
+            root,
+            format,
+        } => match pipeline::release(&root, &version) {
+            Ok(msg) => {
+                eprintln!("{msg}");
+                ExitCode::SUCCESS
+            }
+            Err(outcome) => {
+                report(&outcome, &root, format);
+                if format == Format::Text {
+                    eprintln!("nothing was released");
+                }
+                ExitCode::from(outcome.exit_code().max(1))
+            }
+        },
         Command::Rules { format } => {
             let mut stdout = std::io::stdout().lock();
             let text = match format {

@@ -119,6 +119,66 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
     Outcome::new(diagnostics, Some(summary))
 }
 
+/// Adds the base of `version` (`v1.30.0` or `1.30.0`) to
+/// bases/published.lock, only when every check passes. `Ok` carries what
+/// happened, for people.
+pub fn release(root: &Path, version: &str) -> Result<String, Outcome> {
+    let (analyzed, diagnostics) = analyze(root);
+    let fail = |mut d: Vec<Diagnostic>, extra: Option<Diagnostic>| {
+        d.extend(extra);
+        Outcome::new(d, None)
+    };
+    let Some(Analyzed { site, .. }) = analyzed else {
+        return Err(fail(diagnostics, None));
+    };
+    let wanted = semver::Version::parse(version.trim_start_matches('v'));
+    let Some(base) = wanted
+        .ok()
+        .and_then(|v| site.bases.iter().find(|b| b.version == v))
+    else {
+        let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
+        let d = Diagnostic::new(
+            diagnostics::rule::RELEASED_VERSION_MISSING,
+            format!("there is no base {version} to release"),
+        )
+        .help(format!("bases: {}", published.join(", ")));
+        return Err(fail(diagnostics, Some(d)));
+    };
+    // Releasing is the point where the version must be final: its own
+    // `version-unreleased` warning is the only finding allowed.
+    let blocking: Vec<Diagnostic> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .cloned()
+        .collect();
+    if !blocking.is_empty() {
+        return Err(fail(diagnostics, None));
+    }
+    let mut lock = site.lock.clone();
+    if lock.versions.contains_key(&base.version) {
+        return Ok(format!(
+            "{} is already released; nothing changed",
+            base.folder()
+        ));
+    }
+    lock.add(base);
+    lock.save(root).map_err(|e| {
+        fail(
+            Vec::new(),
+            Some(Diagnostic::new(
+                diagnostics::rule::IO_UNREADABLE,
+                format!("cannot write {}: {e}", crate::lock::FILE),
+            )),
+        )
+    })?;
+    Ok(format!(
+        "released {}: {} files recorded in {}",
+        base.folder(),
+        base.files.len(),
+        crate::lock::FILE
+    ))
+}
+
 /// What loading and checking produce for the render stage.
 struct Analyzed {
     site: Site,

@@ -25,6 +25,8 @@ pub struct Site {
     pub images: ImageReleases,
     /// Template overrides from `ROOT/templates/`, by name.
     pub templates: Vec<TemplateFile>,
+    /// The released versions (`bases/published.lock`).
+    pub lock: crate::lock::Lock,
 }
 
 /// One Markdown page in one language.

@@ -4,6 +4,7 @@
 //! documents) and returns findings; nothing here writes or changes anything.
 
 mod docs;
+mod leaks;
 mod links;
 mod manifests;
 mod overlays;
@@ -19,6 +20,9 @@ use crate::site::Site;
 pub fn run(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     out.extend(image_releases(site));
+    if !site.lock.versions.is_empty() {
+        out.extend(crate::lock::check(&site.lock, &site.bases));
+    }
     for base in &site.bases {
         out.extend(manifests::check(base));
         out.extend(pods::check(site, base));
@@ -26,6 +30,7 @@ pub fn run(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic>
     out.extend(links::check(site, docs, index));
     out.extend(docs::check(site, docs));
     out.extend(overlays::check(site, docs));
+    out.extend(leaks::check(site));
     out
 }
 

@@ -72,7 +72,7 @@ mod tests {
             "containers": [
                 {"name": "agent", "volumeMounts": [{"mountPath": "/tmp"}, {"mountPath": "/token"}]}
             ],
-            "volumes": [{"name": "tmp"}, {"name": "token"}]
+            "volumes": [{"name": "token"}, {"name": "tmp"}]
         }}}});
         let patch = json!({"spec": {"template": {"spec": {
             "volumes": [{"name": "token"}],
@@ -80,7 +80,7 @@ mod tests {
         }}}});
         let k = "StatefulSet";
         assert_eq!(
-            patch_pointer(k, &merged, &patch, "/spec/template/spec/volumes/1").as_deref(),
+            patch_pointer(k, &merged, &patch, "/spec/template/spec/volumes/0").as_deref(),
             Some("/spec/template/spec/volumes/0")
         );
         assert_eq!(
@@ -94,7 +94,7 @@ mod tests {
             Some("/spec/template/spec/containers/0/volumeMounts/0/mountPath")
         );
         assert_eq!(
-            patch_pointer(k, &merged, &patch, "/spec/template/spec/volumes/0"),
+            patch_pointer(k, &merged, &patch, "/spec/template/spec/volumes/1"),
             None
         );
         assert_eq!(

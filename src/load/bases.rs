@@ -445,14 +445,14 @@ fn load_base(
 
     let mut files = Vec::with_capacity(names.len());
     for name in names {
-        match std::fs::read(folder.join(&name)) {
+        match super::read_input(root, &folder.join(&name)) {
             Ok(bytes) => files.push(BaseFile {
                 sha256: sha256_hex(&bytes),
                 name,
                 bytes,
             }),
-            Err(e) => {
-                diagnostics.push(unreadable(root, &folder.join(&name), &e));
+            Err(d) => {
+                diagnostics.push(d);
                 return None;
             }
         }

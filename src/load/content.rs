@@ -1,6 +1,6 @@
 //! Pages and assets under `content/<lang>/`, and files under `static/`.
 
-use super::{is_hidden, relative, slash_path, unreadable};
+use super::{read_input, relative, slash_path, unreadable, walked_file};
 use crate::config::Config;
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::{Asset, Page};
@@ -83,7 +83,7 @@ pub fn load(
                     continue;
                 }
             };
-            if !entry.file_type().is_file() || is_hidden(entry.path(), &dir) {
+            if !walked_file(root, &dir, &entry, diagnostics) {
                 continue;
             }
             let rel = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
@@ -101,13 +101,13 @@ pub fn load(
             if rel.ends_with(".md") {
                 sources.push((lang.code.clone(), entry.path().to_path_buf()));
             } else {
-                match std::fs::read(entry.path()) {
+                match read_input(root, entry.path()) {
                     Ok(bytes) => assets.push(Asset {
                         source: relative(root, entry.path()),
                         url: format!("/{}/{rel}", lang.code),
                         bytes,
                     }),
-                    Err(e) => diagnostics.push(unreadable(root, entry.path(), &e)),
+                    Err(d) => diagnostics.push(d),
                 }
             }
         }
@@ -177,7 +177,7 @@ fn is_url_safe(segment: &str) -> bool {
 
 fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
     let source = relative(root, path);
-    let raw = std::fs::read(path).map_err(|e| unreadable(root, path, &e))?;
+    let raw = read_input(root, path)?;
     let text = String::from_utf8(raw).map_err(|e| {
         Diagnostic::new(
             rule::IO_UNREADABLE,
@@ -295,17 +295,17 @@ fn load_static(root: &Path, assets: &mut Vec<Asset>, diagnostics: &mut Vec<Diagn
                 continue;
             }
         };
-        if !entry.file_type().is_file() || is_hidden(entry.path(), &dir) {
+        if !walked_file(root, &dir, &entry, diagnostics) {
             continue;
         }
         let rel = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
-        match std::fs::read(entry.path()) {
+        match read_input(root, entry.path()) {
             Ok(bytes) => assets.push(Asset {
                 source: relative(root, entry.path()),
                 url: format!("/{rel}"),
                 bytes,
             }),
-            Err(e) => diagnostics.push(unreadable(root, entry.path(), &e)),
+            Err(d) => diagnostics.push(d),
         }
     }
 }

@@ -45,6 +45,10 @@ pub fn load(root: &Path) -> Loaded {
     let (pages, assets) = content::load(root, &config, &mut diagnostics);
     let bases = bases::load(root, &mut diagnostics);
     let templates = load_templates(root, &mut diagnostics);
+    let lock = crate::lock::Lock::load(root).unwrap_or_else(|d| {
+        diagnostics.push(d);
+        crate::lock::Lock::default()
+    });
 
     let failed = diagnostics
         .iter()
@@ -58,6 +62,7 @@ pub fn load(root: &Path) -> Loaded {
             bases,
             images,
             templates,
+            lock,
         }),
         _ => None,
     };
@@ -80,21 +85,65 @@ fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Templat
                 continue;
             }
         };
-        if !entry.file_type().is_file() || is_hidden(entry.path(), &dir) {
+        if !walked_file(root, &dir, &entry, diagnostics) {
             continue;
         }
         let rel = relative(root, entry.path());
         let name = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
-        match std::fs::read_to_string(entry.path()) {
-            Ok(text) => out.push(TemplateFile {
+        match read_input(root, entry.path()).map(String::from_utf8) {
+            Ok(Ok(text)) => out.push(TemplateFile {
                 name,
                 source: rel,
                 text,
             }),
-            Err(e) => diagnostics.push(unreadable(root, entry.path(), &e)),
+            Ok(Err(e)) => diagnostics.push(unreadable(root, entry.path(), &e)),
+            Err(d) => diagnostics.push(d),
         }
     }
     out
+}
+
+/// The largest input file basepress reads.
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// Reads an input file, refusing ones over [`MAX_FILE_BYTES`].
+pub(crate) fn read_input(root: &Path, path: &Path) -> Result<Vec<u8>, Diagnostic> {
+    let meta = std::fs::metadata(path).map_err(|e| unreadable(root, path, &e))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Diagnostic::new(
+            rule::INPUT_TOO_LARGE,
+            format!(
+                "the file has {} bytes; basepress reads at most {MAX_FILE_BYTES}",
+                meta.len()
+            ),
+        )
+        .in_file(relative(root, path)));
+    }
+    std::fs::read(path).map_err(|e| unreadable(root, path, &e))
+}
+
+/// Whether a walked entry is a file to read: a symbolic link is reported
+/// and skipped, hidden files and folders are skipped.
+pub(crate) fn walked_file(
+    root: &Path,
+    dir: &Path,
+    entry: &walkdir::DirEntry,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> bool {
+    if is_hidden(entry.path(), dir) {
+        return false;
+    }
+    if entry.path_is_symlink() {
+        diagnostics.push(
+            Diagnostic::new(
+                rule::INPUT_SYMLINK,
+                "a symbolic link is not followed: it could point outside the project",
+            )
+            .in_file(relative(root, entry.path())),
+        );
+        return false;
+    }
+    entry.file_type().is_file()
 }
 
 pub(crate) fn unreadable(root: &Path, path: &Path, e: &dyn std::fmt::Display) -> Diagnostic {

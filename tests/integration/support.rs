@@ -117,6 +117,10 @@ impl Project {
             "---\ntitle: Install\nweight: 2\n---\n# Install\n\n## Steps\n\nGet [files](/kubernetes/v1.1.0/base/files.txt).\n",
         );
         p.write("content/es/index.md", "---\ntitle: Inicio\n---\n# Inicio\n");
+        p.write(
+            "content/es/install.md",
+            "---\ntitle: Instalar\n---\n# Instalar\n\n## Pasos\n",
+        );
         p.write("bases/v1.1.0/kustomization.yaml", KUSTOMIZATION);
         p.write("bases/v1.1.0/deployment.yaml", DEPLOYMENT);
         p.write("bases/v1.1.0/config.env", "MODE=a\n");

@@ -1,0 +1,148 @@
+//! Nothing that looks like a real credential is published: not in a base
+//! file, not in a page, not in an asset.
+
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::site::Site;
+use regex::Regex;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// Kinds of credentials, each with the pattern that finds it.
+fn patterns() -> &'static [(&'static str, Regex)] {
+    static P: OnceLock<Vec<(&'static str, Regex)>> = OnceLock::new();
+    P.get_or_init(|| {
+        [
+            ("an AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+            ("a private key", r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"),
+            ("a GitHub token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
+            ("a Slack token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
+            ("a bearer token", r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{20,}=*"),
+            (
+                "a secret value",
+                r#"(?i)\b[A-Z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY)\b["']?\s*[=:]\s*["']?([^\s"'`,;)]+)"#,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(what, re)| Regex::new(re).ok().map(|r| (what, r)))
+        .collect()
+    })
+}
+
+/// Whether a value is a placeholder a doc may show (`<token>`, `$TOKEN`,
+/// `${TOKEN}`, `...`, `changeme`), or a reference rather than a value.
+fn is_placeholder(value: &str) -> bool {
+    let v = value.trim_matches(|c| c == '"' || c == '\'');
+    let lower = v.to_ascii_lowercase();
+    v.is_empty()
+        || v.starts_with('<')
+        || v.starts_with('$')
+        || v.starts_with('{')
+        || v.starts_with('[')
+        || v.starts_with('*')
+        || v.chars().all(|c| matches!(c, '.' | 'x' | 'X' | '*' | '-' | '_'))
+        || ["changeme", "redacted", "example", "placeholder", "your-", "none", "null", "true", "false"]
+            .iter()
+            .any(|p| lower.starts_with(p))
+        // Names of keys and files, not values: `secretKeyRef:`, `token: path`.
+        || v.ends_with(':')
+        || !v.chars().any(|c| c.is_ascii_digit()) && v.len() < 24
+}
+
+/// The credentials in `text`: (1-based line, column, what it looks like).
+pub fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        // One finding per line is enough to point at it.
+        'line: for (what, re) in patterns() {
+            for caps in re.captures_iter(line) {
+                let (Some(whole), value) = (caps.get(0), caps.get(1)) else {
+                    continue;
+                };
+                if let Some(v) = value {
+                    if is_placeholder(v.as_str()) {
+                        continue;
+                    }
+                }
+                out.push((i + 1, line[..whole.start()].chars().count() + 1, *what));
+                break 'line;
+            }
+        }
+    }
+    out
+}
+
+fn report(file: &Path, text: &str, out: &mut Vec<Diagnostic>) {
+    for (line, column, what) in find(text) {
+        out.push(
+            Diagnostic::new(
+                rule::CREDENTIAL_LEAK,
+                format!("this looks like {what}, and the file is published"),
+            )
+            .at(Location::at(file, line, column)),
+        );
+    }
+}
+
+pub fn check(site: &Site) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for base in &site.bases {
+        for f in &base.files {
+            if let Ok(text) = std::str::from_utf8(&f.bytes) {
+                report(&base.dir.join(&f.name), text, &mut out);
+            }
+        }
+    }
+    for page in site.pages.iter().filter(|p| p.fallback_from.is_none()) {
+        let mut found = Vec::new();
+        report(&page.source, &page.body, &mut found);
+        for mut d in found {
+            if let Some(l) = d.location.as_mut() {
+                l.line = l.line.map(|n| n + page.body_line - 1);
+            }
+            out.push(d);
+        }
+    }
+    for a in &site.assets {
+        if let Ok(text) = std::str::from_utf8(&a.bytes) {
+            report(&a.source, text, &mut out);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find;
+
+    #[test]
+    fn finds_real_looking_credentials() {
+        let hits = |s: &str| find(s).len();
+        assert_eq!(hits("aws_access_key_id = AKIAIOSFODNN7EXAMPLE"), 1);
+        assert_eq!(hits("-----BEGIN RSA PRIVATE KEY-----"), 1);
+        assert_eq!(hits("-----BEGIN OPENSSH PRIVATE KEY-----"), 1);
+        assert_eq!(hits("RUNNER_BOOTSTRAP_TOKEN=wst_9f8a7b6c5d4e3f2a1b0c"), 1);
+        assert_eq!(
+            hits("Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0"),
+            1
+        );
+        assert_eq!(hits("token: ghp_0123456789abcdefghijABCDEFGHIJ012345"), 1);
+    }
+
+    #[test]
+    fn leaves_placeholders_and_references_alone() {
+        for ok in [
+            "RUNNER_BOOTSTRAP_TOKEN=<token>",
+            "RUNNER_BOOTSTRAP_TOKEN=",
+            "RUNNER_BOOTSTRAP_TOKEN=${TOKEN}",
+            "RUNNER_BOOTSTRAP_TOKEN=$TOKEN",
+            "- serviceAccountToken:",
+            "RUNNER_ATTESTATION_MODE=bootstrap-token",
+            "the token is single use",
+            "secretRef: whystack-agent-env",
+            "SECRET=changeme",
+            "expirationSeconds: 3600",
+        ] {
+            assert_eq!(find(ok), vec![], "{ok}");
+        }
+    }
+}

@@ -1,0 +1,262 @@
+//! Publishing safety: released versions are immutable, credentials never
+//! leave, and a killed build never leaves a half-written site.
+
+use crate::support::*;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn release(p: &Project, version: &str) -> std::process::Output {
+    run(&["release", version, "--root", &p.root().to_string_lossy()])
+}
+
+fn rules(p: &Project) -> (i32, Vec<(String, String)>) {
+    let (code, report) = p.check_json();
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (code, found)
+}
+
+#[test]
+fn a_released_version_is_immutable() {
+    let p = Project::new();
+    let o = release(&p, "v1.1.0");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let lock = std::fs::read_to_string(p.path("bases/published.lock")).unwrap();
+    assert_eq!(
+        lock.lines().filter(|l| l.starts_with("v1.1.0 ")).count(),
+        3,
+        "{lock}"
+    );
+    assert_eq!(rules(&p), (0, vec![]));
+
+    // Releasing again changes nothing.
+    assert_eq!(release(&p, "v1.1.0").status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(p.path("bases/published.lock")).unwrap(),
+        lock
+    );
+
+    // Changing, adding or removing a file of a released version fails, naming each file.
+    p.write("bases/v1.1.0/config.env", "MODE=b\n");
+    p.write(
+        "bases/v1.1.0/extra.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    p.write(
+        "bases/v1.1.0/kustomization.yaml",
+        &KUSTOMIZATION.replace("  - deployment.yaml", "  - deployment.yaml\n  - extra.yaml"),
+    );
+    let (code, found) = rules(&p);
+    assert_eq!(code, 1);
+    let changed: Vec<_> = found
+        .iter()
+        .filter(|(r, _)| r == "released-version-changed")
+        .map(|(_, m)| m.as_str())
+        .collect();
+    assert_eq!(changed.len(), 3, "{found:?}");
+    for name in ["config.env", "extra.yaml", "kustomization.yaml"] {
+        assert!(
+            changed.iter().any(|m| m.contains(name)),
+            "{name}: {changed:?}"
+        );
+    }
+    assert_eq!(p.build().status.code(), Some(1));
+    assert!(!p.out().exists());
+}
+
+#[test]
+fn a_released_version_never_disappears() {
+    let p = Project::new();
+    assert_eq!(release(&p, "v1.1.0").status.code(), Some(0));
+    std::fs::remove_dir_all(p.path("bases/v1.1.0")).unwrap();
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\n---\n# Install\n\n## Steps\n",
+    );
+    let (code, found) = rules(&p);
+    assert_eq!(code, 1);
+    assert!(
+        found
+            .iter()
+            .any(|(r, m)| r == "released-version-missing" && m.contains("v1.1.0")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn unreleased_versions_are_reported_once_a_project_releases() {
+    let p = Project::new();
+    assert_eq!(
+        rules(&p),
+        (0, vec![]),
+        "no lock, no release workflow: nothing to say"
+    );
+    assert_eq!(release(&p, "v1.1.0").status.code(), Some(0));
+    for n in ["kustomization.yaml", "deployment.yaml", "config.env"] {
+        let text = std::fs::read_to_string(p.path(&format!("bases/v1.1.0/{n}"))).unwrap();
+        p.write(&format!("bases/v1.0.0/{n}"), &text);
+    }
+    let (code, found) = rules(&p);
+    assert_eq!(code, 0);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "version-unreleased");
+}
+
+#[test]
+fn a_version_with_errors_cannot_be_released() {
+    let p = Project::new();
+    p.remove("bases/v1.1.0/config.env");
+    let o = release(&p, "v1.1.0");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("nothing was released"));
+    assert!(!p.path("bases/published.lock").exists());
+    assert_eq!(release(&p, "v7.0.0").status.code(), Some(1));
+}
+
+#[test]
+fn credentials_are_never_published() {
+    for (file, text, line) in [
+        ("bases/v1.1.0/config.env", "MODE=a\nRUNNER_BOOTSTRAP_TOKEN=wst_4f9c2a7d1e8b6f3a0c5d\n", 2),
+        ("content/en/install.md", "---\ntitle: Install\n---\n# Install\n\n## Steps\n\n```sh\nexport AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n```\n", 9),
+        ("static/key.pem", "-----BEGIN PRIVATE KEY-----\nMIIE\n", 1),
+    ] {
+        let p = Project::new();
+        p.write(file, text);
+        let (code, report) = p.check_json();
+        assert_eq!(code, 1, "{file}: {report:#}");
+        let f = &report["findings"][0];
+        assert_eq!(f["rule"], "credential-leak", "{report:#}");
+        assert_eq!(f["location"]["file"], file);
+        assert_eq!(f["location"]["line"], line);
+    }
+    // A placeholder is fine.
+    let p = Project::new();
+    p.write(
+        "content/en/token.md",
+        "---\ntitle: T\n---\n```sh\nRUNNER_BOOTSTRAP_TOKEN=<token>\n```\n",
+    );
+    assert_eq!(p.check_json().0, 0);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlinks_and_huge_files_are_refused() {
+    let p = Project::new();
+    std::os::unix::fs::symlink("/etc/passwd", p.path("content/en/passwd.md")).unwrap();
+    let (code, found) = rules(&p);
+    assert_eq!(code, 1);
+    assert!(found.iter().any(|(r, _)| r == "input-symlink"), "{found:?}");
+
+    let p = Project::new();
+    let big = format!("---\ntitle: Big\n---\n{}", "word ".repeat(1 << 20));
+    p.write("content/en/big.md", &big);
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2);
+    assert_eq!(report["findings"][0]["rule"], "input-too-large");
+    assert_eq!(
+        report["findings"][0]["location"]["file"],
+        "content/en/big.md"
+    );
+}
+
+const PAGES: usize = 80;
+
+/// A project big enough that a build takes a while to write.
+fn big_project(marker: &str) -> Project {
+    let p = Project::new();
+    for i in 0..PAGES {
+        p.write(
+            &format!("content/en/p{i:03}.md"),
+            &format!(
+                "---\ntitle: Page {i}\n---\n# Page {i} {marker}\n\n{}\n",
+                "Text of the page. ".repeat(3000)
+            ),
+        );
+    }
+    p
+}
+
+/// Deterministic pseudo-random numbers (xorshift), so a failure can be
+/// replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+#[test]
+fn killing_a_build_never_leaves_a_half_written_site() {
+    let p = big_project("A");
+    let out = p.out();
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let tree_a = tree(&out);
+    let b = big_project("B");
+    assert_eq!(b.build().status.code(), Some(0));
+    let tree_b = tree(&b.out());
+    assert_ne!(tree_a, tree_b);
+
+    // Time one build, then kill builds at moments spread over that time,
+    // alternating the input between A and B.
+    let start = Instant::now();
+    assert_eq!(p.build().status.code(), Some(0));
+    let full = start.elapsed().as_micros() as u64;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut killed = 0;
+    for round in 0..30 {
+        let marker = if round % 2 == 0 { "B" } else { "A" };
+        for i in 0..PAGES {
+            p.write(
+                &format!("content/en/p{i:03}.md"),
+                &format!(
+                    "---\ntitle: Page {i}\n---\n# Page {i} {marker}\n\n{}\n",
+                    "Text of the page. ".repeat(3000)
+                ),
+            );
+        }
+        let mut child = basepress()
+            .args(["build", "--root", &p.root().to_string_lossy()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(full * 12 / 10)));
+        if child.try_wait().unwrap().is_none() {
+            killed += 1;
+        }
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let now = tree(&out);
+        assert!(
+            now == tree_a || now == tree_b,
+            "round {round}: the site is neither the old nor the new one"
+        );
+    }
+    assert!(
+        killed >= 8,
+        "only {killed} of 30 builds were killed mid-way"
+    );
+
+    // The next successful build leaves no temporary folder behind.
+    assert_eq!(p.build().status.code(), Some(0));
+    let left: Vec<_> = std::fs::read_dir(p.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
