@@ -3,7 +3,7 @@
 use crate::check;
 use crate::diagnostics::{self, Diagnostic};
 use crate::load;
-use crate::render::{self, links::LinkIndex, markdown::Document};
+use crate::render::{self, links::LinkIndex, markdown::Document, OutFile};
 use crate::site::Site;
 use crate::write;
 use std::path::Path;
@@ -89,34 +89,45 @@ pub fn check(root: &Path) -> Outcome {
 /// Loads, checks, renders and, only when no error was found, replaces
 /// `out` with the new site.
 pub fn build(root: &Path, out: &Path) -> Outcome {
+    let (files, mut outcome) = render_site(root);
+    let Some(files) = files else {
+        return outcome;
+    };
+    if let Err(d) = write::write_site(out, &files) {
+        outcome.diagnostics.push(d);
+        outcome.written = None;
+    }
+    outcome
+}
+
+/// Loads, checks and renders the project at `root` in memory, writing
+/// nothing: the site's files when no error was found, and the outcome
+/// (with `written` describing the files, as if written).
+pub fn render_site(root: &Path) -> (Option<Vec<OutFile>>, Outcome) {
     let (analyzed, mut diagnostics) = analyze(root);
     let Some(Analyzed { site, docs, tera }) = analyzed else {
-        return Outcome::new(diagnostics, None);
+        return (None, Outcome::new(diagnostics, None));
     };
     if diagnostics.iter().any(Diagnostic::is_error) {
-        return Outcome::new(diagnostics, None);
+        return (None, Outcome::new(diagnostics, None));
     }
     let Some(tera) = tera else {
-        return Outcome::new(diagnostics, None);
+        return (None, Outcome::new(diagnostics, None));
     };
     let files = match render::site(&site, &docs, &tera) {
         Ok(f) => f,
         Err(errors) => {
             diagnostics.extend(errors);
-            return Outcome::new(diagnostics, None);
+            return (None, Outcome::new(diagnostics, None));
         }
     };
-    if let Err(d) = write::write_site(out, &files) {
-        diagnostics.push(d);
-        return Outcome::new(diagnostics, None);
-    }
     let summary = Summary {
         pages: site.pages.len(),
         languages: site.config.languages.len(),
         versions: site.bases.iter().map(|b| b.folder()).collect(),
         files: files.len(),
     };
-    Outcome::new(diagnostics, Some(summary))
+    (Some(files), Outcome::new(diagnostics, Some(summary)))
 }
 
 /// Adds the base of `version` (`v1.30.0` or `1.30.0`) to
