@@ -320,3 +320,94 @@ fn images_must_name_the_image_of_the_base() {
     let f = only(&p, "doc-image-unknown");
     assert_eq!(f["location"]["line"], page_line(&p, "- name: whystack"));
 }
+
+/// Every overlay the bundled docs show builds with `kubectl kustomize` on
+/// the base it documents, and basepress's strategic merge gives the same
+/// pod template as kubectl's.
+#[test]
+fn the_documented_overlays_build_with_kubectl_like_basepress_merges_them() {
+    if !have("kubectl") {
+        return;
+    }
+    let mut overlays = 0;
+    for lang in ["es", "pt", "en"] {
+        let dir = repo().join("content").join(lang);
+        let mut pages: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        pages.sort();
+        for page in pages {
+            let text = std::fs::read_to_string(&page).unwrap();
+            let doc = basepress::render::markdown::render(&text, 1, &|d| d.to_string());
+            let files: Vec<_> = doc.code_blocks.iter().filter(|b| b.attr("file").is_some()).collect();
+            if !files.iter().any(|b| b.attr("file") == Some("kustomization.yaml")) {
+                continue;
+            }
+            let version = if text.contains("\nbase: v1.29.0\n") { "v1.29.0" } else { "v1.30.0" };
+            let work = tempfile::tempdir().unwrap();
+            let base_dir = work.path().join("base");
+            std::fs::create_dir(&base_dir).unwrap();
+            for e in std::fs::read_dir(repo().join("bases").join(version)).unwrap() {
+                let e = e.unwrap();
+                std::fs::copy(e.path(), base_dir.join(e.file_name())).unwrap();
+            }
+            for b in &files {
+                std::fs::write(work.path().join(b.attr("file").unwrap()), &b.code).unwrap();
+            }
+            let out = std::process::Command::new("kubectl")
+                .arg("kustomize")
+                .arg(work.path())
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}: {}", page.display(), stderr(&out));
+            overlays += 1;
+
+            // The same StatefulSet through basepress's merge.
+            let built: Vec<serde_json::Value> =
+                basepress::yaml::documents(&String::from_utf8_lossy(&out.stdout)).unwrap();
+            let Some(kubectl_sts) = built.iter().find(|d| d["kind"] == "StatefulSet") else { continue };
+            let mut ours: serde_json::Value = basepress::yaml::from_str(
+                &std::fs::read_to_string(repo().join("bases").join(version).join("statefulset.yaml")).unwrap(),
+            )
+            .unwrap();
+            let k: serde_json::Value = basepress::yaml::from_str(
+                &files.iter().find(|b| b.attr("file") == Some("kustomization.yaml")).unwrap().code,
+            )
+            .unwrap();
+            for p in k["patches"].as_array().into_iter().flatten() {
+                let Some(path) = p["path"].as_str() else { continue };
+                let patch: serde_json::Value = basepress::yaml::from_str(
+                    &files.iter().find(|b| b.attr("file") == Some(path)).unwrap().code,
+                )
+                .unwrap();
+                if patch["kind"] == "StatefulSet" {
+                    ours = basepress::kustomize::smp::merge(&ours, &patch).unwrap();
+                }
+            }
+            let pod = |v: &serde_json::Value| {
+                // The `images:` transformer is not a merge: leave images out.
+                let mut spec = v["spec"]["template"]["spec"].clone();
+                for c in spec["containers"].as_array_mut().into_iter().flatten() {
+                    c["image"] = serde_json::Value::Null;
+                }
+                // Kustomize renames generated ConfigMaps with a hash suffix.
+                regex_free_unhash(&serde_json::to_string(&spec).unwrap())
+            };
+            assert_eq!(pod(kubectl_sts), pod(&ours), "{}", page.display());
+        }
+    }
+    assert!(overlays >= 9, "only {overlays} overlays found in the docs");
+}
+
+/// Drops Kustomize's `-<10 chars>` hash suffix from `whystack-agent-config`.
+fn regex_free_unhash(s: &str) -> String {
+    let marker = "whystack-agent-config-";
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find(marker) {
+        out.push_str(&rest[..i + marker.len() - 1]);
+        rest = &rest[i + marker.len()..];
+        let hash_len = rest.chars().take_while(|c| c.is_ascii_alphanumeric()).count();
+        rest = &rest[hash_len..];
+    }
+    out.push_str(rest);
+    out
+}
