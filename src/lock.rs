@@ -171,6 +171,93 @@ pub fn check(lock: &Lock, bases: &[Base]) -> Vec<Diagnostic> {
     out
 }
 
+/// Compares the bases with a previously deployed site folder: a version
+/// deployed there must be published here, with the same bytes.
+pub fn check_against(deployed: &Path, bases: &[Base]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let dir = deployed.join("kubernetes");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return vec![Diagnostic::new(
+            rule::IO_UNREADABLE,
+            format!(
+                "cannot read {}: not a site basepress deployed",
+                dir.display()
+            ),
+        )
+        .help("pass --against the folder of the deployed site (the one holding kubernetes/)")];
+    };
+    let mut folders: Vec<_> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("base").is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    for folder in folders {
+        let here = bases.iter().find(|b| b.folder() == folder);
+        let deployed_dir = dir.join(&folder).join("base");
+        let Some(base) = here else {
+            out.push(
+                Diagnostic::new(
+                    rule::RELEASED_VERSION_MISSING,
+                    format!(
+                        "{folder} is deployed at {}, and this build does not publish it",
+                        deployed.display()
+                    ),
+                )
+                .help("restore bases/".to_string() + &folder + ": installers may have pinned it"),
+            );
+            continue;
+        };
+        let mut ours: BTreeMap<String, Vec<u8>> = base
+            .files
+            .iter()
+            .map(|f| (f.name.clone(), f.bytes.clone()))
+            .collect();
+        ours.insert(
+            "SHA256SUMS".into(),
+            crate::render::kubernetes::sha256sums(base).into_bytes(),
+        );
+        ours.insert(
+            "files.txt".into(),
+            crate::render::kubernetes::files_txt(base).into_bytes(),
+        );
+        let mut theirs: Vec<_> = std::fs::read_dir(&deployed_dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        theirs.sort();
+        for name in &theirs {
+            let bytes = std::fs::read(deployed_dir.join(name)).unwrap_or_default();
+            let problem = match ours.get(name) {
+                None => Some(format!("`{name}` is deployed and no longer published")),
+                Some(b) if *b != bytes => Some(format!("`{name}` differs from the deployed one")),
+                Some(_) => None,
+            };
+            if let Some(p) = problem {
+                out.push(
+                    Diagnostic::new(
+                        rule::RELEASED_VERSION_CHANGED,
+                        format!("{folder} is deployed, but {p}"),
+                    )
+                    .in_file(base.dir.clone()),
+                );
+            }
+        }
+        for name in ours.keys().filter(|n| !theirs.contains(n)) {
+            out.push(
+                Diagnostic::new(
+                    rule::RELEASED_VERSION_CHANGED,
+                    format!("{folder} is deployed, but `{name}` was added since"),
+                )
+                .in_file(base.dir.clone()),
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,10 @@ enum Command {
         /// Where the site goes [default: ROOT/site].
         #[arg(long)]
         out: Option<PathBuf>,
+        /// A previously deployed site: every version deployed there must be
+        /// published again, byte for byte.
+        #[arg(long, value_name = "DIR")]
+        against: Option<PathBuf>,
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -42,6 +46,10 @@ enum Command {
         /// Also print how many pages each language translates.
         #[arg(long)]
         coverage: bool,
+        /// A previously deployed site: every version deployed there must be
+        /// published again, byte for byte.
+        #[arg(long, value_name = "DIR")]
+        against: Option<PathBuf>,
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -70,10 +78,15 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Build { root, out, format } => {
+        Command::Build {
+            root,
+            out,
+            against,
+            format,
+        } => {
             let out = out.unwrap_or_else(|| root.join("site"));
             let start = Instant::now();
-            let outcome = pipeline::build(&root, &out);
+            let outcome = pipeline::build_with(&root, &out, &pipeline::Options { against });
             report(&outcome, &root, format);
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
@@ -101,8 +114,9 @@ fn main() -> ExitCode {
             root,
             format,
             coverage,
+            against,
         } => {
-            let outcome = pipeline::check(&root);
+            let outcome = pipeline::check_with(&root, &pipeline::Options { against });
             report(&outcome, &root, format);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));

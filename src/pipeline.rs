@@ -76,9 +76,25 @@ impl Outcome {
     }
 }
 
+/// Settings of a run beyond the project itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A previously deployed site folder whose versions must be published
+    /// unchanged.
+    pub against: Option<std::path::PathBuf>,
+}
+
 /// Loads and checks the project at `root`; writes nothing.
 pub fn check(root: &Path) -> Outcome {
-    let (analyzed, diagnostics) = analyze(root);
+    check_with(root, &Options::default())
+}
+
+/// [`check`] with options.
+pub fn check_with(root: &Path, options: &Options) -> Outcome {
+    let (analyzed, mut diagnostics) = analyze(root);
+    if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
+        diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
+    }
     let mut outcome = Outcome::new(diagnostics, None);
     if let Some(a) = analyzed {
         outcome.coverage = coverage(&a.site);
@@ -89,7 +105,12 @@ pub fn check(root: &Path) -> Outcome {
 /// Loads, checks, renders and, only when no error was found, replaces
 /// `out` with the new site.
 pub fn build(root: &Path, out: &Path) -> Outcome {
-    let (files, mut outcome) = render_site(root);
+    build_with(root, out, &Options::default())
+}
+
+/// [`build`] with options.
+pub fn build_with(root: &Path, out: &Path, options: &Options) -> Outcome {
+    let (files, mut outcome) = render_with(root, options);
     let Some(files) = files else {
         return outcome;
     };
@@ -104,7 +125,14 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
 /// nothing: the site's files when no error was found, and the outcome
 /// (with `written` describing the files, as if written).
 pub fn render_site(root: &Path) -> (Option<Vec<OutFile>>, Outcome) {
+    render_with(root, &Options::default())
+}
+
+fn render_with(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Outcome) {
     let (analyzed, mut diagnostics) = analyze(root);
+    if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
+        diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
+    }
     let Some(Analyzed { site, docs, tera }) = analyzed else {
         return (None, Outcome::new(diagnostics, None));
     };

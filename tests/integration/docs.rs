@@ -332,16 +332,30 @@ fn the_documented_overlays_build_with_kubectl_like_basepress_merges_them() {
     let mut overlays = 0;
     for lang in ["es", "pt", "en"] {
         let dir = repo().join("content").join(lang);
-        let mut pages: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut pages: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         pages.sort();
         for page in pages {
             let text = std::fs::read_to_string(&page).unwrap();
             let doc = basepress::render::markdown::render(&text, 1, &|d| d.to_string());
-            let files: Vec<_> = doc.code_blocks.iter().filter(|b| b.attr("file").is_some()).collect();
-            if !files.iter().any(|b| b.attr("file") == Some("kustomization.yaml")) {
+            let files: Vec<_> = doc
+                .code_blocks
+                .iter()
+                .filter(|b| b.attr("file").is_some())
+                .collect();
+            if !files
+                .iter()
+                .any(|b| b.attr("file") == Some("kustomization.yaml"))
+            {
                 continue;
             }
-            let version = if text.contains("\nbase: v1.29.0\n") { "v1.29.0" } else { "v1.30.0" };
+            let version = if text.contains("\nbase: v1.29.0\n") {
+                "v1.29.0"
+            } else {
+                "v1.30.0"
+            };
             let work = tempfile::tempdir().unwrap();
             let base_dir = work.path().join("base");
             std::fs::create_dir(&base_dir).unwrap();
@@ -363,19 +377,34 @@ fn the_documented_overlays_build_with_kubectl_like_basepress_merges_them() {
             // The same StatefulSet through basepress's merge.
             let built: Vec<serde_json::Value> =
                 basepress::yaml::documents(&String::from_utf8_lossy(&out.stdout)).unwrap();
-            let Some(kubectl_sts) = built.iter().find(|d| d["kind"] == "StatefulSet") else { continue };
+            let Some(kubectl_sts) = built.iter().find(|d| d["kind"] == "StatefulSet") else {
+                continue;
+            };
             let mut ours: serde_json::Value = basepress::yaml::from_str(
-                &std::fs::read_to_string(repo().join("bases").join(version).join("statefulset.yaml")).unwrap(),
+                &std::fs::read_to_string(
+                    repo().join("bases").join(version).join("statefulset.yaml"),
+                )
+                .unwrap(),
             )
             .unwrap();
             let k: serde_json::Value = basepress::yaml::from_str(
-                &files.iter().find(|b| b.attr("file") == Some("kustomization.yaml")).unwrap().code,
+                &files
+                    .iter()
+                    .find(|b| b.attr("file") == Some("kustomization.yaml"))
+                    .unwrap()
+                    .code,
             )
             .unwrap();
             for p in k["patches"].as_array().into_iter().flatten() {
-                let Some(path) = p["path"].as_str() else { continue };
+                let Some(path) = p["path"].as_str() else {
+                    continue;
+                };
                 let patch: serde_json::Value = basepress::yaml::from_str(
-                    &files.iter().find(|b| b.attr("file") == Some(path)).unwrap().code,
+                    &files
+                        .iter()
+                        .find(|b| b.attr("file") == Some(path))
+                        .unwrap()
+                        .code,
                 )
                 .unwrap();
                 if patch["kind"] == "StatefulSet" {
@@ -405,7 +434,10 @@ fn regex_free_unhash(s: &str) -> String {
     while let Some(i) = rest.find(marker) {
         out.push_str(&rest[..i + marker.len() - 1]);
         rest = &rest[i + marker.len()..];
-        let hash_len = rest.chars().take_while(|c| c.is_ascii_alphanumeric()).count();
+        let hash_len = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .count();
         rest = &rest[hash_len..];
     }
     out.push_str(rest);

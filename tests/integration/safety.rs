@@ -260,3 +260,72 @@ fn killing_a_build_never_leaves_a_half_written_site() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn against_a_deployed_site_every_version_stays_as_deployed() {
+    let p = Project::new();
+    let deployed = tempfile::tempdir().unwrap();
+    let site = deployed.path().join("site");
+    let o = run(&[
+        "build",
+        "--root",
+        &p.root().to_string_lossy(),
+        "--out",
+        &site.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let against = |extra: &[&str]| {
+        let mut args = vec!["check", "--format", "json", "--root"];
+        let root = p.root().to_string_lossy().into_owned();
+        let site = site.to_string_lossy().into_owned();
+        args.push(&root);
+        args.extend(["--against", &site]);
+        args.extend(extra);
+        let o = run(&args);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (o.status.code().unwrap(), v)
+    };
+    assert_eq!(against(&[]).0, 0);
+
+    p.write("bases/v1.1.0/config.env", "MODE=b\n");
+    let (code, v) = against(&[]);
+    assert_eq!(code, 1, "{v:#}");
+    let msgs: Vec<_> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        msgs.iter().any(|m| m.contains("`config.env` differs")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter().any(|m| m.contains("`SHA256SUMS` differs")),
+        "{msgs:?}"
+    );
+
+    std::fs::remove_dir_all(p.path("bases/v1.1.0")).unwrap();
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\n---\n# Install\n\n## Steps\n",
+    );
+    let (code, v) = against(&[]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        v["findings"][0]["rule"], "released-version-missing",
+        "{v:#}"
+    );
+
+    // build --against refuses too, and writes nothing.
+    let out = p.out();
+    let o = run(&[
+        "build",
+        "--root",
+        &p.root().to_string_lossy(),
+        "--against",
+        &site.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
+}
