@@ -7,5 +7,6 @@ mod bad_input;
 mod build;
 mod docs;
 mod download;
+mod fuzz;
 mod rules;
 mod safety;
