@@ -385,9 +385,10 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
             if let Some(text) = loc.line.and_then(|n| source_line(&root.join(&loc.file), n)) {
                 let n = loc.line.unwrap_or(0).to_string();
                 let pad = " ".repeat(n.len());
+                let (text, col) = excerpt(&text, loc.column.unwrap_or(1));
                 let _ = writeln!(out, "  {pad} {}", paint("1;34", "|"));
                 let _ = writeln!(out, "  {} {} {text}", paint("1;34", &n), paint("1;34", "|"));
-                if let Some(col) = loc.column {
+                if loc.column.is_some() {
                     let caret = " ".repeat(col.saturating_sub(1)) + "^";
                     let _ = writeln!(
                         out,
@@ -407,6 +408,27 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
         let _ = writeln!(out, "{errors} error(s), {warnings} warning(s)");
     }
     out
+}
+
+/// At most 100 characters of a long line around `column`, and the
+/// column within them.
+fn excerpt(line: &str, column: usize) -> (String, usize) {
+    const WIDTH: usize = 100;
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= WIDTH {
+        return (line.to_string(), column);
+    }
+    let start = column.saturating_sub(WIDTH / 2).min(chars.len() - WIDTH);
+    let mut text: String = chars[start..start + WIDTH].iter().collect();
+    let mut col = column - start;
+    if start > 0 {
+        text.insert(0, '…');
+        col += 1;
+    }
+    if start + WIDTH < chars.len() {
+        text.push('…');
+    }
+    (text, col)
 }
 
 fn source_line(path: &Path, line: usize) -> Option<String> {
@@ -526,6 +548,16 @@ mod tests {
         assert_eq!(exit_code(std::slice::from_ref(&warn)), 0);
         assert_eq!(exit_code(&[warn.clone(), check.clone()]), 1);
         assert_eq!(exit_code(&[check, input, warn]), 2);
+    }
+
+    #[test]
+    fn long_lines_are_cut_around_the_column() {
+        let line = "a".repeat(300);
+        let (text, col) = excerpt(&line, 200);
+        assert_eq!(text.chars().count(), 102);
+        assert_eq!(text.chars().nth(col - 1), Some('a'));
+        assert_eq!(col, 51);
+        assert_eq!(excerpt("short", 3), ("short".to_string(), 3));
     }
 
     #[test]

@@ -12,11 +12,59 @@ use std::time::{Duration, Instant};
 /// Pieces that break YAML, front matter, Markdown and variables in
 /// interesting ways.
 const TOKENS: &[&str] = &[
-    ":", ": ", "- ", "---\n", "\n", "\t", "  ", "{", "}", "[", "]", "\"", "'", "#", "&a ", "*a",
-    "!!binary ", "? ", "|\n", ">-\n", "{{", "}}", "{{ latest }}", "{{ nope }}", "{%", "```", "```yaml file=kustomization.yaml\n",
-    "](", "[x](missing.md#a)", "<", "\u{0}", "é", "\u{feff}", "~~", "| a |\n|---|\n", "[^1]", "\\", "..", "/", "%",
-    "RUNNER_", "RUNNER_HEALTH_DIR", "=", "apiVersion: v1\n", "kind: ", "containers:\n", "- name: agent\n",
-    "$patch: delete\n", "999999999999999999999", "-1", "null", "~", "true",
+    ":",
+    ": ",
+    "- ",
+    "---\n",
+    "\n",
+    "\t",
+    "  ",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    "'",
+    "#",
+    "&a ",
+    "*a",
+    "!!binary ",
+    "? ",
+    "|\n",
+    ">-\n",
+    "{{",
+    "}}",
+    "{{ latest }}",
+    "{{ nope }}",
+    "{%",
+    "```",
+    "```yaml file=kustomization.yaml\n",
+    "](",
+    "[x](missing.md#a)",
+    "<",
+    "\u{0}",
+    "é",
+    "\u{feff}",
+    "~~",
+    "| a |\n|---|\n",
+    "[^1]",
+    "\\",
+    "..",
+    "/",
+    "%",
+    "RUNNER_",
+    "RUNNER_HEALTH_DIR",
+    "=",
+    "apiVersion: v1\n",
+    "kind: ",
+    "containers:\n",
+    "- name: agent\n",
+    "$patch: delete\n",
+    "999999999999999999999",
+    "-1",
+    "null",
+    "~",
+    "true",
 ];
 
 /// One edit of an input.
@@ -76,7 +124,10 @@ fn apply(seed: &[u8], edits: &[Edit]) -> Vec<u8> {
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(48)
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(48)
 }
 
 /// A copy of the repository's docs project.
@@ -114,7 +165,12 @@ fn survive(p: &Project, file: &str, seed: &[u8], bytes: &[u8]) {
     let result = std::panic::catch_unwind(|| basepress::pipeline::check(p.root()));
     let took = start.elapsed();
     std::fs::write(p.path(file), seed).unwrap();
-    let outcome = result.unwrap_or_else(|_| panic!("basepress panicked on {file}: {:?}", String::from_utf8_lossy(bytes)));
+    let outcome = result.unwrap_or_else(|_| {
+        panic!(
+            "basepress panicked on {file}: {:?}",
+            String::from_utf8_lossy(bytes)
+        )
+    });
     assert!(took < Duration::from_secs(5), "{file} took {took:?}");
     for d in outcome.diagnostics.iter().filter(|d| d.is_error()) {
         assert!(
@@ -140,7 +196,10 @@ macro_rules! fuzz_target {
     };
 }
 
-fuzz_target!(page_front_matter_markdown_and_variables, "content/es/attestation.md");
+fuzz_target!(
+    page_front_matter_markdown_and_variables,
+    "content/es/attestation.md"
+);
 fuzz_target!(kustomization, "bases/v1.30.0/kustomization.yaml");
 fuzz_target!(manifest, "bases/v1.30.0/statefulset.yaml");
 fuzz_target!(env_file, "bases/v1.30.0/config.env");
