@@ -218,6 +218,9 @@ fn positions(text: &str) -> Option<Vec<Positions>> {
 /// value after `key:`, quoted or plain), returning its 1-based line and
 /// column. Used to point a finding about a value at its place in the file.
 pub fn locate_scalar(text: &str, needle: &str) -> Option<(usize, usize)> {
+    if needle.is_empty() {
+        return None;
+    }
     for (i, line) in text.lines().enumerate() {
         let code = line.split(" #").next().unwrap_or(line);
         for quote in ["", "\"", "'"] {
@@ -298,5 +301,7 @@ mod tests {
         assert_eq!(locate_scalar(text, "app.yaml"), Some((3, 5)));
         assert_eq!(locate_scalar(text, "p.yaml"), Some((5, 11)));
         assert_eq!(locate_scalar(text, "ns"), None);
+        // An empty needle once looped forever (found by fuzz/run.sh).
+        assert_eq!(locate_scalar(text, ""), None);
     }
 }
