@@ -471,16 +471,12 @@ impl<'a> Overlay<'a> {
             .filter_map(Value::as_str);
         for name in env_files {
             let Some(b) = self.block(name) else { continue };
-            for (i, line) in b.code.lines().enumerate() {
-                let t = line.trim();
-                if t.is_empty() || t.starts_with('#') {
-                    continue;
-                }
-                if let Some((key, value)) = t.split_once('=') {
+            for (line, setting) in crate::load::env_lines(&b.code) {
+                if let Ok((key, value)) = setting {
                     out.push(GeneratedEntry {
-                        key: key.trim().to_string(),
+                        key: key.to_string(),
                         value: value.to_string(),
-                        at: self.at(b, i + 1, 1),
+                        at: self.at(b, line, 1),
                     });
                 }
             }

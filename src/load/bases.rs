@@ -580,25 +580,21 @@ fn parse_generators(
                     continue;
                 };
                 let text = String::from_utf8_lossy(&f.bytes);
-                for (i, line) in text.lines().enumerate() {
-                    let line_t = line.trim();
-                    if line_t.is_empty() || line_t.starts_with('#') {
-                        continue;
-                    }
-                    match line_t.split_once('=') {
-                        Some((key, value)) => entries.push(GeneratedEntry {
-                            key: key.trim().to_string(),
+                for (line, setting) in env_lines(&text) {
+                    match setting {
+                        Ok((key, value)) => entries.push(GeneratedEntry {
+                            key: key.to_string(),
                             value: value.to_string(),
-                            at: Location::line(rel_dir.join(&f.name), i + 1),
+                            at: Location::line(rel_dir.join(&f.name), line),
                         }),
-                        None => {
+                        Err(bad) => {
                             ok = false;
                             diagnostics.push(
                                 Diagnostic::new(
                                     rule::KUSTOMIZATION_INVALID,
-                                    format!("`{line_t}` is not a KEY=value line"),
+                                    format!("`{bad}` is not a KEY=value line"),
                                 )
-                                .at(Location::at(rel_dir.join(&f.name), i + 1, 1))
+                                .at(Location::at(rel_dir.join(&f.name), line, 1))
                                 .help("write each setting as KEY=value; `#` starts a comment line"),
                             );
                         }
@@ -630,6 +626,20 @@ fn parse_generators(
         }
     }
     ok.then_some(out)
+}
+
+/// The settings of an env file (`KEY=value` lines; blank lines and `#`
+/// comments skipped), each with its 1-based line; a line without `=` is
+/// an `Err` with its text.
+pub fn env_lines(text: &str) -> impl Iterator<Item = (usize, Result<(&str, &str), &str>)> {
+    text.lines().enumerate().filter_map(|(i, line)| {
+        let t = line.trim();
+        if t.is_empty() || t.starts_with('#') {
+            return None;
+        }
+        let setting = t.split_once('=').map(|(k, v)| (k.trim(), v)).ok_or(t);
+        Some((i + 1, setting))
+    })
 }
 
 /// A location in `file` at `line`, when known.

@@ -1,6 +1,6 @@
 //! Pages and assets under `content/<lang>/`, and files under `static/`.
 
-use super::{read_input, relative, slash_path, unreadable, walked_file};
+use super::{read_input, relative, slash_path, unreadable, walk_files};
 use crate::config::Config;
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::{Asset, Page};
@@ -72,38 +72,24 @@ pub fn load(
 
     for lang in &config.languages {
         let dir = content.join(&lang.code);
-        if !dir.is_dir() {
-            continue;
-        }
-        for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    diagnostics.push(unreadable(root, e.path().unwrap_or(&dir), &e));
-                    continue;
-                }
-            };
-            if !walked_file(root, &dir, &entry, diagnostics) {
-                continue;
-            }
-            let rel = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
+        for (path, rel) in walk_files(root, &dir, diagnostics) {
             if let Some(bad) = rel.split('/').find(|s| !is_url_safe(s)) {
                 diagnostics.push(
                     Diagnostic::new(
                         rule::CONTENT_LAYOUT,
                         format!("`{bad}` cannot be part of a URL"),
                     )
-                    .in_file(relative(root, entry.path()))
+                    .in_file(relative(root, &path))
                     .help("name content files and folders with letters, digits, `.`, `_` and `-` only"),
                 );
                 continue;
             }
             if rel.ends_with(".md") {
-                sources.push((lang.code.clone(), entry.path().to_path_buf()));
+                sources.push((lang.code.clone(), path));
             } else {
-                match read_input(root, entry.path()) {
+                match read_input(root, &path) {
                     Ok(bytes) => assets.push(Asset {
-                        source: relative(root, entry.path()),
+                        source: relative(root, &path),
                         url: format!("/{}/{rel}", lang.code),
                         bytes,
                     }),
@@ -283,25 +269,10 @@ fn split_front_matter(text: &str) -> Option<(&str, &str, usize)> {
 }
 
 fn load_static(root: &Path, assets: &mut Vec<Asset>, diagnostics: &mut Vec<Diagnostic>) {
-    let dir = root.join("static");
-    if !dir.is_dir() {
-        return;
-    }
-    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                diagnostics.push(unreadable(root, e.path().unwrap_or(&dir), &e));
-                continue;
-            }
-        };
-        if !walked_file(root, &dir, &entry, diagnostics) {
-            continue;
-        }
-        let rel = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
-        match read_input(root, entry.path()) {
+    for (path, rel) in walk_files(root, &root.join("static"), diagnostics) {
+        match read_input(root, &path) {
             Ok(bytes) => assets.push(Asset {
-                source: relative(root, entry.path()),
+                source: relative(root, &path),
                 url: format!("/{rel}"),
                 bytes,
             }),

@@ -15,7 +15,7 @@ use crate::images;
 use crate::site::{Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
-pub use bases::{kustomization_references, Reference, KUSTOMIZATION};
+pub use bases::{env_lines, kustomization_references, Reference, KUSTOMIZATION};
 
 /// What loading gives: the site when it could be read, and the findings.
 pub struct Loaded {
@@ -74,29 +74,14 @@ pub fn load(root: &Path) -> Loaded {
 fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<TemplateFile> {
     let dir = root.join("templates");
     let mut out = Vec::new();
-    if !dir.is_dir() {
-        return out;
-    }
-    for entry in walkdir::WalkDir::new(&dir).sort_by_file_name() {
-        let entry = match entry {
-            Ok(e) => e,
-            Err(e) => {
-                diagnostics.push(unreadable(root, e.path().unwrap_or(&dir), &e));
-                continue;
-            }
-        };
-        if !walked_file(root, &dir, &entry, diagnostics) {
-            continue;
-        }
-        let rel = relative(root, entry.path());
-        let name = slash_path(entry.path().strip_prefix(&dir).unwrap_or(entry.path()));
-        match read_input(root, entry.path()).map(String::from_utf8) {
+    for (path, name) in walk_files(root, &dir, diagnostics) {
+        match read_input(root, &path).map(String::from_utf8) {
             Ok(Ok(text)) => out.push(TemplateFile {
                 name,
-                source: rel,
+                source: relative(root, &path),
                 text,
             }),
-            Ok(Err(e)) => diagnostics.push(unreadable(root, entry.path(), &e)),
+            Ok(Err(e)) => diagnostics.push(unreadable(root, &path, &e)),
             Err(d) => diagnostics.push(d),
         }
     }
@@ -122,28 +107,45 @@ pub(crate) fn read_input(root: &Path, path: &Path) -> Result<Vec<u8>, Diagnostic
     std::fs::read(path).map_err(|e| unreadable(root, path, &e))
 }
 
-/// Whether a walked entry is a file to read: a symbolic link is reported
-/// and skipped, hidden files and folders are skipped.
-pub(crate) fn walked_file(
+/// Every file below `dir` (none when it does not exist), sorted, with its
+/// path below `dir` in `/` form. Hidden files and folders are skipped;
+/// symbolic links are reported and skipped, never followed.
+pub(crate) fn walk_files(
     root: &Path,
     dir: &Path,
-    entry: &walkdir::DirEntry,
     diagnostics: &mut Vec<Diagnostic>,
-) -> bool {
-    if is_hidden(entry.path(), dir) {
-        return false;
+) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return out;
     }
-    if entry.path_is_symlink() {
-        diagnostics.push(
-            Diagnostic::new(
-                rule::INPUT_SYMLINK,
-                "a symbolic link is not followed: it could point outside the project",
-            )
-            .in_file(relative(root, entry.path())),
-        );
-        return false;
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                diagnostics.push(unreadable(root, e.path().unwrap_or(dir), &e));
+                continue;
+            }
+        };
+        if is_hidden(entry.path(), dir) {
+            continue;
+        }
+        if entry.path_is_symlink() {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::INPUT_SYMLINK,
+                    "a symbolic link is not followed: it could point outside the project",
+                )
+                .in_file(relative(root, entry.path())),
+            );
+            continue;
+        }
+        if entry.file_type().is_file() {
+            let rel = slash_path(entry.path().strip_prefix(dir).unwrap_or(entry.path()));
+            out.push((entry.into_path(), rel));
+        }
     }
-    entry.file_type().is_file()
+    out
 }
 
 pub(crate) fn unreadable(root: &Path, path: &Path, e: &dyn std::fmt::Display) -> Diagnostic {

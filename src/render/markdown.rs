@@ -201,45 +201,39 @@ fn map_event<'a>(
     position: &dyn Fn(usize) -> (usize, usize),
     rewrite: &dyn Fn(&str) -> String,
 ) -> Event<'a> {
+    // Links and images: record where they point, publish the rewritten URL.
+    let mut follow = |dest: &CowStr| {
+        let (line, column) = position(range.start);
+        doc.links.push(Link {
+            dest: dest.to_string(),
+            line,
+            column,
+        });
+        CowStr::from(rewrite(dest))
+    };
     match event {
         Event::Start(Tag::Link {
             link_type,
             dest_url,
             title,
             id,
-        }) => {
-            let (line, column) = position(range.start);
-            doc.links.push(Link {
-                dest: dest_url.to_string(),
-                line,
-                column,
-            });
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url: CowStr::from(rewrite(&dest_url)),
-                title,
-                id,
-            })
-        }
+        }) => Event::Start(Tag::Link {
+            link_type,
+            dest_url: follow(&dest_url),
+            title,
+            id,
+        }),
         Event::Start(Tag::Image {
             link_type,
             dest_url,
             title,
             id,
-        }) => {
-            let (line, column) = position(range.start);
-            doc.links.push(Link {
-                dest: dest_url.to_string(),
-                line,
-                column,
-            });
-            Event::Start(Tag::Image {
-                link_type,
-                dest_url: CowStr::from(rewrite(&dest_url)),
-                title,
-                id,
-            })
-        }
+        }) => Event::Start(Tag::Image {
+            link_type,
+            dest_url: follow(&dest_url),
+            title,
+            id,
+        }),
         other => other,
     }
 }
