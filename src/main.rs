@@ -46,6 +46,9 @@ enum Command {
         /// Also print how many pages each language translates.
         #[arg(long)]
         coverage: bool,
+        /// Also list the links to other hosts (never fetched: no network).
+        #[arg(long)]
+        external: bool,
         /// A previously deployed site: every version deployed there must be
         /// published again, byte for byte.
         #[arg(long, value_name = "DIR")]
@@ -114,12 +117,19 @@ fn main() -> ExitCode {
             root,
             format,
             coverage,
+            external,
             against,
         } => {
             let outcome = pipeline::check_with(&root, &pipeline::Options { against });
             report(&outcome, &root, format);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
+            }
+            if external && format == Format::Text {
+                for (url, at) in &outcome.external_links {
+                    let line = at.line.unwrap_or(0);
+                    println!("{url}  ({}:{line})", at.file.display());
+                }
             }
             if format == Format::Text && outcome.diagnostics.is_empty() {
                 eprintln!("no findings");

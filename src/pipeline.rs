@@ -16,6 +16,8 @@ pub struct Outcome {
     pub written: Option<Summary>,
     /// Translation coverage per language, when the site could be read.
     pub coverage: Vec<Coverage>,
+    /// Links to other hosts, with where each first appears (`check`).
+    pub external_links: Vec<(String, crate::diagnostics::Location)>,
 }
 
 /// How much of the default language's pages one language translates.
@@ -72,6 +74,7 @@ impl Outcome {
             diagnostics,
             written,
             coverage: Vec::new(),
+            external_links: Vec::new(),
         }
     }
 }
@@ -98,8 +101,30 @@ pub fn check_with(root: &Path, options: &Options) -> Outcome {
     let mut outcome = Outcome::new(diagnostics, None);
     if let Some(a) = analyzed {
         outcome.coverage = coverage(&a.site);
+        outcome.external_links = external_links(&a.site, &a.docs);
     }
     outcome
+}
+
+/// Every link to another host, once, with the first place it appears.
+/// They are not checked (no network): this is the list to check by hand.
+fn external_links(site: &Site, docs: &[Document]) -> Vec<(String, crate::diagnostics::Location)> {
+    let mut seen = std::collections::BTreeMap::new();
+    for (page, doc) in site.pages.iter().zip(docs) {
+        if page.fallback_from.is_some() {
+            continue;
+        }
+        for link in doc
+            .links
+            .iter()
+            .filter(|l| render::links::is_external(&l.dest))
+        {
+            seen.entry(link.dest.clone()).or_insert_with(|| {
+                crate::diagnostics::Location::at(&page.source, link.line, link.column)
+            });
+        }
+    }
+    seen.into_iter().collect()
 }
 
 /// Loads, checks, renders and, only when no error was found, replaces

@@ -443,3 +443,18 @@ fn regex_free_unhash(s: &str) -> String {
     out.push_str(rest);
     out
 }
+
+#[test]
+fn external_links_are_left_alone_and_listed_on_request() {
+    let p = agent_docs(
+        "",
+        "See [Kustomize](https://kubectl.docs.kubernetes.io/) and\n[mail](mailto:a@b.c).\n",
+    );
+    assert_eq!(p.check_json().0, 0, "external links are not checked");
+    let o = run(&["check", "--external", "--root", &p.root().to_string_lossy()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        out,
+        "https://kubectl.docs.kubernetes.io/  (content/es/index.md:4)\nmailto:a@b.c  (content/es/index.md:5)\n"
+    );
+}
