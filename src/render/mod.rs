@@ -5,6 +5,7 @@
 //! headings, links and code blocks; [`site`] puts the documents into
 //! templates and adds the base downloads.
 
+pub mod highlight;
 pub mod kubernetes;
 pub mod links;
 pub mod markdown;
