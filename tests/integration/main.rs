@@ -8,3 +8,4 @@ mod build;
 mod docs;
 mod download;
 mod rules;
+mod site;
