@@ -310,6 +310,10 @@ fn the_404_page_works_at_any_depth() {
             .js("return document.querySelector('form.search').getAttribute('data-index');")
             .await;
         assert_eq!(index, "/pt/search-index.json");
+        let home = b
+            .js("return document.querySelector('a.brand').getAttribute('href');")
+            .await;
+        assert_eq!(home, "/pt/", "the header leads to that language's start");
         b.click(".not-found li[lang='pt'] a").await;
         b.until(
             "the Portuguese start page",

@@ -249,6 +249,9 @@
       var rest = location.pathname.slice(prefix.length).split("/")[1];
       if (notFound.getAttribute("data-languages").split(" ").indexOf(rest) >= 0) {
         form.setAttribute("data-index", prefix + "/" + rest + "/search-index.json");
+        document.querySelectorAll("a.brand").forEach(function (a) {
+          a.setAttribute("href", prefix + "/" + rest + "/");
+        });
         var mine = notFound.querySelector('li[lang="' + rest + '"]');
         if (mine) {
           mine.classList.add("here");
