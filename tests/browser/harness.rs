@@ -63,6 +63,17 @@ pub fn have_browser() -> bool {
     false
 }
 
+/// The browsers' scratch folder, `target/tmp/browser/`: their profiles and
+/// their TMPDIR, so that a browser killed in the middle of a test leaves
+/// nothing behind outside `target/`.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("browser")
+        .join(name);
+    std::fs::create_dir_all(&dir).expect("create the browsers' scratch folder");
+    dir
+}
+
 /// Where screenshots are kept: `target/browser-screenshots/`.
 pub fn screenshot_dir() -> PathBuf {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
@@ -174,6 +185,7 @@ impl Driver {
             .arg(format!("--port={port}"))
             .arg("--allowed-ips=127.0.0.1")
             .process_group(0)
+            .env("TMPDIR", scratch("tmp"))
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -194,8 +206,12 @@ impl Driver {
     }
 }
 
-impl Drop for Driver {
-    fn drop(&mut self) {
+impl Driver {
+    /// Kills chromedriver's process group; once done, does nothing.
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         let group = format!("-{}", self.child.id());
         let _ = Command::new("kill")
             .args(["-KILL", "--", &group])
@@ -206,19 +222,40 @@ impl Drop for Driver {
     }
 }
 
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
 /// A browser for one test: its chromedriver, its profile folder, and a
 /// WebDriver client on the site's server.
 pub struct Browser {
     pub client: Client,
     pub base: String,
-    _driver: Driver,
-    _profile: tempfile::TempDir,
+    driver: Driver,
+    profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    /// Stops the browser, then removes its profile, which a browser still
+    /// shutting down may write to for a moment.
+    fn drop(&mut self) {
+        self.driver.stop();
+        for _ in 0..20 {
+            if std::fs::remove_dir_all(self.profile.path()).is_ok() || !self.profile.path().exists()
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 impl Browser {
     async fn open(width: u32, height: u32) -> Browser {
         let driver = Driver::start();
-        let profile = tempfile::tempdir().expect("a profile folder");
+        let profile = tempfile::tempdir_in(scratch("profiles")).expect("a profile folder");
         let mut args: Vec<String> = FLAGS.iter().map(|f| f.to_string()).collect();
         args.push(format!("--user-data-dir={}", profile.path().display()));
         args.push(format!("--window-size={width},{height}"));
@@ -247,8 +284,8 @@ impl Browser {
         Browser {
             client,
             base: server().url.clone(),
-            _driver: driver,
-            _profile: profile,
+            driver,
+            profile,
         }
     }
 
