@@ -67,6 +67,9 @@ pub mod rule {
         TEMPLATE_INVALID = "template-invalid", Input, Error,
             "A template does not parse or fails to render.",
             "Fix the template named in the message; README.md lists the variables each template receives.";
+        SOURCE_DATE_INVALID = "source-date-invalid", Input, Error,
+            "SOURCE_DATE_EPOCH is set but is not a whole number of seconds since 1970, so the build cannot date the sitemap reproducibly.",
+            "Set SOURCE_DATE_EPOCH to a Unix timestamp (e.g. `git log -1 --format=%ct`), or unset it to leave dates out.";
         OUTPUT_UNSAFE = "output-unsafe", Input, Error,
             "The output folder exists and was not written by basepress, so replacing it could destroy work.",
             "Pick another --out folder, or empty this one if its content is disposable.";

@@ -167,7 +167,16 @@ fn render_with(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Outcome
     let Some(tera) = tera else {
         return (None, Outcome::new(diagnostics, None));
     };
-    let files = match render::site(&site, &docs, &tera) {
+    let epoch = std::env::var_os(render::sitemap::SOURCE_DATE_EPOCH)
+        .map(|e| e.to_string_lossy().into_owned());
+    let lastmod = match render::sitemap::source_date(epoch.as_deref()) {
+        Ok(date) => date,
+        Err(d) => {
+            diagnostics.push(d);
+            return (None, Outcome::new(diagnostics, None));
+        }
+    };
+    let files = match render::site(&site, &docs, &tera, lastmod.as_deref()) {
         Ok(f) => f,
         Err(errors) => {
             diagnostics.extend(errors);

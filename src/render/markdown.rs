@@ -43,12 +43,40 @@ impl CodeBlock {
     }
 }
 
+/// The text of a page between two headings, for the search index.
+#[derive(Debug, Clone, Default)]
+pub struct Section {
+    /// Index in [`Document::headings`] of the heading that opens it; `None`
+    /// for the text before the first heading.
+    pub heading: Option<usize>,
+    /// Its words as written (prose, inline code and code blocks), separated
+    /// by spaces.
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Document {
     pub html: String,
     pub headings: Vec<Heading>,
     pub links: Vec<Link>,
     pub code_blocks: Vec<CodeBlock>,
+    /// Always at least one: the text before the first heading.
+    pub sections: Vec<Section>,
+}
+
+impl Document {
+    /// Adds text to the section being read.
+    fn add_text(&mut self, text: &str) {
+        if self.sections.is_empty() {
+            self.sections.push(Section::default());
+        }
+        if let Some(s) = self.sections.last_mut() {
+            if !s.text.is_empty() {
+                s.text.push(' ');
+            }
+            s.text.push_str(text);
+        }
+    }
 }
 
 pub fn options() -> Options {
@@ -81,7 +109,10 @@ pub fn render(body: &str, first_line: usize, rewrite: &dyn Fn(&str) -> String) -
         (first_line + idx, offset - line_starts[idx] + 1)
     };
 
-    let mut doc = Document::default();
+    let mut doc = Document {
+        sections: vec![Section::default()],
+        ..Document::default()
+    };
     let mut events: Vec<Event> = Vec::new();
     let mut used_ids: HashSet<String> = HashSet::new();
     // Explicit ids (`{#id}`) are reserved first so generated ones avoid them.
@@ -117,6 +148,10 @@ pub fn render(body: &str, first_line: usize, rewrite: &dyn Fn(&str) -> String) -
                     Some(id) => id.to_string(),
                     None => unique(&slugify(&title), &mut used_ids),
                 };
+                doc.sections.push(Section {
+                    heading: Some(doc.headings.len()),
+                    text: String::new(),
+                });
                 doc.headings.push(Heading {
                     level: heading_level(*level),
                     id: id.clone(),
@@ -175,10 +210,14 @@ pub fn render(body: &str, first_line: usize, rewrite: &dyn Fn(&str) -> String) -
                     line,
                 };
                 events.push(Event::Html(CowStr::from(code_block_html(&block))));
+                doc.add_text(&block.code);
                 doc.code_blocks.push(block);
                 i = end + 1;
             }
             _ => {
+                if let Event::Text(t) | Event::Code(t) = event {
+                    doc.add_text(t);
+                }
                 events.push(map_event(
                     event.clone(),
                     range,
@@ -260,9 +299,10 @@ fn unique(base: &str, used: &mut HashSet<String>) -> String {
     id
 }
 
-/// HTML of a code block. The language and file name ride along as data
-/// attributes for the page's script and styles.
-fn code_block_html(block: &CodeBlock) -> String {
+/// HTML of a code block, highlighted when its language is one syntect
+/// knows. The language and file name ride along as data attributes for the
+/// page's script and styles.
+pub fn code_block_html(block: &CodeBlock) -> String {
     let mut html = String::from("<pre class=\"code\"");
     if !block.lang.is_empty() {
         html.push_str(&format!(" data-lang=\"{}\"", escape(&block.lang)));
@@ -275,7 +315,10 @@ fn code_block_html(block: &CodeBlock) -> String {
         html.push_str(&format!(" class=\"language-{}\"", escape(&block.lang)));
     }
     html.push('>');
-    html.push_str(&escape(&block.code));
+    match super::highlight::highlight(&block.lang, &block.code) {
+        Some(highlighted) => html.push_str(&highlighted),
+        None => html.push_str(&escape(&block.code)),
+    }
     html.push_str("</code></pre>\n");
     html
 }
@@ -333,7 +376,26 @@ mod tests {
         assert_eq!(b.code, "a: <b>\n");
         assert_eq!(b.line, 4);
         assert!(d.html.contains("data-file=\"kustomization.yaml\""));
-        assert!(d.html.contains("a: &lt;b&gt;"));
+        assert!(d.html.contains("&lt;b&gt;"), "{}", d.html);
+        assert!(!d.html.contains("<b>"), "{}", d.html);
+    }
+
+    #[test]
+    fn sections_hold_the_text_under_each_heading() {
+        let d = plain("Intro `code`.\n\n## Drain\n\nThe *drain* waits.\n\n```sh\nkill -TERM 1\n```\n\n## Next\n");
+        let texts: Vec<_> = d
+            .sections
+            .iter()
+            .map(|s| (s.heading, s.text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (None, "Intro  code ."),
+                (Some(0), "The  drain  waits. kill -TERM 1\n"),
+                (Some(1), ""),
+            ]
+        );
     }
 
     #[test]

@@ -2,22 +2,29 @@
 //!
 //! Rendering happens in two steps so the checks can run in between:
 //! [`documents`] turns every page's Markdown into HTML and collects its
-//! headings, links and code blocks; [`site`] puts the documents into
-//! templates and adds the base downloads.
+//! headings, links, code blocks and text; [`site`] puts the documents into
+//! templates and adds what the build generates: the versions pages, the
+//! search indexes, the sitemap, the default assets and the base downloads.
 
+pub mod highlight;
 pub mod kubernetes;
 pub mod links;
 pub mod markdown;
+pub mod nav;
+pub mod search;
+pub mod sitemap;
 pub mod templates;
 pub mod variables;
+pub mod versions;
 
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::{Page, Site};
 use links::LinkIndex;
 use markdown::{Document, Heading};
+use nav::Tree;
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One file of the output, at a site path (`/es/install/index.html`).
 #[derive(Debug, Clone)]
@@ -40,6 +47,21 @@ pub fn page_file(page: &Page) -> String {
     format!("{}index.html", page.url)
 }
 
+/// The file a language's versions page is written to.
+fn versions_file(lang: &str) -> String {
+    format!("{}index.html", versions::page_url(lang))
+}
+
+/// Files the build generates that a project can replace with its own, at
+/// the same path under `static/`.
+fn replaceable(site: &Site) -> impl Iterator<Item = &'static str> + '_ {
+    templates::ASSETS
+        .iter()
+        .map(|(path, _)| *path)
+        .chain([sitemap::ROBOTS_PATH])
+        .filter(|path| !site.assets.iter().any(|a| a.url == *path))
+}
+
 /// Every path the build writes, checked for collisions between inputs.
 pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     let mut owners: BTreeMap<String, String> = BTreeMap::new();
@@ -54,8 +76,14 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
             owners.insert(path, owner);
         }
     };
-    for fixed in ["/index.html", "/404.html"] {
+    for fixed in ["/index.html", "/404.html", sitemap::SITEMAP_PATH] {
         claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
+    }
+    for l in &site.config.languages {
+        let owner = || format!("basepress (the {} versions page)", l.code);
+        claim(versions_file(&l.code), owner(), &mut diagnostics);
+        let owner = format!("basepress (the {} search index)", l.code);
+        claim(search::index_path(&l.code), owner, &mut diagnostics);
     }
     for p in &site.pages {
         claim(
@@ -67,9 +95,8 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     for p in kubernetes::paths(site) {
         claim(p, "the bases".into(), &mut diagnostics);
     }
-    let style_overridden = site.assets.iter().any(|a| a.url == STYLE_PATH);
-    if !style_overridden {
-        claim(STYLE_PATH.to_string(), "basepress".into(), &mut diagnostics);
+    for path in replaceable(site) {
+        claim(path.to_string(), "basepress".into(), &mut diagnostics);
     }
     for a in &site.assets {
         claim(
@@ -80,8 +107,6 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     }
     (owners.into_keys().collect(), diagnostics)
 }
-
-const STYLE_PATH: &str = "/assets/style.css";
 
 /// Renders every page's Markdown, in parallel, in `site.pages` order,
 /// after replacing its `{{ variables }}`; unknown variables are findings.
@@ -121,7 +146,7 @@ pub fn documents(site: &Site, index: &LinkIndex) -> (Vec<Document>, Vec<Diagnost
     (docs, diagnostics)
 }
 
-/// Words the default templates show, per language.
+/// Words the default templates and the site's script show, per language.
 #[derive(Serialize, Clone, Copy)]
 struct Strings {
     skip: &'static str,
@@ -131,6 +156,24 @@ struct Strings {
     pager: &'static str,
     not_found: &'static str,
     untranslated: &'static str,
+    menu: &'static str,
+    search: &'static str,
+    search_placeholder: &'static str,
+    no_results: &'static str,
+    results: &'static str,
+    copy: &'static str,
+    copied: &'static str,
+    version: &'static str,
+    versions: &'static str,
+    versions_intro: &'static str,
+    latest: &'static str,
+    image_tag: &'static str,
+    image: &'static str,
+    files: &'static str,
+    file: &'static str,
+    download: &'static str,
+    verify: &'static str,
+    all_versions: &'static str,
 }
 
 fn strings(lang: &str) -> Strings {
@@ -144,6 +187,24 @@ fn strings(lang: &str) -> Strings {
             not_found: "Esta página no existe. Ir al inicio",
             untranslated:
                 "Esta página todavía no está traducida: se muestra en su idioma original.",
+            menu: "Menú",
+            search: "Buscar",
+            search_placeholder: "Buscar…",
+            no_results: "Sin resultados",
+            results: "resultados",
+            copy: "Copiar",
+            copied: "Copiado",
+            version: "Versión",
+            versions: "Versiones publicadas",
+            versions_intro: "Cada versión publicada de la base de Kustomize, con sus archivos, la suma SHA-256 de cada uno y la imagen que necesita: la del mismo release. Una versión publicada no cambia nunca, así que puedes fijarla.",
+            latest: "más reciente",
+            image_tag: "Tag de la imagen",
+            image: "Imagen",
+            files: "Archivos",
+            file: "Archivo",
+            download: "Descarga",
+            verify: "Después, comprueba cada archivo con sus sumas:",
+            all_versions: "Todas las versiones",
         },
         "pt" => Strings {
             skip: "Pular para o conteúdo",
@@ -153,6 +214,24 @@ fn strings(lang: &str) -> Strings {
             pager: "Páginas anterior e seguinte",
             not_found: "Esta página não existe. Ir para o início",
             untranslated: "Esta página ainda não foi traduzida: ela aparece no idioma original.",
+            menu: "Menu",
+            search: "Pesquisar",
+            search_placeholder: "Pesquisar…",
+            no_results: "Nenhum resultado",
+            results: "resultados",
+            copy: "Copiar",
+            copied: "Copiado",
+            version: "Versão",
+            versions: "Versões publicadas",
+            versions_intro: "Cada versão publicada da base do Kustomize, com os arquivos, a soma SHA-256 de cada um e a imagem de que ela precisa: a do mesmo release. Uma versão publicada nunca muda, então você pode fixá-la.",
+            latest: "mais recente",
+            image_tag: "Tag da imagem",
+            image: "Imagem",
+            files: "Arquivos",
+            file: "Arquivo",
+            download: "Download",
+            verify: "Depois, confira cada arquivo com as somas:",
+            all_versions: "Todas as versões",
         },
         _ => Strings {
             skip: "Skip to content",
@@ -162,6 +241,24 @@ fn strings(lang: &str) -> Strings {
             pager: "Previous and next pages",
             not_found: "This page does not exist. Go to the start",
             untranslated: "This page is not translated yet: it is shown in its original language.",
+            menu: "Menu",
+            search: "Search",
+            search_placeholder: "Search…",
+            no_results: "No results",
+            results: "results",
+            copy: "Copy",
+            copied: "Copied",
+            version: "Version",
+            versions: "Published versions",
+            versions_intro: "Every published version of the Kustomize base, with its files, the SHA-256 sum of each and the image it needs: the one of the same release. A published version never changes, so you can pin it.",
+            latest: "latest",
+            image_tag: "Image tag",
+            image: "Image",
+            files: "Files",
+            file: "File",
+            download: "Download",
+            verify: "Then check every file against its sum:",
+            all_versions: "All versions",
         },
     }
 }
@@ -169,10 +266,13 @@ fn strings(lang: &str) -> Strings {
 #[derive(Serialize)]
 struct SiteContext<'a> {
     title: &'a str,
+    /// Scheme and host of `base_url`, without the prefix.
     base_url: String,
     prefix: String,
     default_language: &'a str,
     languages: Vec<LanguageContext<'a>>,
+    /// Published versions, newest first, for the header's picker.
+    versions: Vec<VersionLink>,
 }
 
 #[derive(Serialize)]
@@ -183,18 +283,31 @@ struct LanguageContext<'a> {
 }
 
 #[derive(Serialize)]
+struct VersionLink {
+    version: String,
+    image_tag: String,
+    latest: bool,
+}
+
+#[derive(Serialize)]
 struct PageContext<'a> {
     title: &'a str,
     description: Option<&'a str>,
     url: &'a str,
+    /// The URL search engines should index: the page's own, or for an
+    /// untranslated copy, that of its original.
+    canonical: &'a str,
     source: String,
     content: &'a str,
+    /// Whether the content has a level-1 heading (else the template
+    /// shows the title as one).
+    title_in_content: bool,
     toc: &'a [Heading],
     /// For an untranslated copy: the language of its content.
     fallback_from: Option<&'a str>,
     translations: Vec<Translation<'a>>,
-    previous: Option<NavItem<'a>>,
-    next: Option<NavItem<'a>>,
+    previous: Option<Neighbour<'a>>,
+    next: Option<Neighbour<'a>>,
 }
 
 #[derive(Serialize)]
@@ -202,131 +315,289 @@ struct Translation<'a> {
     code: &'a str,
     name: &'a str,
     url: &'a str,
+    /// An untranslated copy: not announced as an alternate.
+    fallback: bool,
+    /// Its heading ids, in the order of this page's headings, when both
+    /// pages have the same headings (so the switcher can keep the reader's
+    /// section); empty otherwise.
+    anchors: Vec<&'a str>,
 }
 
 #[derive(Serialize, Clone)]
-struct NavItem<'a> {
+struct Neighbour<'a> {
     title: &'a str,
     url: &'a str,
-    weight: Option<i64>,
-    current: bool,
 }
 
-/// Pages of one language in reading order: by weight, then title.
-fn reading_order<'a>(site: &'a Site, lang: &str) -> Vec<&'a Page> {
-    let mut pages: Vec<&Page> = site.pages.iter().filter(|p| p.lang == lang).collect();
-    pages.sort_by(|a, b| {
-        (a.weight.unwrap_or(i64::MAX), &a.title, &a.rel).cmp(&(
-            b.weight.unwrap_or(i64::MAX),
-            &b.title,
-            &b.rel,
-        ))
-    });
-    pages
-}
-
-/// Renders the whole site: pages through templates, the redirect at `/`,
-/// the 404 page, the stylesheet, assets and the base downloads.
-pub fn site<'a>(
+/// What every rendered page of a site shares.
+struct Shared<'a> {
     site: &'a Site,
-    docs: &[Document],
-    tera: &tera::Tera,
-) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
-    let base_url = site.config.base_url.trim_end_matches('/').to_string();
-    let site_ctx = SiteContext {
-        title: &site.config.title,
-        base_url: base_url
-            .strip_suffix(&site.config.path_prefix())
-            .unwrap_or(&base_url)
-            .to_string(),
-        prefix: site.config.path_prefix(),
-        default_language: &site.config.default_language,
-        languages: site
-            .config
-            .languages
-            .iter()
-            .map(|l| LanguageContext {
-                code: &l.code,
-                name: &l.name,
-                not_found: strings(&l.code).not_found,
-            })
-            .collect(),
-    };
-    let orders: BTreeMap<&str, Vec<&Page>> = site
-        .config
-        .languages
-        .iter()
-        .map(|l| (l.code.as_str(), reading_order(site, &l.code)))
-        .collect();
+    context: SiteContext<'a>,
+    /// Per language: the content tree and its reading order.
+    trees: BTreeMap<&'a str, (Tree<'a>, Vec<&'a Page>)>,
+    /// Page and document by language and source path.
+    by_source: HashMap<(&'a str, &'a str), (&'a Page, &'a Document)>,
+}
 
-    let rendered: Vec<Result<OutFile, Diagnostic>> = site
-        .pages
-        .par_iter()
-        .zip(docs.par_iter())
-        .map(|(page, doc)| {
-            let order = &orders[page.lang.as_str()];
-            let pos = order.iter().position(|p| p.url == page.url);
-            let item = |p: &&'a Page| nav_item(p, &page.url);
-            let nav: Vec<NavItem> = order.iter().map(item).collect();
-            let previous = pos.and_then(|i| i.checked_sub(1)).map(|i| item(&order[i]));
-            let next = pos.and_then(|i| order.get(i + 1)).map(item);
-            let translations = site
+impl<'a> Shared<'a> {
+    fn new(site: &'a Site, docs: &'a [Document]) -> Self {
+        let base_url = site.config.base_url.trim_end_matches('/');
+        let context = SiteContext {
+            title: &site.config.title,
+            base_url: base_url
+                .strip_suffix(&site.config.path_prefix())
+                .unwrap_or(base_url)
+                .to_string(),
+            prefix: site.config.path_prefix(),
+            default_language: &site.config.default_language,
+            languages: site
                 .config
                 .languages
                 .iter()
-                .filter_map(|l| {
-                    site.pages
-                        .iter()
-                        .find(|p| p.lang == l.code && p.rel == page.rel)
-                        .map(|p| Translation {
-                            code: &l.code,
-                            name: &l.name,
-                            url: &p.url,
-                        })
+                .map(|l| language(site, &l.code))
+                .collect(),
+            versions: versions::list(site)
+                .into_iter()
+                .map(|v| VersionLink {
+                    version: v.version,
+                    image_tag: v.image_tag,
+                    latest: v.latest,
                 })
-                .collect();
-            let page_ctx = PageContext {
-                title: &page.title,
-                description: page.description.as_deref(),
-                url: &page.url,
-                source: page.source.display().to_string(),
-                content: &doc.html,
-                toc: &doc.headings,
-                fallback_from: page.fallback_from.as_deref(),
-                translations,
-                previous,
-                next,
-            };
-            let mut ctx = tera::Context::new();
-            ctx.insert("site", &site_ctx);
-            ctx.insert("lang", &language(site, &page.lang));
-            ctx.insert("t", &strings(&page.lang));
-            ctx.insert("page", &page_ctx);
-            ctx.insert("nav", &nav);
-            let html = templates::render(tera, site, "page.html", &ctx)
-                .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
-            Ok(OutFile::new(page_file(page), html))
-        })
-        .collect();
-
-    let mut files = Vec::with_capacity(rendered.len() + 16);
-    let mut errors = Vec::new();
-    for r in rendered {
-        match r {
-            Ok(f) => files.push(f),
-            Err(d) => errors.push(d),
+                .collect(),
+        };
+        let trees = site
+            .config
+            .languages
+            .iter()
+            .map(|l| {
+                let tree = Tree::new(site.pages.iter().filter(|p| p.lang == l.code));
+                let order = tree.reading_order();
+                (l.code.as_str(), (tree, order))
+            })
+            .collect();
+        let by_source = site
+            .pages
+            .iter()
+            .zip(docs)
+            .map(|(p, d)| ((p.lang.as_str(), p.rel.as_str()), (p, d)))
+            .collect();
+        Shared {
+            site,
+            context,
+            trees,
+            by_source,
         }
     }
 
+    /// A template context with the variables every template receives.
+    fn context(&self, lang: &str) -> tera::Context {
+        let mut ctx = tera::Context::new();
+        ctx.insert("site", &self.context);
+        ctx.insert("lang", &language(self.site, lang));
+        ctx.insert("t", &strings(lang));
+        ctx
+    }
+
+    /// The page in every language that has it, with the heading ids that
+    /// match `doc`'s headings.
+    fn translations(&self, page: &Page, doc: &Document) -> Vec<Translation<'a>> {
+        let levels = |d: &Document| d.headings.iter().map(|h| h.level).collect::<Vec<_>>();
+        self.site
+            .config
+            .languages
+            .iter()
+            .filter_map(|l| {
+                let (p, d) = self.by_source.get(&(l.code.as_str(), page.rel.as_str()))?;
+                let anchors = if p.lang != page.lang && levels(d) == levels(doc) {
+                    d.headings.iter().map(|h| h.id.as_str()).collect()
+                } else {
+                    Vec::new()
+                };
+                Some(Translation {
+                    code: &l.code,
+                    name: &l.name,
+                    url: &p.url,
+                    fallback: p.fallback_from.is_some(),
+                    anchors,
+                })
+            })
+            .collect()
+    }
+
+    /// URL of the original of an untranslated copy, else the page's own.
+    fn canonical(&self, page: &'a Page) -> &'a str {
+        page.fallback_from
+            .as_deref()
+            .and_then(|from| self.by_source.get(&(from, page.rel.as_str())))
+            .map_or(page.url.as_str(), |(p, _)| p.url.as_str())
+    }
+
+    fn render_page(
+        &self,
+        page: &'a Page,
+        doc: &'a Document,
+        tera: &tera::Tera,
+    ) -> Result<OutFile, Diagnostic> {
+        let (tree, order) = &self.trees[page.lang.as_str()];
+        let pos = order.iter().position(|p| std::ptr::eq(*p, page));
+        let neighbour = |p: &&'a Page| Neighbour {
+            title: &p.title,
+            url: &p.url,
+        };
+        let page_ctx = PageContext {
+            title: &page.title,
+            description: page.description.as_deref(),
+            url: &page.url,
+            canonical: self.canonical(page),
+            source: page.source.display().to_string(),
+            content: &doc.html,
+            title_in_content: doc.headings.iter().any(|h| h.level == 1),
+            toc: &doc.headings,
+            fallback_from: page.fallback_from.as_deref(),
+            translations: self.translations(page, doc),
+            previous: pos
+                .and_then(|i| i.checked_sub(1))
+                .map(|i| neighbour(&order[i])),
+            next: pos.and_then(|i| order.get(i + 1)).map(neighbour),
+        };
+        let mut ctx = self.context(&page.lang);
+        ctx.insert("page", &page_ctx);
+        ctx.insert("nav", &tree.for_page(Some(page)));
+        let html = templates::render(tera, self.site, "page.html", &ctx)
+            .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
+        Ok(OutFile::new(page_file(page), html))
+    }
+
+    /// The versions page of `lang`.
+    fn render_versions(&self, lang: &str, tera: &tera::Tera) -> Result<OutFile, Diagnostic> {
+        let t = strings(lang);
+        let urls: Vec<(&str, &str, String)> = self
+            .site
+            .config
+            .languages
+            .iter()
+            .map(|l| {
+                (
+                    l.code.as_str(),
+                    l.name.as_str(),
+                    versions::page_url(&l.code),
+                )
+            })
+            .collect();
+        let url = versions::page_url(lang);
+        let page_ctx = PageContext {
+            title: t.versions,
+            description: None,
+            url: &url,
+            canonical: &url,
+            source: String::new(),
+            content: "",
+            title_in_content: false,
+            toc: &[],
+            fallback_from: None,
+            translations: urls
+                .iter()
+                .map(|(code, name, url)| Translation {
+                    code,
+                    name,
+                    url,
+                    fallback: false,
+                    anchors: Vec::new(),
+                })
+                .collect(),
+            previous: None,
+            next: None,
+        };
+        let (tree, _) = &self.trees[lang];
+        let mut ctx = self.context(lang);
+        ctx.insert("page", &page_ctx);
+        ctx.insert("nav", &tree.for_page(None));
+        ctx.insert("versions", &versions::list(self.site));
+        let html = templates::render(tera, self.site, "versions.html", &ctx)?;
+        Ok(OutFile::new(versions_file(lang), html))
+    }
+
+    /// Every page of the sitemap: the translated pages and the versions
+    /// pages, each with its alternates.
+    fn sitemap_entries(&self) -> Vec<sitemap::Entry> {
+        let origin = self.site.config.base_url.trim_end_matches('/');
+        let default = self.site.config.default_language.as_str();
+        let group = |urls: Vec<(&str, String)>| -> Vec<sitemap::Entry> {
+            let mut alternates: Vec<(String, String)> = urls
+                .iter()
+                .map(|(lang, url)| (lang.to_string(), format!("{origin}{url}")))
+                .collect();
+            if let Some((_, url)) = urls.iter().find(|(lang, _)| *lang == default) {
+                alternates.push(("x-default".into(), format!("{origin}{url}")));
+            }
+            urls.iter()
+                .map(|(_, url)| sitemap::Entry {
+                    loc: format!("{origin}{url}"),
+                    alternates: alternates.clone(),
+                })
+                .collect()
+        };
+        let mut entries = Vec::new();
+        let mut rels: Vec<&str> = self.site.pages.iter().map(|p| p.rel.as_str()).collect();
+        rels.sort_unstable();
+        rels.dedup();
+        for rel in rels {
+            let urls = self
+                .site
+                .config
+                .languages
+                .iter()
+                .filter_map(|l| self.by_source.get(&(l.code.as_str(), rel)))
+                .filter(|(p, _)| p.fallback_from.is_none())
+                .map(|(p, _)| (p.lang.as_str(), p.url.clone()))
+                .collect();
+            entries.extend(group(urls));
+        }
+        let urls = self
+            .site
+            .config
+            .languages
+            .iter()
+            .map(|l| (l.code.as_str(), versions::page_url(&l.code)))
+            .collect();
+        entries.extend(group(urls));
+        entries
+    }
+}
+
+/// Renders the whole site: pages through templates, the versions pages,
+/// the redirect at `/`, the 404 page, the search indexes, the sitemap, the
+/// default assets, the project's assets and the base downloads. `lastmod`
+/// dates the sitemap's entries (from `SOURCE_DATE_EPOCH`).
+pub fn site(
+    site: &Site,
+    docs: &[Document],
+    tera: &tera::Tera,
+    lastmod: Option<&str>,
+) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    let shared = Shared::new(site, docs);
+    let mut results: Vec<Result<OutFile, Diagnostic>> = site
+        .pages
+        .par_iter()
+        .zip(docs.par_iter())
+        .map(|(page, doc)| shared.render_page(page, doc, tera))
+        .collect();
+    for l in &site.config.languages {
+        results.push(shared.render_versions(&l.code, tera));
+    }
     let default_lang = &site.config.default_language;
-    let mut ctx = tera::Context::new();
-    ctx.insert("site", &site_ctx);
-    ctx.insert("lang", &language(site, default_lang));
-    ctx.insert("t", &strings(default_lang));
+    let mut ctx = shared.context(default_lang);
     ctx.insert("target", &format!("/{default_lang}/"));
     for (name, path) in [("redirect.html", "/index.html"), ("404.html", "/404.html")] {
-        match templates::render(tera, site, name, &ctx) {
-            Ok(html) => files.push(OutFile::new(path, html)),
+        results
+            .push(templates::render(tera, site, name, &ctx).map(|html| OutFile::new(path, html)));
+    }
+
+    let mut files = Vec::with_capacity(results.len() + 16);
+    let mut errors = Vec::new();
+    for r in results {
+        match r {
+            Ok(f) => files.push(f),
             Err(d) => errors.push(d),
         }
     }
@@ -334,8 +605,35 @@ pub fn site<'a>(
         return Err(errors);
     }
 
-    if !site.assets.iter().any(|a| a.url == STYLE_PATH) {
-        files.push(OutFile::new(STYLE_PATH, templates::STYLE_CSS));
+    let by_language: BTreeMap<&str, Vec<(&Page, &Document)>> = shared
+        .trees
+        .iter()
+        .map(|(lang, (_, order))| {
+            let pages = order
+                .iter()
+                .filter_map(|p| shared.by_source.get(&(p.lang.as_str(), p.rel.as_str())))
+                .copied()
+                .collect();
+            (*lang, pages)
+        })
+        .collect();
+    files.extend(search::files(site, &by_language));
+    files.push(OutFile::new(
+        sitemap::SITEMAP_PATH,
+        sitemap::sitemap(&shared.sitemap_entries(), lastmod),
+    ));
+    for path in replaceable(site) {
+        files.push(match path {
+            sitemap::ROBOTS_PATH => OutFile::new(
+                path,
+                sitemap::robots(&format!(
+                    "{}{}",
+                    site.config.base_url.trim_end_matches('/'),
+                    sitemap::SITEMAP_PATH
+                )),
+            ),
+            _ => OutFile::new(path, templates::asset(path).unwrap_or_default()),
+        });
     }
     for a in &site.assets {
         files.push(OutFile::new(a.url.clone(), a.bytes.clone()));
@@ -343,15 +641,6 @@ pub fn site<'a>(
     files.extend(kubernetes::files(site));
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
-}
-
-fn nav_item<'a>(p: &'a Page, current: &str) -> NavItem<'a> {
-    NavItem {
-        title: &p.title,
-        url: &p.url,
-        weight: p.weight,
-        current: p.url == current,
-    }
 }
 
 fn language<'a>(site: &'a Site, code: &str) -> LanguageContext<'a> {

@@ -12,11 +12,30 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("page.html", include_str!("default/page.html")),
     ("redirect.html", include_str!("default/redirect.html")),
     ("404.html", include_str!("default/404.html")),
+    ("versions.html", include_str!("default/versions.html")),
+    ("macros.html", include_str!("default/macros.html")),
+    (
+        "partials/footer.html",
+        include_str!("default/partials/footer.html"),
+    ),
 ];
 
-/// The default stylesheet, published at `/assets/style.css` unless the
-/// project has its own (`static/assets/style.css`).
-pub const STYLE_CSS: &str = include_str!("default/style.css");
+/// The default assets, by site path: the stylesheet, the colours of
+/// highlighted code and the site's script. A file at the same path under
+/// `static/` (`static/assets/style.css`) replaces one.
+pub const ASSETS: &[(&str, &str)] = &[
+    ("/assets/style.css", include_str!("default/style.css")),
+    ("/assets/syntax.css", include_str!("default/syntax.css")),
+    ("/assets/site.js", include_str!("default/site.js")),
+];
+
+/// The default asset published at `path`, if there is one.
+pub fn asset(path: &str) -> Option<&'static str> {
+    ASSETS
+        .iter()
+        .find(|(p, _)| *p == path)
+        .map(|(_, text)| *text)
+}
 
 /// Compiles the defaults and the project's overrides into one engine.
 pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {

@@ -10,3 +10,4 @@ mod download;
 mod fuzz;
 mod rules;
 mod safety;
+mod site;

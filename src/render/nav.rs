@@ -1,0 +1,287 @@
+//! The sidebar of one language: its pages as a tree that follows the
+//! content folders, each level ordered by `weight`, then title. The same
+//! tree, read depth first, is the reading order of the previous and next
+//! links.
+
+use crate::site::Page;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Up to this many pages in a language, every folder of the sidebar lists
+/// its pages (closed unless it holds the current page). Above it, only the
+/// folders on the way to the current page do, so that a page's HTML does
+/// not grow with the size of the whole site.
+pub const FULL_TREE_PAGES: usize = 300;
+
+/// The content tree of one language.
+pub struct Tree<'a> {
+    entries: Vec<Entry<'a>>,
+    pages: usize,
+}
+
+enum Entry<'a> {
+    Page(&'a Page),
+    Folder(Folder<'a>),
+}
+
+/// A content folder: its `index.md`, when it has one, stands for it.
+struct Folder<'a> {
+    /// Its path below the language folder, with a final `/` (`guides/`).
+    path: String,
+    name: String,
+    index: Option<&'a Page>,
+    entries: Vec<Entry<'a>>,
+}
+
+/// One line of the sidebar, as templates receive it.
+#[derive(Serialize, Clone)]
+pub struct NavNode<'a> {
+    pub title: &'a str,
+    /// The page's URL; for a folder, that of its `index.md` (none when it
+    /// has no index page).
+    pub url: Option<&'a str>,
+    pub weight: Option<i64>,
+    /// This is the page being rendered.
+    pub current: bool,
+    /// A folder that holds the page being rendered (or is it).
+    pub open: bool,
+    /// Whether this is a folder.
+    pub folder: bool,
+    /// A folder's pages and folders; empty for a page, and for a closed
+    /// folder of a large site.
+    pub children: Vec<NavNode<'a>>,
+}
+
+/// Folders, while the tree is assembled.
+#[derive(Default)]
+struct Draft<'a> {
+    index: Option<&'a Page>,
+    pages: Vec<&'a Page>,
+    folders: BTreeMap<String, Draft<'a>>,
+}
+
+impl<'a> Tree<'a> {
+    /// The tree of `pages`, all of one language.
+    pub fn new(pages: impl IntoIterator<Item = &'a Page>) -> Self {
+        let mut root = Draft::default();
+        let mut count = 0;
+        for page in pages {
+            count += 1;
+            let mut draft = &mut root;
+            let mut parts: Vec<&str> = page.rel.split('/').collect();
+            let file = parts.pop().unwrap_or_default();
+            let nested = !parts.is_empty();
+            for part in parts {
+                draft = draft.folders.entry(part.to_string()).or_default();
+            }
+            if file == "index.md" && nested {
+                draft.index = Some(page);
+            } else {
+                draft.pages.push(page);
+            }
+        }
+        Tree {
+            entries: finish(root, ""),
+            pages: count,
+        }
+    }
+
+    /// Every page, depth first: a folder's index page before its pages.
+    pub fn reading_order(&self) -> Vec<&'a Page> {
+        let mut out = Vec::with_capacity(self.pages);
+        flatten(&self.entries, &mut out);
+        out
+    }
+
+    /// The sidebar as seen from `current` (none: from a page that is not
+    /// in the tree, such as the versions page).
+    pub fn for_page(&self, current: Option<&Page>) -> Vec<NavNode<'_>> {
+        let full = self.pages <= FULL_TREE_PAGES;
+        let at = current.map(|p| (p.rel.as_str(), p.url.as_str()));
+        nodes(&self.entries, at, full)
+    }
+}
+
+/// Sorts a folder's entries and turns its subfolders into entries.
+fn finish<'a>(draft: Draft<'a>, path: &str) -> Vec<Entry<'a>> {
+    let mut entries: Vec<Entry<'a>> = draft.pages.into_iter().map(Entry::Page).collect();
+    for (name, sub) in draft.folders {
+        let sub_path = format!("{path}{name}/");
+        let index = sub.index;
+        entries.push(Entry::Folder(Folder {
+            entries: finish(sub, &sub_path),
+            path: sub_path,
+            name,
+            index,
+        }));
+    }
+    entries.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    entries
+}
+
+/// Weight (none last), then title, then source path.
+fn sort_key<'e>(e: &'e Entry) -> (i64, &'e str, &'e str) {
+    match e {
+        Entry::Page(p) => (p.weight.unwrap_or(i64::MAX), &p.title, &p.rel),
+        Entry::Folder(f) => match f.index {
+            Some(p) => (p.weight.unwrap_or(i64::MAX), &p.title, &f.path),
+            None => (i64::MAX, &f.name, &f.path),
+        },
+    }
+}
+
+fn flatten<'a>(entries: &[Entry<'a>], out: &mut Vec<&'a Page>) {
+    for e in entries {
+        match e {
+            Entry::Page(p) => out.push(p),
+            Entry::Folder(f) => {
+                out.extend(f.index);
+                flatten(&f.entries, out);
+            }
+        }
+    }
+}
+
+/// The nodes of `entries`; `at` is the current page's source path and URL.
+fn nodes<'t>(entries: &'t [Entry<'_>], at: Option<(&str, &str)>, full: bool) -> Vec<NavNode<'t>> {
+    let is_current = |p: &Page| at.is_some_and(|(_, url)| p.url == url);
+    entries
+        .iter()
+        .map(|e| match e {
+            Entry::Page(p) => NavNode {
+                title: &p.title,
+                url: Some(&p.url),
+                weight: p.weight,
+                current: is_current(p),
+                open: false,
+                folder: false,
+                children: Vec::new(),
+            },
+            Entry::Folder(f) => {
+                let open = at.is_some_and(|(rel, _)| rel.starts_with(&f.path));
+                NavNode {
+                    title: f.index.map_or(f.name.as_str(), |p| p.title.as_str()),
+                    url: f.index.map(|p| p.url.as_str()),
+                    weight: f.index.and_then(|p| p.weight),
+                    current: f.index.is_some_and(is_current),
+                    open,
+                    folder: true,
+                    children: if open || full {
+                        nodes(&f.entries, at, full)
+                    } else {
+                        Vec::new()
+                    },
+                }
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(rel: &str, title: &str, weight: Option<i64>) -> Page {
+        let url = format!(
+            "/en/{}",
+            rel.trim_end_matches("index.md").replace(".md", "/")
+        );
+        Page {
+            lang: "en".into(),
+            rel: rel.into(),
+            source: format!("content/en/{rel}").into(),
+            url,
+            title: title.into(),
+            weight,
+            description: None,
+            base: None,
+            base_line: None,
+            fallback_from: None,
+            body: String::new(),
+            body_line: 1,
+        }
+    }
+
+    fn titles(nodes: &[NavNode]) -> Vec<String> {
+        nodes
+            .iter()
+            .map(|n| {
+                if n.children.is_empty() {
+                    n.title.to_string()
+                } else {
+                    format!("{}[{}]", n.title, titles(&n.children).join(" "))
+                }
+            })
+            .collect()
+    }
+
+    fn sample() -> Vec<Page> {
+        vec![
+            page("index.md", "Home", Some(1)),
+            page("install.md", "Install", Some(10)),
+            page("faq.md", "FAQ", None),
+            page("guides/index.md", "Guides", Some(5)),
+            page("guides/b.md", "Beta", None),
+            page("guides/a.md", "Alpha", None),
+            page("guides/deep/x.md", "X", Some(1)),
+            page("zz/only.md", "Only", None),
+        ]
+    }
+
+    #[test]
+    fn folders_nest_and_each_level_sorts_by_weight_then_title() {
+        let pages = sample();
+        let tree = Tree::new(&pages);
+        let nav = tree.for_page(Some(&pages[1]));
+        assert_eq!(
+            titles(&nav),
+            [
+                "Home",
+                "Guides[Alpha Beta deep[X]]",
+                "Install",
+                "FAQ",
+                "zz[Only]"
+            ]
+        );
+        let order: Vec<_> = tree
+            .reading_order()
+            .iter()
+            .map(|p| p.title.as_str())
+            .collect();
+        assert_eq!(
+            order,
+            ["Home", "Guides", "Alpha", "Beta", "X", "Install", "FAQ", "Only"]
+        );
+    }
+
+    #[test]
+    fn the_folders_holding_the_current_page_are_open() {
+        let pages = sample();
+        let tree = Tree::new(&pages);
+        let nav = tree.for_page(Some(&pages[6]));
+        let guides = &nav[1];
+        assert!(guides.folder && guides.open && !guides.current);
+        assert_eq!(guides.url, Some("/en/guides/"));
+        let deep = &guides.children[2];
+        assert!(deep.open && deep.url.is_none());
+        assert!(deep.children[0].current);
+        assert!(!nav[4].open, "zz does not hold the page");
+    }
+
+    #[test]
+    fn a_large_site_lists_only_the_folders_on_the_current_path() {
+        let mut pages = vec![
+            page("a/index.md", "A", Some(1)),
+            page("b/index.md", "B", Some(2)),
+        ];
+        for i in 0..FULL_TREE_PAGES {
+            pages.push(page(&format!("a/p{i:03}.md"), &format!("P{i:03}"), None));
+            pages.push(page(&format!("b/q{i:03}.md"), &format!("Q{i:03}"), None));
+        }
+        let tree = Tree::new(&pages);
+        let nav = tree.for_page(Some(&pages[2]));
+        assert_eq!(nav[0].children.len(), FULL_TREE_PAGES);
+        assert!(nav[1].children.is_empty());
+        assert_eq!(nav[1].url, Some("/en/b/"));
+    }
+}

@@ -1,0 +1,206 @@
+//! The search index of each language, `/LANG/search-index.json`, which
+//! `/assets/site.js` queries in the reader's browser.
+//!
+//! Each heading opens a section (the text before a page's first heading is
+//! a section of its own, found under the page's title). The index lists the
+//! pages, the sections, every distinct word once, sorted, and for each word
+//! the sections it appears in:
+//!
+//! ```json
+//! {"version": 1,
+//!  "pages": [["Instalación", "/es/installation/"]],
+//!  "sections": [[0, "", ""], [0, "Descargar la base", "descargar-la-base"]],
+//!  "words": ["base", "descargar"],
+//!  "postings": [[1], [1]]}
+//! ```
+//!
+//! A section is `[page, heading title, anchor]`; a posting list holds
+//! section numbers, each written as the gap from the previous one, which
+//! keeps the numbers short. Words are folded the way the script folds a
+//! query: accents and other marks removed, lowercase, split at anything
+//! that is not a letter or a digit, so `audiência` and `audiencia` meet.
+//!
+//! The most common words of Spanish, Portuguese and English (`de`, `the`)
+//! are in nearly every section and would take a third of the index; they
+//! are left out, and listed under `"stop"` so the script ignores them in a
+//! query too.
+
+use super::markdown::Document;
+use super::OutFile;
+use crate::site::{Page, Site};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Words shorter than this are left out: they match too much to help.
+const MIN_WORD: usize = 2;
+/// Longer "words" are hashes and digests, which nobody types.
+const MAX_WORD: usize = 32;
+
+/// Site path of a language's index.
+pub fn index_path(lang: &str) -> String {
+    format!("/{lang}/search-index.json")
+}
+
+/// Words too common to help a search, by language, folded.
+fn stop_words(lang: &str) -> &'static [&'static str] {
+    match lang.split('-').next().unwrap_or(lang) {
+        "es" => &[
+            "al", "como", "con", "cual", "cuando", "de", "del", "donde", "el", "en", "entre", "es",
+            "esa", "ese", "eso", "esta", "este", "esto", "ha", "hay", "la", "las", "le", "les",
+            "lo", "los", "mas", "me", "mi", "muy", "ni", "no", "nos", "para", "pero", "por", "que",
+            "se", "si", "sin", "sobre", "son", "su", "sus", "te", "tu", "un", "una", "unas", "uno",
+            "unos", "ya",
+        ],
+        "pt" => &[
+            "ao", "aos", "as", "com", "como", "da", "das", "de", "do", "dos", "ela", "ele", "em",
+            "entre", "essa", "esse", "esta", "este", "isso", "isto", "ja", "lhe", "mais", "mas",
+            "me", "na", "nao", "nas", "nem", "no", "nos", "num", "numa", "os", "ou", "para",
+            "pela", "pelo", "por", "que", "sao", "se", "sem", "seu", "seus", "so", "sua", "suas",
+            "te", "tem", "um", "uma", "voce",
+        ],
+        "en" => &[
+            "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
+            "has", "have", "if", "in", "into", "is", "it", "its", "of", "on", "or", "so", "than",
+            "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was",
+            "were", "what", "when", "which", "who", "will", "with", "you", "your",
+        ],
+        _ => &[],
+    }
+}
+
+#[derive(Serialize)]
+struct Index<'a> {
+    version: u32,
+    /// Words left out of the index, which a query ignores.
+    stop: &'static [&'static str],
+    /// `[title, url]`, the URL with the site's prefix.
+    pages: Vec<(&'a str, String)>,
+    /// `[page, heading title, anchor]`.
+    sections: Vec<(usize, &'a str, &'a str)>,
+    words: Vec<&'a str>,
+    /// For each word, the gaps between the sections it is in.
+    postings: Vec<Vec<usize>>,
+}
+
+/// Folds text into the words a query is matched against.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .flat_map(|w| {
+            deunicode::deunicode(w)
+                .to_lowercase()
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+}
+
+/// The index of language `lang`: `pages` in reading order, each with its
+/// rendered document.
+pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
+    let prefix = site.config.path_prefix();
+    let stop = stop_words(lang);
+    let mut sections = Vec::new();
+    let mut section_words: Vec<BTreeSet<String>> = Vec::new();
+    for (i, (page, doc)) in pages.iter().enumerate() {
+        for section in &doc.sections {
+            let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
+                Some(h) => (h.title.as_str(), h.id.as_str()),
+                None => ("", ""),
+            };
+            let heading_words = if title.is_empty() { &page.title } else { title };
+            let set: BTreeSet<String> = words(heading_words)
+                .chain(words(&section.text))
+                .filter(|w| !stop.contains(&w.as_str()))
+                .collect();
+            if set.is_empty() {
+                continue;
+            }
+            sections.push((i, title, anchor));
+            section_words.push(set);
+        }
+    }
+    let mut postings: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (s, set) in section_words.iter().enumerate() {
+        for w in set {
+            postings.entry(w.as_str()).or_default().push(s);
+        }
+    }
+    let index = Index {
+        version: 1,
+        stop,
+        pages: pages
+            .iter()
+            .map(|(p, _)| (p.title.as_str(), format!("{prefix}{}", p.url)))
+            .collect(),
+        sections,
+        words: postings.keys().copied().collect(),
+        postings: postings.values().map(|list| gaps(list)).collect(),
+    };
+    let mut json = serde_json::to_string(&index).unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+/// `[3, 5, 9]` → `[3, 2, 4]`.
+fn gaps(sorted: &[usize]) -> Vec<usize> {
+    let mut prev = 0;
+    sorted
+        .iter()
+        .map(|&n| {
+            let gap = n - prev;
+            prev = n;
+            gap
+        })
+        .collect()
+}
+
+/// One index per language of the site.
+pub fn files(site: &Site, orders: &BTreeMap<&str, Vec<(&Page, &Document)>>) -> Vec<OutFile> {
+    orders
+        .iter()
+        .map(|(lang, pages)| OutFile::new(index_path(lang), index(site, lang, pages)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_folded_split_and_filtered() {
+        let w: Vec<String> =
+            words("La audiência, `RUNNER_DRAIN_TIMEOUT_MS` y Terminación: a 1.30.0").collect();
+        assert_eq!(
+            w,
+            [
+                "la",
+                "audiencia",
+                "runner",
+                "drain",
+                "timeout",
+                "ms",
+                "terminacion",
+                "30"
+            ]
+        );
+    }
+
+    #[test]
+    fn stop_words_are_folded_and_sorted() {
+        for lang in ["es", "pt", "en"] {
+            let list = stop_words(lang);
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{lang}: not sorted");
+            for w in list {
+                assert_eq!(words(w).collect::<Vec<_>>(), [w.to_string()], "{lang}");
+            }
+        }
+    }
+
+    #[test]
+    fn posting_lists_are_gaps() {
+        assert_eq!(gaps(&[3, 5, 9]), [3, 2, 4]);
+        assert_eq!(gaps(&[0]), [0]);
+    }
+}

@@ -1,0 +1,327 @@
+//! What the build generates for readers besides the pages: the versions
+//! pages, the search indexes, the sitemap, robots.txt, the 404 page, the
+//! sidebar and the language links of every page.
+
+use crate::support::*;
+
+fn read(p: &Project, rel: &str) -> String {
+    std::fs::read_to_string(p.out().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The test project with a second base and a few more pages.
+fn project() -> Project {
+    let p = Project::new();
+    for f in ["kustomization.yaml", "deployment.yaml", "config.env"] {
+        let text = std::fs::read_to_string(p.path(&format!("bases/v1.1.0/{f}"))).unwrap();
+        p.write(&format!("bases/v1.0.0/{f}"), &text);
+    }
+    p.write(
+        "content/es/install.md",
+        "---\ntitle: Instalación\n---\n# Instalación\n\n## Pasos\n\nLa audiência del token.\n\n## Terminación\n\nEl drenaje espera.\n",
+    );
+    p.write(
+        "content/en/guides/index.md",
+        "---\ntitle: Guides\nweight: 2\n---\nAll the guides.\n",
+    );
+    p.write(
+        "content/en/guides/drain.md",
+        "---\ntitle: Drain\n---\n## Graceful drain\n\nThe agent drains its tasks.\n",
+    );
+    p
+}
+
+fn built() -> Project {
+    let p = project();
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    p
+}
+
+#[test]
+fn each_language_has_a_versions_page_with_every_base() {
+    let p = built();
+    let es = read(&p, "es/versions/index.html");
+    assert!(es.contains("<html lang=\"es\">"));
+    assert!(es.contains("<h1>Versiones publicadas</h1>"), "{es}");
+    let en = read(&p, "en/versions/index.html");
+    assert!(en.contains("<h1>Published versions</h1>"));
+    for (v, tag) in [("v1.0.0", "1.0.0"), ("v1.1.0", "1.1.0")] {
+        assert!(es.contains(&format!("<h2 id=\"{v}\">")), "{v}: {es}");
+        assert!(es.contains(&format!("<code>agent:{tag}</code>")), "{v}");
+        for f in ["config.env", "deployment.yaml", "kustomization.yaml"] {
+            let url = format!("/kubernetes/{v}/base/{f}");
+            assert!(es.contains(&format!("<a href=\"{url}\">{f}</a>")), "{url}");
+            let bytes = std::fs::read(p.out().join(url.trim_start_matches('/'))).unwrap();
+            assert!(es.contains(&basepress::site::sha256_hex(&bytes)), "{url}");
+        }
+        let snippet = text(&es);
+        assert!(
+            snippet.contains(&format!("VERSION={tag}   # the image tag")),
+            "{v}"
+        );
+    }
+    assert!(text(&es).contains("BASE=\"https://docs.example.com/kubernetes/v${VERSION#v}/base\""));
+    // Newest first, and marked.
+    let newest = es.find("<h2 id=\"v1.1.0\">").unwrap();
+    assert!(newest < es.find("<h2 id=\"v1.0.0\">").unwrap());
+    assert!(es[newest..]
+        .starts_with("<h2 id=\"v1.1.0\">v1.1.0 <span class=\"badge\">más reciente</span>"));
+    // The header's version picker links into the page.
+    let page = read(&p, "en/install/index.html");
+    assert!(page
+        .contains("<a href=\"/en/versions/#v1.1.0\">v1.1.0 <span class=\"badge\">latest</span>"));
+    assert!(page.contains("<a href=\"/en/versions/#v1.0.0\">v1.0.0</a>"));
+}
+
+#[test]
+fn search_indexes_hold_folded_words_by_heading() {
+    let p = built();
+    let es: serde_json::Value = serde_json::from_str(&read(&p, "es/search-index.json")).unwrap();
+    let words: Vec<&str> = es["words"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(words.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
+    for w in ["audiencia", "drenaje", "terminacion", "token"] {
+        assert!(words.contains(&w), "{w} missing from {words:?}");
+    }
+    assert!(!words.contains(&"audiência"), "accents are folded");
+    assert!(!words.contains(&"el"), "stop words are left out");
+    // "drenaje" is under the heading "Terminación" of the install page.
+    let i = words.iter().position(|w| *w == "drenaje").unwrap();
+    let mut at = 0;
+    let sections: Vec<usize> = es["postings"][i]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            at += g.as_u64().unwrap() as usize;
+            at
+        })
+        .collect();
+    assert_eq!(sections.len(), 1);
+    let section = &es["sections"][sections[0]];
+    assert_eq!(section[1], "Terminación");
+    assert_eq!(section[2], "terminacion");
+    let page = &es["pages"][section[0].as_u64().unwrap() as usize];
+    assert_eq!(page[1], "/es/install/");
+    let html = read(&p, "es/install/index.html");
+    assert!(html.contains("id=\"terminacion\""));
+
+    let en = read(&p, "en/search-index.json");
+    assert!(en.contains("\"drain\""), "{en}");
+    assert!(en.contains("\"graceful-drain\""), "{en}");
+}
+
+#[test]
+fn the_sitemap_lists_every_page_with_its_alternates() {
+    let p = built();
+    let xml = read(&p, "sitemap.xml");
+    assert!(xml.contains("<loc>https://docs.example.com/en/install/</loc>"));
+    assert!(xml.contains("<loc>https://docs.example.com/es/install/</loc>"));
+    assert!(xml.contains("<loc>https://docs.example.com/en/guides/drain/</loc>"));
+    assert!(xml.contains("<loc>https://docs.example.com/es/versions/</loc>"));
+    assert!(xml.contains(
+        "<xhtml:link rel=\"alternate\" hreflang=\"x-default\" href=\"https://docs.example.com/en/install/\"/>"
+    ));
+    // The Spanish copy of an untranslated page is not announced.
+    assert!(
+        !xml.contains("https://docs.example.com/es/guides/drain/"),
+        "{xml}"
+    );
+    assert!(
+        !xml.contains("lastmod"),
+        "no date without SOURCE_DATE_EPOCH"
+    );
+    assert_eq!(
+        read(&p, "robots.txt"),
+        "User-agent: *\nAllow: /\n\nSitemap: https://docs.example.com/sitemap.xml\n"
+    );
+}
+
+#[test]
+fn dates_come_only_from_source_date_epoch() {
+    let p = project();
+    let root = p.root().to_string_lossy().into_owned();
+    let o = basepress()
+        .args(["build", "--root", &root])
+        .env("SOURCE_DATE_EPOCH", "1717200000")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let xml = read(&p, "sitemap.xml");
+    assert!(xml.contains("<lastmod>2024-06-01</lastmod>"), "{xml}");
+
+    let o = basepress()
+        .args(["build", "--root", &root])
+        .env("SOURCE_DATE_EPOCH", "last tuesday")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error[source-date-invalid]"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn every_page_names_its_translations_and_the_default() {
+    let p = built();
+    let en = read(&p, "en/install/index.html");
+    for (lang, url) in [
+        ("en", "/en/install/"),
+        ("es", "/es/install/"),
+        ("x-default", "/en/install/"),
+    ] {
+        assert!(
+            en.contains(&format!(
+                "<link rel=\"alternate\" hreflang=\"{lang}\" href=\"https://docs.example.com{url}\">"
+            )),
+            "{lang}: {en}"
+        );
+    }
+    // The switcher maps headings only when both pages have the same ones.
+    assert!(!en.contains("data-anchors"), "{en}");
+    let drain = read(&p, "en/guides/drain/index.html");
+    assert!(
+        drain.contains("hreflang=\"es\" lang=\"es\" data-anchors=\"graceful-drain\""),
+        "{drain}"
+    );
+    // An untranslated copy points at its original.
+    let copy = read(&p, "es/guides/drain/index.html");
+    assert!(copy
+        .contains("<link rel=\"canonical\" href=\"https://docs.example.com/en/guides/drain/\">"));
+    assert!(!copy.contains("hreflang=\"es\" href"), "{copy}");
+    assert!(copy.contains(
+        "<a href=\"/es/guides/drain/\" hreflang=\"es\" lang=\"es\" aria-current=\"page\">"
+    ));
+}
+
+#[test]
+fn the_sidebar_follows_the_folders() {
+    let p = built();
+    let html = read(&p, "en/guides/drain/index.html");
+    let nav = &html[html.find("<nav id=\"sidebar\"").unwrap()..];
+    let nav = &nav[..nav.find("</nav>").unwrap()];
+    let home = nav.find(">Home</a>").unwrap();
+    let guides = nav
+        .find("<details open><summary><a href=\"/en/guides/\">Guides</a></summary>")
+        .unwrap();
+    let drain = nav
+        .find("<a href=\"/en/guides/drain/\" aria-current=\"page\">Drain</a>")
+        .unwrap();
+    let install = nav.find(">Install</a>").unwrap();
+    assert!(home < guides && guides < drain && drain < install, "{nav}");
+    // Reading order follows the tree: Guides, then Drain, then Install.
+    assert!(html.contains("rel=\"prev\" href=\"/en/guides/\""), "{html}");
+    assert!(
+        html.contains("rel=\"next\" href=\"/en/install/\""),
+        "{html}"
+    );
+    // Pages without a level-1 heading get their title as one.
+    assert!(html.contains("<h1>Drain</h1>"));
+    let install = read(&p, "es/install/index.html");
+    assert_eq!(install.matches("<h1").count(), 1, "{install}");
+}
+
+#[test]
+fn generated_files_cannot_be_claimed_by_pages() {
+    let p = project();
+    p.write("content/es/versions.md", "---\ntitle: Versiones\n---\n");
+    p.write("content/en/search-index.json", "{}");
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let conflicts: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "output-conflict")
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(conflicts.len(), 2, "{report:#}");
+    assert!(conflicts
+        .iter()
+        .any(|m| m.contains("/es/versions/index.html")));
+    assert!(conflicts
+        .iter()
+        .any(|m| m.contains("/en/search-index.json")));
+
+    // Links to generated pages resolve.
+    let p = project();
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\n---\n## Steps\n\nSee [versions](/en/versions/#v1.1.0) and [the sitemap](/sitemap.xml).\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
+#[test]
+fn projects_replace_default_templates_and_assets() {
+    let p = project();
+    p.write(
+        "templates/partials/footer.html",
+        "<footer>© {{ site.title }} · {{ t.all_versions }}</footer>\n",
+    );
+    p.write("static/assets/style.css", "body { color: red }\n");
+    p.write("static/robots.txt", "User-agent: *\nDisallow: /\n");
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(read(&p, "assets/style.css"), "body { color: red }\n");
+    for page in [
+        "en/install/index.html",
+        "es/versions/index.html",
+        "404.html",
+    ] {
+        let html = read(&p, page);
+        assert!(html.contains("<footer>© Test docs · "), "{page}: {html}");
+    }
+    assert_eq!(read(&p, "robots.txt"), "User-agent: *\nDisallow: /\n");
+    assert!(read(&p, "assets/site.js").contains("search-index"));
+    assert!(read(&p, "assets/syntax.css").contains(".hl-string"));
+}
+
+#[test]
+fn a_site_below_a_path_prefixes_every_url() {
+    let p = project();
+    let site = SITE_YAML.replace("https://docs.example.com", "https://example.com/docs/");
+    p.write("site.yaml", &site);
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = read(&p, "en/install/index.html");
+    for needle in [
+        "href=\"/docs/assets/style.css\"",
+        "src=\"/docs/assets/site.js\"",
+        "data-index=\"/docs/en/search-index.json\"",
+        "href=\"/docs/en/versions/#v1.1.0\"",
+        "<link rel=\"canonical\" href=\"https://example.com/docs/en/install/\">",
+    ] {
+        assert!(html.contains(needle), "{needle}: {html}");
+    }
+    let not_found = read(&p, "404.html");
+    assert!(not_found.contains("href=\"/docs/assets/style.css\""));
+    assert!(not_found.contains("<a href=\"/docs/es/\">"));
+    assert!(read(&p, "en/search-index.json").contains("\"/docs/en/install/\""));
+    assert!(read(&p, "sitemap.xml").contains("<loc>https://example.com/docs/en/install/</loc>"));
+    assert!(read(&p, "robots.txt").contains("Sitemap: https://example.com/docs/sitemap.xml"));
+}
+
+#[test]
+fn pages_load_nothing_from_other_hosts() {
+    let p = built();
+    for (path, bytes) in tree(&p.out()) {
+        if !(path.ends_with(".html") || path.ends_with(".css") || path.ends_with(".js")) {
+            continue;
+        }
+        let text = String::from_utf8(bytes).unwrap();
+        for attr in ["src=\"http", "src=\"//", "url(http", "url(//", "@import"] {
+            assert!(!text.contains(attr), "{path} loads `{attr}`");
+        }
+        for line in text.lines().filter(|l| l.contains("rel=\"stylesheet\"")) {
+            assert!(line.contains("href=\"/"), "{path}: {line}");
+        }
+    }
+}
