@@ -37,7 +37,11 @@ pub fn check(site: &Site, docs: &[Document]) -> Vec<Diagnostic> {
         if page.fallback_from.is_some() {
             continue;
         }
-        let files: Vec<&CodeBlock> = doc.code_blocks.iter().filter(|b| b.attr("file").is_some()).collect();
+        let files: Vec<&CodeBlock> = doc
+            .code_blocks
+            .iter()
+            .filter(|b| b.attr("file").is_some())
+            .collect();
         if files.is_empty() {
             continue;
         }
@@ -86,7 +90,10 @@ struct Overlay<'a> {
 
 impl<'a> Overlay<'a> {
     fn block(&self, name: &str) -> Option<&'a CodeBlock> {
-        self.files.iter().copied().find(|b| b.attr("file") == Some(name))
+        self.files
+            .iter()
+            .copied()
+            .find(|b| b.attr("file") == Some(name))
     }
 
     /// A 1-based line of a block's code, as a location in the page.
@@ -144,7 +151,12 @@ impl<'a> Overlay<'a> {
         };
         let mut result = base.clone();
 
-        for r in k["resources"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for r in k["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             let r = r.trim_end_matches('/');
             if matches!(r, "base" | "../base" | "./base") {
                 continue;
@@ -184,14 +196,24 @@ impl<'a> Overlay<'a> {
                 _ => {}
             }
         }
-        for path in k["patchesStrategicMerge"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-            match self.block(path).map(|b| (b, yaml::from_str::<Value>(&b.code))) {
+        for path in k["patchesStrategicMerge"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
+            match self
+                .block(path)
+                .map(|b| (b, yaml::from_str::<Value>(&b.code)))
+            {
                 Some((b, Ok(v))) => patches.push((b, v, None)),
                 Some((_, Err(_))) => return None,
                 None => {
                     self.error(
                         rule::DOC_OVERLAY_INVALID,
-                        format!("the patch `{path}` is not shown on the page as a `file={path}` block"),
+                        format!(
+                            "the patch `{path}` is not shown on the page as a `file={path}` block"
+                        ),
                         self.find(kblock, path),
                     );
                     return None;
@@ -207,7 +229,13 @@ impl<'a> Overlay<'a> {
         Some(result)
     }
 
-    fn apply_patch(&mut self, base: &mut Base, block: &CodeBlock, patch: &Value, target: Option<&Value>) {
+    fn apply_patch(
+        &mut self,
+        base: &mut Base,
+        block: &CodeBlock,
+        patch: &Value,
+        target: Option<&Value>,
+    ) {
         // A JSON 6902 patch is a list of operations: only its target is checked.
         let (kind, name) = match target {
             Some(t) => (t["kind"].as_str(), t["name"].as_str()),
@@ -216,18 +244,30 @@ impl<'a> Overlay<'a> {
         let (Some(kind), Some(name)) = (kind, name) else {
             self.error(
                 rule::DOC_OVERLAY_INVALID,
-                "the patch names no target: give it `kind` and `metadata.name`, or a `target`".into(),
+                "the patch names no target: give it `kind` and `metadata.name`, or a `target`"
+                    .into(),
                 self.at(block, 1, 1),
             );
             return;
         };
-        let Some(m) = base.manifests.iter_mut().find(|m| m.kind == kind && m.name == name) else {
-            let have: Vec<String> = base.manifests.iter().map(|m| format!("{} {}", m.kind, m.name)).collect();
-            let at = if target.is_some() { self.find(block, name) } else { self.find(block, name) };
+        let Some(m) = base
+            .manifests
+            .iter_mut()
+            .find(|m| m.kind == kind && m.name == name)
+        else {
+            let have: Vec<String> = base
+                .manifests
+                .iter()
+                .map(|m| format!("{} {}", m.kind, m.name))
+                .collect();
+            let at = self.find(block, name);
             self.out.push(
                 Diagnostic::new(
                     rule::DOC_PATCH_TARGET_MISSING,
-                    format!("the patch targets {kind} `{name}`, which base {} does not have", base.folder()),
+                    format!(
+                        "the patch targets {kind} `{name}`, which base {} does not have",
+                        base.folder()
+                    ),
                 )
                 .at(at)
                 .help(format!("the base has: {}", have.join(", "))),
@@ -257,7 +297,11 @@ impl<'a> Overlay<'a> {
             }
             Err(e) => {
                 let (l, c) = positions.nearest(&e.pointer).unwrap_or((1, 1));
-                self.error(rule::DOC_OVERLAY_INVALID, format!("the patch cannot be merged: {}", e.message), self.at(block, l, c));
+                self.error(
+                    rule::DOC_OVERLAY_INVALID,
+                    format!("the patch cannot be merged: {}", e.message),
+                    self.at(block, l, c),
+                );
             }
         }
     }
@@ -265,7 +309,14 @@ impl<'a> Overlay<'a> {
     /// Containers and volumes a patch names must exist in the base, unless
     /// the patch adds a complete one (a container with an image, a volume
     /// with a source): otherwise the merge adds a broken one.
-    fn unknown_names(&mut self, block: &CodeBlock, positions: &yaml::Positions, base: &Value, patch: &Value, pod_ptr: &str) {
+    fn unknown_names(
+        &mut self,
+        block: &CodeBlock,
+        positions: &yaml::Positions,
+        base: &Value,
+        patch: &Value,
+        pod_ptr: &str,
+    ) {
         let base_pod = base.pointer(pod_ptr);
         let Some(patch_pod) = patch.pointer(pod_ptr) else {
             return;
@@ -281,8 +332,15 @@ impl<'a> Overlay<'a> {
                 .flatten()
                 .filter_map(|c| c["name"].as_str())
                 .collect();
-            for (i, item) in patch_pod[field].as_array().into_iter().flatten().enumerate() {
-                let Some(name) = item["name"].as_str() else { continue };
+            for (i, item) in patch_pod[field]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let Some(name) = item["name"].as_str() else {
+                    continue;
+                };
                 if existing.contains(&name) || item.get("$patch").is_some() {
                     continue;
                 }
@@ -297,7 +355,11 @@ impl<'a> Overlay<'a> {
                 let (l, c) = positions
                     .nearest(&format!("{pod_ptr}/{field}/{i}"))
                     .unwrap_or((1, 1));
-                let what = if field == "volumes" { "volume" } else { "container" };
+                let what = if field == "volumes" {
+                    "volume"
+                } else {
+                    "container"
+                };
                 let suggestion = crate::check::closest_key(name, existing.iter().copied())
                     .or(existing.first().copied());
                 let mut d = Diagnostic::new(
@@ -308,7 +370,10 @@ impl<'a> Overlay<'a> {
                 )
                 .at(self.at(block, l, c));
                 if let Some(s) = suggestion {
-                    d = d.help(format!("the base's {what}s: {}; did you mean `{s}`?", existing.join(", ")));
+                    d = d.help(format!(
+                        "the base's {what}s: {}; did you mean `{s}`?",
+                        existing.join(", ")
+                    ));
                 }
                 self.out.push(d);
             }
@@ -321,10 +386,15 @@ impl<'a> Overlay<'a> {
             ("secretGenerator", GeneratorKind::Secret),
         ] {
             for g in k[field].as_array().into_iter().flatten() {
-                let Some(name) = g["name"].as_str() else { continue };
+                let Some(name) = g["name"].as_str() else {
+                    continue;
+                };
                 let behavior = g["behavior"].as_str().unwrap_or("create");
                 let entries = self.generator_entries(kblock, g);
-                let existing = base.generators.iter_mut().find(|b| b.kind == kind && b.name == name);
+                let existing = base
+                    .generators
+                    .iter_mut()
+                    .find(|b| b.kind == kind && b.name == name);
                 match (behavior, existing) {
                     ("merge", Some(b)) => {
                         for e in entries {
@@ -368,7 +438,12 @@ impl<'a> Overlay<'a> {
     /// The keys a generator of the overlay sets, located in the page.
     fn generator_entries(&self, kblock: &CodeBlock, g: &Value) -> Vec<GeneratedEntry> {
         let mut out = Vec::new();
-        for lit in g["literals"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        for lit in g["literals"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+        {
             let (key, value) = lit.split_once('=').unwrap_or((lit, ""));
             out.push(GeneratedEntry {
                 key: key.to_string(),
@@ -376,7 +451,12 @@ impl<'a> Overlay<'a> {
                 at: self.find(kblock, lit),
             });
         }
-        let env_files = g["envs"].as_array().into_iter().flatten().chain(std::iter::once(&g["env"])).filter_map(Value::as_str);
+        let env_files = g["envs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .chain(std::iter::once(&g["env"]))
+            .filter_map(Value::as_str);
         for name in env_files {
             let Some(b) = self.block(name) else { continue };
             for (i, line) in b.code.lines().enumerate() {
@@ -409,14 +489,19 @@ impl<'a> Overlay<'a> {
             .filter_map(|c| c["image"].as_str().map(str::to_string))
             .collect();
         for img in k["images"].as_array().into_iter().flatten() {
-            let Some(name) = img["name"].as_str() else { continue };
+            let Some(name) = img["name"].as_str() else {
+                continue;
+            };
             if !used.contains(name) {
                 let mut list: Vec<_> = used.iter().cloned().collect();
                 list.sort();
                 self.out.push(
                     Diagnostic::new(
                         rule::DOC_IMAGE_UNKNOWN,
-                        format!("`images` replaces `{name}`, which no container of base {} uses", base.folder()),
+                        format!(
+                            "`images` replaces `{name}`, which no container of base {} uses",
+                            base.folder()
+                        ),
                     )
                     .at(self.find(kblock, name))
                     .help(format!("the base's images: {}", list.join(", "))),
