@@ -163,7 +163,9 @@ fn overlay_page(kustomization: &str, patch: Option<&str>) -> Project {
     if let Some(p) = patch {
         body.push_str(&format!("```yaml file=patch.yaml\n{p}```\n\n"));
     }
-    body.push_str(&format!("```yaml file=kustomization.yaml\n{kustomization}```\n"));
+    body.push_str(&format!(
+        "```yaml file=kustomization.yaml\n{kustomization}```\n"
+    ));
     agent_docs("", &body)
 }
 
@@ -208,50 +210,80 @@ fn a_correct_overlay_passes() {
 #[test]
 fn a_patch_for_a_misspelled_container() {
     let patch = format!("{PATCH_HEAD}      containers:\n        - name: agnet\n          env:\n            - name: AWS_REGION\n              value: us-east-1\n");
-    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch.yaml\n"), Some(&patch));
+    let p = overlay_page(
+        &format!("{OVERLAY}patches:\n  - path: patch.yaml\n"),
+        Some(&patch),
+    );
     let f = only(&p, "doc-patch-unknown-name");
     assert_eq!(f["location"]["file"], "content/es/index.md");
     assert_eq!(f["location"]["line"], page_line(&p, "name: agnet"));
-    assert!(f["remedy"].as_str().unwrap().contains("did you mean `agent`"), "{f:#}");
+    assert!(
+        f["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `agent`"),
+        "{f:#}"
+    );
 }
 
 #[test]
 fn a_patch_for_a_resource_the_base_lacks() {
     let patch = PATCH_HEAD.replace("name: whystack-agent", "name: whystack-agnet")
         + "      terminationGracePeriodSeconds: 200\n";
-    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch.yaml\n"), Some(&patch));
+    let p = overlay_page(
+        &format!("{OVERLAY}patches:\n  - path: patch.yaml\n"),
+        Some(&patch),
+    );
     let f = only(&p, "doc-patch-target-missing");
     assert_eq!(f["location"]["line"], page_line(&p, "name: whystack-agnet"));
-    assert!(f["remedy"].as_str().unwrap().contains("StatefulSet whystack-agent"));
+    assert!(f["remedy"]
+        .as_str()
+        .unwrap()
+        .contains("StatefulSet whystack-agent"));
 }
 
 #[test]
 fn a_patch_with_a_field_the_pod_spec_lacks() {
-    let patch = format!("{PATCH_HEAD}      containers:\n        - name: agent\n          llamas: true\n");
-    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch.yaml\n"), Some(&patch));
+    let patch =
+        format!("{PATCH_HEAD}      containers:\n        - name: agent\n          llamas: true\n");
+    let p = overlay_page(
+        &format!("{OVERLAY}patches:\n  - path: patch.yaml\n"),
+        Some(&patch),
+    );
     let f = only(&p, "manifest-unknown-field");
     assert_eq!(f["location"]["file"], "content/es/index.md");
     assert_eq!(f["location"]["line"], page_line(&p, "llamas"));
-    assert!(f["message"].as_str().unwrap().contains("containers[agent].llamas"));
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("containers[agent].llamas"));
 }
 
 #[test]
 fn a_patch_the_page_does_not_show() {
-    let p = overlay_page(&format!("{OVERLAY}patches:\n  - path: patch-missing.yaml\n"), None);
+    let p = overlay_page(
+        &format!("{OVERLAY}patches:\n  - path: patch-missing.yaml\n"),
+        None,
+    );
     let f = only(&p, "doc-overlay-invalid");
     assert_eq!(f["location"]["line"], page_line(&p, "patch-missing.yaml"));
 }
 
 #[test]
 fn generator_merges_follow_the_image_rules() {
-    let gen = |body: &str| format!("{OVERLAY}configMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals:\n{body}");
+    let gen = |body: &str| {
+        format!("{OVERLAY}configMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals:\n{body}")
+    };
 
     let p = overlay_page(&gen("      - RUNNER_ATTESTATION_MODE=aws-sts\n"), None);
     let f = only(&p, "env-requirement-missing");
     assert_eq!(f["location"]["line"], page_line(&p, "=aws-sts"));
     assert!(f["message"].as_str().unwrap().contains("AWS_REGION"));
 
-    let p = overlay_page(&gen("      - RUNNER_ATTESTATION_MODE=aws-sts\n      - AWS_REGION=us-east-1\n"), None);
+    let p = overlay_page(
+        &gen("      - RUNNER_ATTESTATION_MODE=aws-sts\n      - AWS_REGION=us-east-1\n"),
+        None,
+    );
     assert_eq!(p.check_json().0, 0);
 
     let p = overlay_page(&gen("      - RUNNER_ATTESTATION_MODE=eks-oidc\n"), None);
@@ -259,7 +291,10 @@ fn generator_merges_follow_the_image_rules() {
 
     let p = overlay_page(&gen("      - RUNNER_SECRET_STORE_MOD=aws\n"), None);
     let f = only(&p, "env-key-unknown");
-    assert_eq!(f["location"]["line"], page_line(&p, "RUNNER_SECRET_STORE_MOD="));
+    assert_eq!(
+        f["location"]["line"],
+        page_line(&p, "RUNNER_SECRET_STORE_MOD=")
+    );
 
     // The drain grows past the grace period: reported at the overlay.
     let p = overlay_page(&gen("      - RUNNER_DRAIN_TIMEOUT_MS=300000\n"), None);
@@ -272,7 +307,10 @@ fn a_merge_into_a_generator_the_base_lacks() {
     let k = format!("{OVERLAY}configMapGenerator:\n  - name: whystack-config\n    behavior: merge\n    literals:\n      - RUNNER_LOG_FORMAT=text\n");
     let p = overlay_page(&k, None);
     let f = only(&p, "doc-generator-unknown");
-    assert_eq!(f["location"]["line"], page_line(&p, "name: whystack-config"));
+    assert_eq!(
+        f["location"]["line"],
+        page_line(&p, "name: whystack-config")
+    );
 }
 
 #[test]
