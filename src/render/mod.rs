@@ -17,7 +17,7 @@ use links::LinkIndex;
 use markdown::{Document, Heading};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One file of the output, at a site path (`/es/install/index.html`).
 #[derive(Debug, Clone)]
@@ -258,6 +258,17 @@ pub fn site<'a>(
         .iter()
         .map(|l| (l.code.as_str(), reading_order(site, &l.code)))
         .collect();
+    // Lookups that would otherwise scan every page for every page.
+    let mut positions: HashMap<&str, usize> = HashMap::new();
+    for order in orders.values() {
+        for (i, p) in order.iter().enumerate() {
+            positions.entry(p.url.as_str()).or_insert(i);
+        }
+    }
+    let mut by_source: HashMap<(&str, &str), &Page> = HashMap::new();
+    for p in &site.pages {
+        by_source.entry((&p.lang, &p.rel)).or_insert(p);
+    }
 
     let rendered: Vec<Result<OutFile, Diagnostic>> = site
         .pages
@@ -265,7 +276,10 @@ pub fn site<'a>(
         .zip(docs.par_iter())
         .map(|(page, doc)| {
             let order = &orders[page.lang.as_str()];
-            let pos = order.iter().position(|p| p.url == page.url);
+            let pos = positions
+                .get(page.url.as_str())
+                .copied()
+                .filter(|&i| order[i].url == page.url);
             let item = |p: &&'a Page| nav_item(p, &page.url);
             let nav: Vec<NavItem> = order.iter().map(item).collect();
             let previous = pos.and_then(|i| i.checked_sub(1)).map(|i| item(&order[i]));
@@ -275,9 +289,8 @@ pub fn site<'a>(
                 .languages
                 .iter()
                 .filter_map(|l| {
-                    site.pages
-                        .iter()
-                        .find(|p| p.lang == l.code && p.rel == page.rel)
+                    by_source
+                        .get(&(l.code.as_str(), page.rel.as_str()))
                         .map(|p| Translation {
                             code: &l.code,
                             name: &l.name,
