@@ -18,6 +18,7 @@ use markdown::{Document, Heading};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Mutex;
 
 /// One file of the output, at a site path (`/es/install/index.html`).
 #[derive(Debug, Clone)]
@@ -270,18 +271,34 @@ pub fn site<'a>(
         by_source.entry((&p.lang, &p.rel)).or_insert(p);
     }
 
+    // `nav` is the same for every page of a language but for the item
+    // marked current: it becomes a template value once per language (and
+    // thread), which each page's context borrows and gives back.
+    let navs: BTreeMap<&str, tera::Value> = orders
+        .iter()
+        .map(|(&lang, order)| {
+            let items: Vec<NavItem> = order.iter().map(|p| nav_item(p, "")).collect();
+            (lang, tera::to_value(items).expect("nav items serialize"))
+        })
+        .collect();
+    let spare_navs: BTreeMap<&str, Mutex<Vec<tera::Value>>> =
+        navs.keys().map(|&l| (l, Mutex::new(Vec::new()))).collect();
+
     let rendered: Vec<Result<OutFile, Diagnostic>> = site
         .pages
         .par_iter()
         .zip(docs.par_iter())
         .map(|(page, doc)| {
-            let order = &orders[page.lang.as_str()];
+            let lang = page.lang.as_str();
+            let order = &orders[lang];
             let pos = positions
                 .get(page.url.as_str())
                 .copied()
                 .filter(|&i| order[i].url == page.url);
             let item = |p: &&'a Page| nav_item(p, &page.url);
-            let nav: Vec<NavItem> = order.iter().map(item).collect();
+            let spare = spare_navs[lang].lock().map(|mut v| v.pop());
+            let mut nav = spare.ok().flatten().unwrap_or_else(|| navs[lang].clone());
+            set_current(&mut nav, pos, true);
             let previous = pos.and_then(|i| i.checked_sub(1)).map(|i| item(&order[i]));
             let next = pos.and_then(|i| order.get(i + 1)).map(item);
             let translations = site
@@ -315,9 +332,18 @@ pub fn site<'a>(
             ctx.insert("lang", &language(site, &page.lang));
             ctx.insert("t", &strings(&page.lang));
             ctx.insert("page", &page_ctx);
-            ctx.insert("nav", &nav);
-            let html = templates::render(tera, site, "page.html", &ctx)
-                .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
+            let mut borrowed = tera::Map::new();
+            borrowed.insert("nav".to_string(), nav);
+            ctx.extend(tera::Context::from_value(borrowed.into()).expect("an object"));
+            let html = templates::render(tera, site, "page.html", &ctx);
+            if let Some(mut nav) = ctx.remove("nav") {
+                set_current(&mut nav, pos, false);
+                if let Ok(mut spare) = spare_navs[lang].lock() {
+                    spare.push(nav);
+                }
+            }
+            let html =
+                html.map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
             Ok(OutFile::new(page_file(page), html))
         })
         .collect();
@@ -356,6 +382,13 @@ pub fn site<'a>(
     files.extend(kubernetes::files(site));
     files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
+}
+
+/// Marks the nav item at `pos` as the current page, or unmarks it.
+fn set_current(nav: &mut tera::Value, pos: Option<usize>, current: bool) {
+    if let Some(item) = pos.and_then(|i| nav.get_mut(i)) {
+        item["current"] = tera::Value::Bool(current);
+    }
 }
 
 fn nav_item<'a>(p: &'a Page, current: &str) -> NavItem<'a> {
