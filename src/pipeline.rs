@@ -99,14 +99,22 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
     let Some(tera) = tera else {
         return Outcome::new(diagnostics, None);
     };
-    let files = match render::site(&site, &docs, &tera) {
-        Ok(f) => f,
+    // Rendered files go straight into the staging folder beside `out`; a
+    // render error drops it, so `out` only ever changes as a whole.
+    let staging = write::Staging::new(out);
+    let sink = |f: render::OutFile| {
+        if let Ok(s) = &staging {
+            s.put(&f.path, &f.bytes);
+        }
+    };
+    let files = match render::site_into(&site, &docs, &tera, &sink) {
+        Ok(n) => n,
         Err(errors) => {
             diagnostics.extend(errors);
             return Outcome::new(diagnostics, None);
         }
     };
-    if let Err(d) = write::write_site(out, &files) {
+    if let Err(d) = staging.and_then(write::Staging::finish) {
         diagnostics.push(d);
         return Outcome::new(diagnostics, None);
     }
@@ -114,7 +122,7 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
         pages: site.pages.len(),
         languages: site.config.languages.len(),
         versions: site.bases.iter().map(|b| b.folder()).collect(),
-        files: files.len(),
+        files,
     };
     Outcome::new(diagnostics, Some(summary))
 }

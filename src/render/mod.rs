@@ -228,11 +228,32 @@ fn reading_order<'a>(site: &'a Site, lang: &str) -> Vec<&'a Page> {
 
 /// Renders the whole site: pages through templates, the redirect at `/`,
 /// the 404 page, the stylesheet, assets and the base downloads.
-pub fn site<'a>(
-    site: &'a Site,
+pub fn site(
+    site: &Site,
     docs: &[Document],
     tera: &tera::Tera,
 ) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    let files = Mutex::new(Vec::new());
+    site_into(site, docs, tera, &|f| {
+        if let Ok(mut files) = files.lock() {
+            files.push(f);
+        }
+    })?;
+    let mut files = files.into_inner().unwrap_or_default();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Renders the whole site like [`site`], handing each file to `sink` as
+/// soon as it is rendered, so that the pages need not all be held in
+/// memory. On an error, files already handed over are to be discarded.
+/// Returns how many files were handed over.
+pub fn site_into<'a>(
+    site: &'a Site,
+    docs: &[Document],
+    tera: &tera::Tera,
+    sink: &(dyn Fn(OutFile) + Sync),
+) -> Result<usize, Vec<Diagnostic>> {
     let base_url = site.config.base_url.trim_end_matches('/').to_string();
     let site_ctx = SiteContext {
         title: &site.config.title,
@@ -284,7 +305,7 @@ pub fn site<'a>(
     let spare_navs: BTreeMap<&str, Mutex<Vec<tera::Value>>> =
         navs.keys().map(|&l| (l, Mutex::new(Vec::new()))).collect();
 
-    let rendered: Vec<Result<OutFile, Diagnostic>> = site
+    let rendered: Vec<Result<(), Diagnostic>> = site
         .pages
         .par_iter()
         .zip(docs.par_iter())
@@ -344,15 +365,16 @@ pub fn site<'a>(
             }
             let html =
                 html.map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
-            Ok(OutFile::new(page_file(page), html))
+            sink(OutFile::new(page_file(page), html));
+            Ok(())
         })
         .collect();
 
-    let mut files = Vec::with_capacity(rendered.len() + 16);
+    let mut count = 0;
     let mut errors = Vec::new();
     for r in rendered {
         match r {
-            Ok(f) => files.push(f),
+            Ok(()) => count += 1,
             Err(d) => errors.push(d),
         }
     }
@@ -365,7 +387,10 @@ pub fn site<'a>(
     ctx.insert("target", &format!("/{default_lang}/"));
     for (name, path) in [("redirect.html", "/index.html"), ("404.html", "/404.html")] {
         match templates::render(tera, site, name, &ctx) {
-            Ok(html) => files.push(OutFile::new(path, html)),
+            Ok(html) => {
+                sink(OutFile::new(path, html));
+                count += 1;
+            }
             Err(d) => errors.push(d),
         }
     }
@@ -373,15 +398,17 @@ pub fn site<'a>(
         return Err(errors);
     }
 
+    let mut rest = Vec::new();
     if !site.assets.iter().any(|a| a.url == STYLE_PATH) {
-        files.push(OutFile::new(STYLE_PATH, templates::STYLE_CSS));
+        rest.push(OutFile::new(STYLE_PATH, templates::STYLE_CSS));
     }
     for a in &site.assets {
-        files.push(OutFile::new(a.url.clone(), a.bytes.clone()));
+        rest.push(OutFile::new(a.url.clone(), a.bytes.clone()));
     }
-    files.extend(kubernetes::files(site));
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    rest.extend(kubernetes::files(site));
+    count += rest.len();
+    rest.into_iter().for_each(sink);
+    Ok(count)
 }
 
 /// Marks the nav item at `pos` as the current page, or unmarks it.
