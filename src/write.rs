@@ -8,8 +8,8 @@
 use crate::diagnostics::{rule, Diagnostic};
 use crate::render::OutFile;
 use rayon::prelude::*;
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// A file basepress leaves in every output folder, so it never replaces a
 /// folder it did not write.
@@ -18,39 +18,100 @@ const MARKER_TEXT: &str = "This folder is written by basepress and replaced on e
 
 /// Writes `files` as the new content of `out`.
 pub fn write_site(out: &Path, files: &[OutFile]) -> Result<(), Diagnostic> {
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        Diagnostic::new(
-            rule::IO_UNREADABLE,
-            format!("cannot {what} {}: {e}", out.display()),
-        )
-        .help("check that the output's parent folder exists and is writable")
-    };
-    let name = out
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| fail("write to", &"the output path has no folder name"))?;
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(|e| fail("create the parent of", &e))?;
-    ensure_replaceable(out)?;
+    let staging = Staging::new(out)?;
+    files
+        .par_iter()
+        .for_each(|f| staging.put(&f.path, &f.bytes));
+    staging.finish()
+}
 
-    let tmp = tempfile::Builder::new()
-        .prefix(&temp_prefix(&name))
-        .tempdir_in(&parent)
-        .map_err(|e| fail("create a temporary folder beside", &e))?;
-    set_dir_mode(tmp.path());
-    write_tree(tmp.path(), files).map_err(|e| fail("write", &e))?;
-    std::fs::write(tmp.path().join(MARKER), MARKER_TEXT).map_err(|e| fail("write", &e))?;
+/// A site being written: files go into a temporary folder beside the
+/// output as they come, so a build need not hold them all in memory, and
+/// [`Staging::finish`] swaps the folder into place. Dropped unfinished, it
+/// removes the folder and `out` stays as it was.
+pub struct Staging {
+    out: PathBuf,
+    parent: PathBuf,
+    name: String,
+    tmp: tempfile::TempDir,
+    /// The first write that failed, reported by `finish`.
+    failed: Mutex<Option<std::io::Error>>,
+}
 
-    let tmp_path = tmp.keep();
-    if let Err(e) = swap_into_place(&tmp_path, out) {
-        let _ = std::fs::remove_dir_all(&tmp_path);
-        return Err(fail("replace", &e));
+fn fail(out: &Path, what: &str, e: &dyn std::fmt::Display) -> Diagnostic {
+    Diagnostic::new(
+        rule::IO_UNREADABLE,
+        format!("cannot {what} {}: {e}", out.display()),
+    )
+    .help("check that the output's parent folder exists and is writable")
+}
+
+impl Staging {
+    /// Checks that `out` may be replaced and creates the temporary folder.
+    pub fn new(out: &Path) -> Result<Staging, Diagnostic> {
+        let name = out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .ok_or_else(|| fail(out, "write to", &"the output path has no folder name"))?;
+        let parent = match out.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| fail(out, "create the parent of", &e))?;
+        ensure_replaceable(out)?;
+
+        let tmp = tempfile::Builder::new()
+            .prefix(&temp_prefix(&name))
+            .tempdir_in(&parent)
+            .map_err(|e| fail(out, "create a temporary folder beside", &e))?;
+        set_dir_mode(tmp.path());
+        Ok(Staging {
+            out: out.to_path_buf(),
+            parent,
+            name,
+            tmp,
+            failed: Mutex::new(None),
+        })
     }
-    clean_stale(&parent, &name);
-    Ok(())
+
+    /// Writes one file at a site path, creating its folders. A failure is
+    /// kept for [`Staging::finish`] to report; later files are skipped.
+    pub fn put(&self, site_path: &str, bytes: &[u8]) {
+        if self.failed.lock().map_or(true, |f| f.is_some()) {
+            return;
+        }
+        let path = target(self.tmp.path(), site_path);
+        let written = std::fs::write(&path, bytes).or_else(|e| match path.parent() {
+            Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(dir)?;
+                std::fs::write(&path, bytes)
+            }
+            _ => Err(e),
+        });
+        if let Err(e) = written {
+            if let Ok(mut failed) = self.failed.lock() {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Adds the marker and swaps the folder into place of `out`.
+    pub fn finish(self) -> Result<(), Diagnostic> {
+        let out = self.out;
+        if let Some(e) = self.failed.into_inner().ok().flatten() {
+            return Err(fail(&out, "write", &e));
+        }
+        std::fs::write(self.tmp.path().join(MARKER), MARKER_TEXT)
+            .map_err(|e| fail(&out, "write", &e))?;
+
+        let tmp_path = self.tmp.keep();
+        if let Err(e) = swap_into_place(&tmp_path, &out) {
+            let _ = std::fs::remove_dir_all(&tmp_path);
+            return Err(fail(&out, "replace", &e));
+        }
+        clean_stale(&self.parent, &self.name);
+        Ok(())
+    }
 }
 
 fn temp_prefix(name: &str) -> String {
@@ -83,19 +144,6 @@ fn ensure_replaceable(out: &Path) -> Result<(), Diagnostic> {
         )));
     }
     Ok(())
-}
-
-fn write_tree(dir: &Path, files: &[OutFile]) -> std::io::Result<()> {
-    let folders: BTreeSet<PathBuf> = files
-        .iter()
-        .filter_map(|f| target(dir, &f.path).parent().map(Path::to_path_buf))
-        .collect();
-    for f in &folders {
-        std::fs::create_dir_all(f)?;
-    }
-    files
-        .par_iter()
-        .try_for_each(|f| std::fs::write(target(dir, &f.path), &f.bytes))
 }
 
 /// Where a site path lands below `dir`. Site paths come from the render
