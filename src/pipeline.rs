@@ -104,6 +104,20 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
 /// nothing: the site's files when no error was found, and the outcome
 /// (with `written` describing the files, as if written).
 pub fn render_site(root: &Path) -> (Option<Vec<OutFile>>, Outcome) {
+    render(root, None)
+}
+
+/// [`render_site`] for a program that renders the same project again and
+/// again (`basepress serve`): pages whose template input did not change
+/// since the last call come from `cache`.
+pub fn render_site_cached(
+    root: &Path,
+    cache: &mut render::PageCache,
+) -> (Option<Vec<OutFile>>, Outcome) {
+    render(root, Some(cache))
+}
+
+fn render(root: &Path, cache: Option<&mut render::PageCache>) -> (Option<Vec<OutFile>>, Outcome) {
     let (analyzed, mut diagnostics) = analyze(root);
     let Some(Analyzed { site, docs, tera }) = analyzed else {
         return (None, Outcome::new(diagnostics, None));
@@ -114,7 +128,11 @@ pub fn render_site(root: &Path) -> (Option<Vec<OutFile>>, Outcome) {
     let Some(tera) = tera else {
         return (None, Outcome::new(diagnostics, None));
     };
-    let files = match render::site(&site, &docs, &tera) {
+    let rendered = match cache {
+        Some(c) => render::site_cached(&site, &docs, &tera, c),
+        None => render::site(&site, &docs, &tera),
+    };
+    let files = match rendered {
         Ok(f) => f,
         Err(errors) => {
             diagnostics.extend(errors);

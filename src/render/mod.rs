@@ -13,21 +13,24 @@ pub mod variables;
 
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::{Page, Site};
+use bytes::Bytes;
 use links::LinkIndex;
 use markdown::{Document, Heading};
 use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One file of the output, at a site path (`/es/install/index.html`).
+/// The bytes are shared, so a page kept between builds is not copied.
 #[derive(Debug, Clone)]
 pub struct OutFile {
     pub path: String,
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
 }
 
 impl OutFile {
-    pub fn new(path: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
+    pub fn new(path: impl Into<String>, bytes: impl Into<Bytes>) -> Self {
         OutFile {
             path: path.into(),
             bytes: bytes.into(),
@@ -225,12 +228,47 @@ fn reading_order<'a>(site: &'a Site, lang: &str) -> Vec<&'a Page> {
     pages
 }
 
+/// Pages rendered by earlier builds, kept by `basepress serve` so that a
+/// rebuild renders again only the pages whose template input changed.
+///
+/// A page is found by a SHA-256 of everything its template receives (the
+/// site, language, words, navigation and page contexts, as JSON) and of
+/// the project's template overrides; templates cannot read anything else
+/// (Tera's clock and random functions are not compiled in), so a page with
+/// the same digest renders to the same bytes.
+#[derive(Default)]
+pub struct PageCache {
+    pages: HashMap<[u8; 32], Bytes>,
+    /// How many pages the last build took from the cache.
+    pub hits: usize,
+}
+
 /// Renders the whole site: pages through templates, the redirect at `/`,
 /// the 404 page, the stylesheet, assets and the base downloads.
-pub fn site<'a>(
+pub fn site(
+    site: &Site,
+    docs: &[Document],
+    tera: &tera::Tera,
+) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    render_site(site, docs, tera, None)
+}
+
+/// [`site`], reusing the pages of `cache` whose input did not change, and
+/// leaving in it the pages of this build.
+pub fn site_cached(
+    site: &Site,
+    docs: &[Document],
+    tera: &tera::Tera,
+    cache: &mut PageCache,
+) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    render_site(site, docs, tera, Some(cache))
+}
+
+fn render_site<'a>(
     site: &'a Site,
     docs: &[Document],
     tera: &tera::Tera,
+    cache: Option<&mut PageCache>,
 ) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
     let base_url = site.config.base_url.trim_end_matches('/').to_string();
     let site_ctx = SiteContext {
@@ -258,16 +296,47 @@ pub fn site<'a>(
         .iter()
         .map(|l| (l.code.as_str(), reading_order(site, &l.code)))
         .collect();
+    // What every page of a language shares, hashed once per language.
+    let digests: Option<BTreeMap<&str, Sha256>> = cache.as_ref().map(|_| {
+        let mut templates = Sha256::new();
+        for t in &site.templates {
+            let _ = serde_json::to_writer(&mut templates, &(&t.name, &t.text));
+        }
+        let templates = templates.finalize();
+        orders
+            .iter()
+            .map(|(code, order)| {
+                let nav: Vec<NavItem> = order.iter().map(|p| nav_item(p, "")).collect();
+                let mut h = Sha256::new();
+                h.update(templates);
+                let shared = (&site_ctx, language(site, code), strings(code), nav);
+                let _ = serde_json::to_writer(&mut h, &shared);
+                (*code, h)
+            })
+            .collect()
+    });
+    let cached = cache.as_deref().map(|c| &c.pages);
+    // Where each page stands in its language's reading order, and each
+    // page by language and source path, for the translations.
+    let positions: HashMap<&str, usize> = orders
+        .values()
+        .flat_map(|order| order.iter().enumerate().map(|(i, p)| (p.url.as_str(), i)))
+        .collect();
+    let by_source: HashMap<(&str, &str), &Page> = site
+        .pages
+        .iter()
+        .map(|p| ((p.lang.as_str(), p.rel.as_str()), p))
+        .collect();
 
-    let rendered: Vec<Result<OutFile, Diagnostic>> = site
+    type Rendered = (OutFile, Option<[u8; 32]>, bool);
+    let rendered: Vec<Result<Rendered, Diagnostic>> = site
         .pages
         .par_iter()
         .zip(docs.par_iter())
         .map(|(page, doc)| {
             let order = &orders[page.lang.as_str()];
-            let pos = order.iter().position(|p| p.url == page.url);
+            let pos = positions.get(page.url.as_str()).copied();
             let item = |p: &&'a Page| nav_item(p, &page.url);
-            let nav: Vec<NavItem> = order.iter().map(item).collect();
             let previous = pos.and_then(|i| i.checked_sub(1)).map(|i| item(&order[i]));
             let next = pos.and_then(|i| order.get(i + 1)).map(item);
             let translations = site
@@ -275,9 +344,8 @@ pub fn site<'a>(
                 .languages
                 .iter()
                 .filter_map(|l| {
-                    site.pages
-                        .iter()
-                        .find(|p| p.lang == l.code && p.rel == page.rel)
+                    by_source
+                        .get(&(l.code.as_str(), page.rel.as_str()))
                         .map(|p| Translation {
                             code: &l.code,
                             name: &l.name,
@@ -297,6 +365,17 @@ pub fn site<'a>(
                 previous,
                 next,
             };
+            // `nav` is the language's, but for `current`, which follows
+            // from `page.url`.
+            let key: Option<[u8; 32]> = digests.as_ref().map(|d| {
+                let mut h = d[page.lang.as_str()].clone();
+                let _ = serde_json::to_writer(&mut h, &page_ctx);
+                h.finalize().into()
+            });
+            if let Some(bytes) = key.and_then(|k| cached?.get(&k)) {
+                return Ok((OutFile::new(page_file(page), bytes.clone()), key, true));
+            }
+            let nav: Vec<NavItem> = order.iter().map(item).collect();
             let mut ctx = tera::Context::new();
             ctx.insert("site", &site_ctx);
             ctx.insert("lang", &language(site, &page.lang));
@@ -305,17 +384,29 @@ pub fn site<'a>(
             ctx.insert("nav", &nav);
             let html = templates::render(tera, site, "page.html", &ctx)
                 .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
-            Ok(OutFile::new(page_file(page), html))
+            Ok((OutFile::new(page_file(page), html), key, false))
         })
         .collect();
 
     let mut files = Vec::with_capacity(rendered.len() + 16);
     let mut errors = Vec::new();
+    let mut kept = HashMap::new();
+    let mut hits = 0;
     for r in rendered {
         match r {
-            Ok(f) => files.push(f),
+            Ok((f, key, hit)) => {
+                if let Some(k) = key {
+                    kept.insert(k, f.bytes.clone());
+                }
+                hits += usize::from(hit);
+                files.push(f);
+            }
             Err(d) => errors.push(d),
         }
+    }
+    if let Some(c) = cache {
+        c.pages = kept;
+        c.hits = hits;
     }
 
     let default_lang = &site.config.default_language;
