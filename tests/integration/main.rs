@@ -9,3 +9,4 @@ mod docs;
 mod download;
 mod rules;
 mod safety;
+mod serve;
