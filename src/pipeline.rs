@@ -78,7 +78,7 @@ impl Outcome {
 
 /// Loads and checks the project at `root`; writes nothing.
 pub fn check(root: &Path) -> Outcome {
-    let (analyzed, diagnostics) = analyze(root);
+    let (analyzed, diagnostics) = analyze(root, None);
     let mut outcome = Outcome::new(diagnostics, None);
     if let Some(a) = analyzed {
         outcome.coverage = coverage(&a.site);
@@ -117,8 +117,11 @@ pub fn render_site_cached(
     render(root, Some(cache))
 }
 
-fn render(root: &Path, cache: Option<&mut render::PageCache>) -> (Option<Vec<OutFile>>, Outcome) {
-    let (analyzed, mut diagnostics) = analyze(root);
+fn render(
+    root: &Path,
+    mut cache: Option<&mut render::PageCache>,
+) -> (Option<Vec<OutFile>>, Outcome) {
+    let (analyzed, mut diagnostics) = analyze(root, cache.as_deref_mut());
     let Some(Analyzed { site, docs, tera }) = analyzed else {
         return (None, Outcome::new(diagnostics, None));
     };
@@ -152,7 +155,7 @@ fn render(root: &Path, cache: Option<&mut render::PageCache>) -> (Option<Vec<Out
 /// bases/published.lock, only when every check passes. `Ok` carries what
 /// happened, for people.
 pub fn release(root: &Path, version: &str) -> Result<String, Outcome> {
-    let (analyzed, diagnostics) = analyze(root);
+    let (analyzed, diagnostics) = analyze(root, None);
     let fail = |mut d: Vec<Diagnostic>, extra: Option<Diagnostic>| {
         d.extend(extra);
         Outcome::new(d, None)
@@ -218,7 +221,10 @@ struct Analyzed {
 
 /// Load and check: the site, its rendered documents and its templates when
 /// it could be read, and every finding.
-fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
+fn analyze(
+    root: &Path,
+    cache: Option<&mut render::PageCache>,
+) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let loaded = load::load(root);
     let mut diagnostics = loaded.diagnostics;
     let Some(site) = loaded.site else {
@@ -227,7 +233,7 @@ fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let (paths, conflicts) = render::published_paths(&site);
     diagnostics.extend(conflicts);
     let index = LinkIndex::new(&site, &paths);
-    let (docs, problems) = render::documents(&site, &index);
+    let (docs, problems) = render::documents_cached(&site, &index, cache);
     diagnostics.extend(problems);
     diagnostics.extend(check::run(&site, &docs, &index));
     let mut diagnostics = check::apply_exceptions(&site.config, diagnostics);

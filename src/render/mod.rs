@@ -89,7 +89,23 @@ const STYLE_PATH: &str = "/assets/style.css";
 /// Renders every page's Markdown, in parallel, in `site.pages` order,
 /// after replacing its `{{ variables }}`; unknown variables are findings.
 pub fn documents(site: &Site, index: &LinkIndex) -> (Vec<Document>, Vec<Diagnostic>) {
-    let results: Vec<(Document, Vec<Diagnostic>)> = site
+    documents_cached(site, index, None)
+}
+
+/// [`documents`], taking from `cache` the pages whose Markdown (after
+/// variables) and place in the site did not change, and leaving in it the
+/// documents of this build.
+pub fn documents_cached(
+    site: &Site,
+    index: &LinkIndex,
+    mut cache: Option<&mut PageCache>,
+) -> (Vec<Document>, Vec<Diagnostic>) {
+    // Links are resolved against every page and published path: a change
+    // there renders every page again.
+    let links = cache.as_ref().map(|_| index.fingerprint());
+    let cached = cache.as_deref().map(|c| &c.documents);
+    type Rendered = (Document, Vec<Diagnostic>, Option<[u8; 32]>, bool);
+    let results: Vec<Rendered> = site
         .pages
         .par_iter()
         .map(|page| {
@@ -111,15 +127,40 @@ pub fn documents(site: &Site, index: &LinkIndex) -> (Vec<Document>, Vec<Diagnost
                         .help(format!("pages can use: {}", names.join(", ")))
                 })
                 .collect();
+            let key: Option<[u8; 32]> = links.map(|links| {
+                let mut h = Sha256::new();
+                h.update(links);
+                let place = (&page.url, &page.rel, &page.lang, &page.fallback_from);
+                let _ = serde_json::to_writer(&mut h, &(place, page.body_line, &body));
+                h.finalize().into()
+            });
+            if let Some(doc) = key.and_then(|k| cached?.get(&k)) {
+                return (doc.clone(), diagnostics, key, true);
+            }
             let doc = markdown::render(&body, page.body_line, &|d| index.rewrite(page, d));
-            (doc, diagnostics)
+            (doc, diagnostics, key, false)
         })
         .collect();
     let mut docs = Vec::with_capacity(results.len());
     let mut diagnostics = Vec::new();
-    for (d, mut problems) in results {
+    let mut kept = HashMap::new();
+    let mut hits = 0;
+    let mut previous = cache
+        .as_deref_mut()
+        .map(|c| std::mem::take(&mut c.documents))
+        .unwrap_or_default();
+    for (d, mut problems, key, hit) in results {
+        if let Some(k) = key {
+            let reused = if hit { previous.remove(&k) } else { None };
+            kept.insert(k, reused.unwrap_or_else(|| d.clone()));
+        }
+        hits += usize::from(hit);
         docs.push(d);
         diagnostics.append(&mut problems);
+    }
+    if let Some(c) = cache {
+        c.documents = kept;
+        c.markdown_hits = hits;
     }
     (docs, diagnostics)
 }
@@ -236,11 +277,18 @@ fn reading_order<'a>(site: &'a Site, lang: &str) -> Vec<&'a Page> {
 /// the project's template overrides; templates cannot read anything else
 /// (Tera's clock and random functions are not compiled in), so a page with
 /// the same digest renders to the same bytes.
+///
+/// It also keeps each page's rendered Markdown, by a SHA-256 of its text
+/// (after variables), its place in the site and everything its links are
+/// resolved against.
 #[derive(Default)]
 pub struct PageCache {
     pages: HashMap<[u8; 32], Bytes>,
+    documents: HashMap<[u8; 32], Document>,
     /// How many pages the last build took from the cache.
     pub hits: usize,
+    /// How many pages' Markdown the last build took from the cache.
+    pub markdown_hits: usize,
 }
 
 /// Renders the whole site: pages through templates, the redirect at `/`,

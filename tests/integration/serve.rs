@@ -618,8 +618,13 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     assert_eq!(name, "reload");
     assert_ne!(generation, first);
     eprintln!(
-        "serve: an edit reached the browser {} ms after the write (debug build)",
-        took.as_millis()
+        "serve: an edit reached the browser {} ms after the write ({} build)",
+        took.as_millis(),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
     );
     let r = get(&server.url("/es/installation/"));
     assert_eq!(r.status, 200);
@@ -777,12 +782,14 @@ fn the_page_cache_renders_what_a_full_render_renders() {
     let pages = count_pages(root);
     same(&mut cache, "nothing changed");
     assert_eq!(cache.hits, pages, "every page comes from the cache");
+    assert_eq!(cache.markdown_hits, pages, "and so does its Markdown");
 
     let page = root.join("content/en/shutdown.md");
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&page, format!("{text}\nOne more line.\n")).unwrap();
     same(&mut cache, "a body edit");
     assert_eq!(cache.hits, pages - 1, "only the edited page is rendered");
+    assert_eq!(cache.markdown_hits, pages - 1);
 
     std::fs::write(&page, text.replacen("title: ", "title: Stop and ", 1)).unwrap();
     let files = same(&mut cache, "a title edit");
@@ -818,6 +825,18 @@ fn the_page_cache_renders_what_a_full_render_renders() {
     .unwrap();
     same(&mut cache, "a site title edit");
     assert_eq!(cache.hits, 0);
+
+    // A new page changes where links can go: every page's Markdown is
+    // rendered again, and pages that link to it resolve.
+    std::fs::write(
+        root.join("content/en/extra.md"),
+        "---\ntitle: Extra\n---\n# Extra\n\nBack to [shutdown](shutdown.md).\n",
+    )
+    .unwrap();
+    same(&mut cache, "a new page");
+    assert_eq!(cache.markdown_hits, 0);
+    same(&mut cache, "again");
+    assert_eq!(cache.markdown_hits, pages + 1);
 }
 
 #[test]
