@@ -46,14 +46,16 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     let listener = bind(options.bind, options.port)?;
     let addr = listener.local_addr()?;
     let app = Arc::new(App::new(options.root.clone()));
+    // Watching starts first, so no change made during the first build is
+    // missed.
+    let _watch = watch::start(Arc::clone(&app))
+        .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", options.root.display()))?;
     app.rebuild(None);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("basepress-serve")
         .build()?;
-    let _watch = watch::start(Arc::clone(&app))
-        .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", options.root.display()))?;
     let prefix = app
         .snapshot()
         .build
@@ -163,7 +165,7 @@ pub(crate) struct App {
     run_id: u64,
     builds: AtomicU64,
     /// Pages rendered by the last build, reused when their input is the
-    /// same. Only one build runs at a time: the watcher's.
+    /// same. Held for a whole rebuild: one runs at a time.
     cache: Mutex<render::PageCache>,
     /// The findings printed last, not to repeat them at every rebuild.
     printed: Mutex<String>,
@@ -200,12 +202,12 @@ impl App {
     /// in and tells the open pages. `since` is when the change was first
     /// seen, for the timing printed.
     fn rebuild(&self, since: Option<Instant>) {
+        // One build at a time, from rendering to the swap, so that an older
+        // build never replaces a newer one.
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         let start = Instant::now();
-        let (files, outcome, reused) = {
-            let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
-            let (files, outcome) = pipeline::render_site_cached(&self.root, &mut cache);
-            (files, outcome, cache.hits)
-        };
+        let (files, outcome) = pipeline::render_site_cached(&self.root, &mut cache);
+        let reused = cache.hits;
         let took = start.elapsed();
         let since = since.map(|s| s.elapsed());
         let timing = match since {

@@ -101,9 +101,25 @@ fn run(app: &App, mut inputs: Inputs, rx: &mpsc::Receiver<Msg>) {
         if changed {
             app.rebuild(batch.first);
         }
-        // A new input folder, or a new image data file named in site.yaml.
+        // A new input folder, or a new image data file named in site.yaml:
+        // watched from now on, and looked at once, for what was written in
+        // it before the watch began.
+        let before = inputs.watched.clone();
         if let Err(e) = inputs.sync_watches() {
             eprintln!("warning: cannot watch every input: {e}");
+        }
+        let added: Vec<PathBuf> = inputs
+            .watched
+            .keys()
+            .filter(|p| !before.contains_key(*p))
+            .cloned()
+            .collect();
+        let mut missed = false;
+        for p in &added {
+            missed |= inputs.refresh(p);
+        }
+        if missed {
+            app.rebuild(batch.first);
         }
     }
 }

@@ -91,6 +91,19 @@ impl Server {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Whether the server prints `needle` on stderr within a few seconds
+    /// (what it prints is read by another thread).
+    fn printed_soon(&self, needle: &str) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
     fn is_running(&mut self) -> bool {
         self.child.try_wait().expect("try_wait").is_none()
     }
@@ -259,6 +272,15 @@ impl Events {
             }
         }
     }
+}
+
+/// Saves `text` to `path` the way editors do: written beside it under a
+/// hidden name, then renamed over it, so the watcher never sees half a file.
+fn save(path: &Path, text: &str) {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
 }
 
 /// A temporary copy of this repository's docs project.
@@ -612,7 +634,7 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     let edited = original.replacen("Para instalar el agente", "Para instalar HOY el agente", 1);
     assert_ne!(edited, original);
     let start = Instant::now();
-    std::fs::write(&page, &edited).unwrap();
+    save(&page, &edited);
     let (name, generation) = events.next();
     let took = start.elapsed();
     assert_eq!(name, "reload");
@@ -631,7 +653,7 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     assert!(r.text().contains("Para instalar HOY el agente"));
 
     // The same bytes again: nothing to rebuild, no reload.
-    std::fs::write(&page, &edited).unwrap();
+    save(&page, &edited);
     assert_eq!(events.next_within(Duration::from_millis(600)), None);
 
     // A broken edit: every page shows the findings, escaped; other files
@@ -641,7 +663,7 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
         "title: Instalación\n\"<b>bold</b>\": 1",
         1,
     );
-    std::fs::write(&page, &broken).unwrap();
+    save(&page, &broken);
     assert_eq!(events.next().0, "reload");
     for path in ["/es/installation/", "/en/", "/es/nope/", "/404.html"] {
         let r = get_with(&server.url(path), ("Accept", "text/html"));
@@ -665,30 +687,42 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     }
     assert!(server.is_running());
     assert!(
-        server.stderr().contains("error[front-matter-invalid]"),
+        server.printed_soon("error[front-matter-invalid]"),
         "{}",
         server.stderr()
     );
 
     // Fixed: pages come back, with the newest text.
     let fixed = original.replacen("Para instalar el agente", "Para instalar YA el agente", 1);
-    std::fs::write(&page, &fixed).unwrap();
+    save(&page, &fixed);
     assert_eq!(events.next().0, "reload");
     let r = get(&server.url("/es/installation/"));
     assert_eq!(r.status, 200);
     assert!(r.text().contains("Para instalar YA el agente"));
 
     // A new page and a removed one.
-    std::fs::write(
-        project.path().join("content/en/extra.md"),
+    save(
+        &project.path().join("content/en/extra.md"),
         "---\ntitle: Extra\n---\n# Extra\n\nAn extra page.\n",
-    )
-    .unwrap();
+    );
     assert_eq!(events.next().0, "reload");
     assert_eq!(get(&server.url("/en/extra/")).status, 200);
     std::fs::remove_file(project.path().join("content/en/extra.md")).unwrap();
     assert_eq!(events.next().0, "reload");
     assert_eq!(get(&server.url("/en/extra/")).status, 404);
+
+    // An input folder that did not exist: watched from its creation.
+    assert!(!project.path().join("static").exists());
+    std::fs::create_dir_all(project.path().join("static/notes")).unwrap();
+    save(&project.path().join("static/notes/hello.txt"), "hello\n");
+    assert_eq!(events.next().0, "reload");
+    assert_eq!(get(&server.url("/notes/hello.txt")).text(), "hello\n");
+    save(
+        &project.path().join("static/notes/hello.txt"),
+        "hello again\n",
+    );
+    assert_eq!(events.next().0, "reload");
+    assert_eq!(get(&server.url("/notes/hello.txt")).text(), "hello again\n");
     assert!(!project.path().join("site").exists());
 }
 
@@ -702,7 +736,7 @@ fn reload_latencies(server: &Server, page: &Path, url: &str, n: usize) -> Vec<u1
     for i in 0..n {
         let marker = format!("Edit number {i} of this page.");
         let start = Instant::now();
-        std::fs::write(page, format!("{original}\n{marker}\n")).unwrap();
+        save(page, &format!("{original}\n{marker}\n"));
         let (name, _) = events.next();
         times.push(start.elapsed().as_millis());
         assert_eq!(name, "reload");
@@ -751,7 +785,7 @@ fn reload_latency_on_a_thousand_pages() {
     );
     report_latency("a generated site", pages, &times);
     assert!(
-        server.stderr().contains(&format!(
+        server.printed_soon(&format!(
             ": 1 changed; {} of {pages} pages reused",
             pages - 1
         )),
