@@ -5,7 +5,8 @@
 //! The data flows through one module per stage: [`load`] reads the project
 //! into a [`site::Site`], [`check`] reports findings, [`render`] turns the
 //! site into files and [`write`] swaps them into place atomically.
-//! [`pipeline`] wires the stages together.
+//! [`pipeline`] wires the stages together; [`serve`] serves the rendered
+//! site for preview and rebuilds it when the inputs change.
 
 pub mod check;
 pub mod config;
@@ -16,6 +17,7 @@ pub mod load;
 pub mod lock;
 pub mod pipeline;
 pub mod render;
+pub mod serve;
 pub mod site;
 pub mod write;
 pub mod yaml;

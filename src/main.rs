@@ -70,6 +70,24 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
+    /// Serve the site for preview, rebuilding it and reloading open pages
+    /// whenever an input changes.
+    ///
+    /// The site is rendered in memory: `site/` is never written. A build
+    /// that fails keeps the server running: pages show the findings until
+    /// they are fixed. Stop it with Ctrl-C.
+    Serve {
+        /// The docs project (the folder with site.yaml).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// The port [default: 1111, or the next free one up to 1130]; 0 lets
+        /// the system choose.
+        #[arg(long)]
+        port: Option<u16>,
+    },
     /// List every rule with its id, description and remedy.
     Rules {
         /// `text` for people, `json` for scripts.
@@ -153,6 +171,15 @@ fn main() -> ExitCode {
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
+        Command::Serve { root, bind, port } => {
+            match basepress::serve::run(basepress::serve::Options { root, bind, port }) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Rules { format } => {
             let mut stdout = std::io::stdout().lock();
             let text = match format {

@@ -94,7 +94,7 @@ pub fn check(root: &Path) -> Outcome {
 
 /// [`check`] with options.
 pub fn check_with(root: &Path, options: &Options) -> Outcome {
-    let (analyzed, mut diagnostics) = analyze(root);
+    let (analyzed, mut diagnostics) = analyze(root, None);
     if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
         diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
     }
@@ -135,7 +135,7 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
 
 /// [`build`] with options.
 pub fn build_with(root: &Path, out: &Path, options: &Options) -> Outcome {
-    let (files, mut outcome) = render_with(root, options);
+    let (files, mut outcome) = render_with(root, options, None);
     let Some(files) = files else {
         return outcome;
     };
@@ -150,11 +150,25 @@ pub fn build_with(root: &Path, out: &Path, options: &Options) -> Outcome {
 /// nothing: the site's files when no error was found, and the outcome
 /// (with `written` describing the files, as if written).
 pub fn render_site(root: &Path) -> (Option<Vec<OutFile>>, Outcome) {
-    render_with(root, &Options::default())
+    render_with(root, &Options::default(), None)
 }
 
-fn render_with(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Outcome) {
-    let (analyzed, mut diagnostics) = analyze(root);
+/// [`render_site`] for a program that renders the same project again and
+/// again (`basepress serve`): pages whose template input did not change
+/// since the last call come from `cache`.
+pub fn render_site_cached(
+    root: &Path,
+    cache: &mut render::PageCache,
+) -> (Option<Vec<OutFile>>, Outcome) {
+    render_with(root, &Options::default(), Some(cache))
+}
+
+fn render_with(
+    root: &Path,
+    options: &Options,
+    mut cache: Option<&mut render::PageCache>,
+) -> (Option<Vec<OutFile>>, Outcome) {
+    let (analyzed, mut diagnostics) = analyze(root, cache.as_deref_mut());
     if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
         diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
     }
@@ -176,7 +190,7 @@ fn render_with(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Outcome
             return (None, Outcome::new(diagnostics, None));
         }
     };
-    let files = match render::site(&site, &docs, &tera, lastmod.as_deref()) {
+    let files = match render::site(&site, &docs, &tera, lastmod.as_deref(), cache) {
         Ok(f) => f,
         Err(errors) => {
             diagnostics.extend(errors);
@@ -196,7 +210,7 @@ fn render_with(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Outcome
 /// bases/published.lock, only when every check passes. `Ok` carries what
 /// happened, for people.
 pub fn release(root: &Path, version: &str) -> Result<String, Outcome> {
-    let (analyzed, diagnostics) = analyze(root);
+    let (analyzed, diagnostics) = analyze(root, None);
     let fail = |mut d: Vec<Diagnostic>, extra: Option<Diagnostic>| {
         d.extend(extra);
         Outcome::new(d, None)
@@ -262,7 +276,10 @@ struct Analyzed {
 
 /// Load and check: the site, its rendered documents and its templates when
 /// it could be read, and every finding.
-fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
+fn analyze(
+    root: &Path,
+    cache: Option<&mut render::PageCache>,
+) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let loaded = load::load(root);
     let mut diagnostics = loaded.diagnostics;
     let Some(site) = loaded.site else {
@@ -271,7 +288,7 @@ fn analyze(root: &Path) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let (paths, conflicts) = render::published_paths(&site);
     diagnostics.extend(conflicts);
     let index = LinkIndex::new(&site, &paths);
-    let (docs, problems) = render::documents(&site, &index);
+    let (docs, problems) = render::documents_cached(&site, &index, cache);
     diagnostics.extend(problems);
     diagnostics.extend(check::run(&site, &docs, &index));
     let mut diagnostics = check::apply_exceptions(&site.config, diagnostics);

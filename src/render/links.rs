@@ -44,6 +44,23 @@ impl<'a> LinkIndex<'a> {
         }
     }
 
+    /// A SHA-256 of everything [`LinkIndex::resolve`] reads besides the
+    /// linking page and the destination: the base URL's path, every page's
+    /// language, source path and URL, and every published path.
+    pub fn fingerprint(&self) -> [u8; 32] {
+        use sha2::{Digest, Sha256};
+        let pages: Vec<(&str, &str, &str)> = self
+            .site
+            .pages
+            .iter()
+            .map(|p| (p.lang.as_str(), p.rel.as_str(), p.url.as_str()))
+            .collect();
+        let mut h = Sha256::new();
+        let all = (self.site.config.path_prefix(), pages, self.paths);
+        let _ = serde_json::to_writer(&mut h, &all);
+        h.finalize().into()
+    }
+
     pub fn resolve(&self, from: &Page, dest: &str) -> Target {
         if dest.is_empty() {
             return Target::Broken("the link has no destination".into());

@@ -19,22 +19,25 @@ pub mod versions;
 
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::{Page, Site};
+use bytes::Bytes;
 use links::LinkIndex;
 use markdown::{Document, Heading};
 use nav::Tree;
 use rayon::prelude::*;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One file of the output, at a site path (`/es/install/index.html`).
+/// The bytes are shared, so a page kept between builds is not copied.
 #[derive(Debug, Clone)]
 pub struct OutFile {
     pub path: String,
-    pub bytes: Vec<u8>,
+    pub bytes: Bytes,
 }
 
 impl OutFile {
-    pub fn new(path: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Self {
+    pub fn new(path: impl Into<String>, bytes: impl Into<Bytes>) -> Self {
         OutFile {
             path: path.into(),
             bytes: bytes.into(),
@@ -111,7 +114,23 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
 /// Renders every page's Markdown, in parallel, in `site.pages` order,
 /// after replacing its `{{ variables }}`; unknown variables are findings.
 pub fn documents(site: &Site, index: &LinkIndex) -> (Vec<Document>, Vec<Diagnostic>) {
-    let results: Vec<(Document, Vec<Diagnostic>)> = site
+    documents_cached(site, index, None)
+}
+
+/// [`documents`], taking from `cache` the pages whose Markdown (after
+/// variables) and place in the site did not change, and leaving in it the
+/// documents of this build.
+pub fn documents_cached(
+    site: &Site,
+    index: &LinkIndex,
+    mut cache: Option<&mut PageCache>,
+) -> (Vec<Document>, Vec<Diagnostic>) {
+    // Links are resolved against every page and published path: a change
+    // there renders every page again.
+    let links = cache.as_ref().map(|_| index.fingerprint());
+    let cached = cache.as_deref().map(|c| &c.documents);
+    type Rendered = (Document, Vec<Diagnostic>, Option<[u8; 32]>, bool);
+    let results: Vec<Rendered> = site
         .pages
         .par_iter()
         .map(|page| {
@@ -133,17 +152,64 @@ pub fn documents(site: &Site, index: &LinkIndex) -> (Vec<Document>, Vec<Diagnost
                         .help(format!("pages can use: {}", names.join(", ")))
                 })
                 .collect();
+            let key: Option<[u8; 32]> = links.map(|links| {
+                let mut h = Sha256::new();
+                h.update(links);
+                let place = (&page.url, &page.rel, &page.lang, &page.fallback_from);
+                let _ = serde_json::to_writer(&mut h, &(place, page.body_line, &body));
+                h.finalize().into()
+            });
+            if let Some(doc) = key.and_then(|k| cached?.get(&k)) {
+                return (doc.clone(), diagnostics, key, true);
+            }
             let doc = markdown::render(&body, page.body_line, &|d| index.rewrite(page, d));
-            (doc, diagnostics)
+            (doc, diagnostics, key, false)
         })
         .collect();
     let mut docs = Vec::with_capacity(results.len());
     let mut diagnostics = Vec::new();
-    for (d, mut problems) in results {
+    let mut kept = HashMap::new();
+    let mut hits = 0;
+    let mut previous = cache
+        .as_deref_mut()
+        .map(|c| std::mem::take(&mut c.documents))
+        .unwrap_or_default();
+    for (d, mut problems, key, hit) in results {
+        if let Some(k) = key {
+            let reused = if hit { previous.remove(&k) } else { None };
+            kept.insert(k, reused.unwrap_or_else(|| d.clone()));
+        }
+        hits += usize::from(hit);
         docs.push(d);
         diagnostics.append(&mut problems);
     }
+    if let Some(c) = cache {
+        c.documents = kept;
+        c.markdown_hits = hits;
+    }
     (docs, diagnostics)
+}
+
+/// Pages rendered by earlier builds, kept by `basepress serve` so that a
+/// rebuild renders again only the pages whose template input changed.
+///
+/// A page is found by a SHA-256 of everything its template receives (the
+/// site, language, words, navigation and page contexts, as JSON) and of
+/// the project's template overrides; templates cannot read anything else
+/// (Tera's clock and random functions are not compiled in), so a page with
+/// the same digest renders to the same bytes.
+///
+/// It also keeps each page's rendered Markdown, by a SHA-256 of its text
+/// (after variables), its place in the site and everything its links are
+/// resolved against.
+#[derive(Default)]
+pub struct PageCache {
+    pages: HashMap<[u8; 32], Bytes>,
+    documents: HashMap<[u8; 32], Document>,
+    /// How many pages the last build took from the cache.
+    pub hits: usize,
+    /// How many pages' Markdown the last build took from the cache.
+    pub markdown_hits: usize,
 }
 
 /// Words the default templates and the site's script show, per language.
@@ -432,12 +498,16 @@ impl<'a> Shared<'a> {
             .map_or(page.url.as_str(), |(p, _)| p.url.as_str())
     }
 
+    /// Renders one page; with `cache`, a page whose template input hashes
+    /// to a digest of an earlier build is taken from it. Returns the file,
+    /// its digest (with a cache) and whether it came from the cache.
     fn render_page(
         &self,
         page: &'a Page,
         doc: &'a Document,
         tera: &tera::Tera,
-    ) -> Result<OutFile, Diagnostic> {
+        cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
+    ) -> Result<(OutFile, Option<[u8; 32]>, bool), Diagnostic> {
         let (tree, order) = &self.trees[page.lang.as_str()];
         let pos = order.iter().position(|p| std::ptr::eq(*p, page));
         let neighbour = |p: &&'a Page| Neighbour {
@@ -460,12 +530,28 @@ impl<'a> Shared<'a> {
                 .map(|i| neighbour(&order[i])),
             next: pos.and_then(|i| order.get(i + 1)).map(neighbour),
         };
+        let nav = tree.for_page(Some(page));
+        let key: Option<[u8; 32]> = cache.map(|(templates, _)| {
+            let mut h = templates.clone();
+            let all = (
+                &self.context,
+                language(self.site, &page.lang),
+                strings(&page.lang),
+                &page_ctx,
+                &nav,
+            );
+            let _ = serde_json::to_writer(&mut h, &all);
+            h.finalize().into()
+        });
+        if let Some(bytes) = key.and_then(|k| cache?.1.get(&k)) {
+            return Ok((OutFile::new(page_file(page), bytes.clone()), key, true));
+        }
         let mut ctx = self.context(&page.lang);
         ctx.insert("page", &page_ctx);
-        ctx.insert("nav", &tree.for_page(Some(page)));
+        ctx.insert("nav", &nav);
         let html = templates::render(tera, self.site, "page.html", &ctx)
             .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
-        Ok(OutFile::new(page_file(page), html))
+        Ok((OutFile::new(page_file(page), html), key, false))
     }
 
     /// The versions page of `lang`.
@@ -569,19 +655,52 @@ impl<'a> Shared<'a> {
 /// the redirect at `/`, the 404 page, the search indexes, the sitemap, the
 /// default assets, the project's assets and the base downloads. `lastmod`
 /// dates the sitemap's entries (from `SOURCE_DATE_EPOCH`).
+///
+/// With `cache` (`basepress serve`), pages whose template input did not
+/// change since the last build come from it, and it keeps this build's.
 pub fn site(
     site: &Site,
     docs: &[Document],
     tera: &tera::Tera,
     lastmod: Option<&str>,
+    mut cache: Option<&mut PageCache>,
 ) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
     let shared = Shared::new(site, docs);
-    let mut results: Vec<Result<OutFile, Diagnostic>> = site
+    // The project's templates are part of every page's digest.
+    let templates = cache.as_ref().map(|_| {
+        let mut h = Sha256::new();
+        for t in &site.templates {
+            let _ = serde_json::to_writer(&mut h, &(&t.name, &t.text));
+        }
+        h
+    });
+    let previous = cache
+        .as_deref_mut()
+        .map(|c| std::mem::take(&mut c.pages))
+        .unwrap_or_default();
+    let lookup = templates.as_ref().map(|t| (t, &previous));
+    let pages: Vec<_> = site
         .pages
         .par_iter()
         .zip(docs.par_iter())
-        .map(|(page, doc)| shared.render_page(page, doc, tera))
+        .map(|(page, doc)| shared.render_page(page, doc, tera, lookup))
         .collect();
+    let mut kept = HashMap::new();
+    let mut hits = 0;
+    let mut results: Vec<Result<OutFile, Diagnostic>> = Vec::with_capacity(pages.len() + 8);
+    for r in pages {
+        results.push(r.map(|(file, key, hit)| {
+            if let Some(k) = key {
+                kept.insert(k, file.bytes.clone());
+            }
+            hits += usize::from(hit);
+            file
+        }));
+    }
+    if let Some(c) = cache {
+        c.pages = kept;
+        c.hits = hits;
+    }
     for l in &site.config.languages {
         results.push(shared.render_versions(&l.code, tera));
     }

@@ -53,17 +53,22 @@ impl Drop for Server {
 }
 
 /// The loop from DOMAIN.md, verbatim but for the host.
-const LOOP: &str = r#"BASE="$SITE/kubernetes/v${VERSION#v}/base"
+pub const LOOP: &str = r#"BASE="$SITE/kubernetes/v${VERSION#v}/base"
 mkdir -p base
 FILES=$(curl -fsSL "$BASE/files.txt") &&
   for f in $FILES; do curl -fsSL -o "base/$f" "$BASE/$f"; done"#;
 
 fn download(server: &Server, dir: &Path, version: &str) -> std::process::Output {
+    run_loop(&server.url, dir, version)
+}
+
+/// Runs [`LOOP`] in `dir` against the site at `site` (`http://127.0.0.1:N`).
+pub fn run_loop(site: &str, dir: &Path, version: &str) -> std::process::Output {
     Command::new("bash")
         .arg("-c")
         .arg(LOOP)
         .current_dir(dir)
-        .env("SITE", &server.url)
+        .env("SITE", site)
         .env("VERSION", version)
         .output()
         .expect("bash runs")

@@ -10,4 +10,5 @@ mod download;
 mod fuzz;
 mod rules;
 mod safety;
+mod serve;
 mod site;

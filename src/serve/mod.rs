@@ -1,0 +1,321 @@
+//! `basepress serve`: a preview server for a docs project.
+//!
+//! The site is rendered in memory ([`pipeline::render_site`]) and served
+//! from there, so the project's `site/` is never touched. The inputs are
+//! watched ([`watch`]); a change rebuilds the site and tells every open
+//! page, over Server-Sent Events, to reload. A failed build keeps the
+//! server up: pages show the findings until they are fixed, and other
+//! files are served from the last good build.
+
+mod http;
+mod snapshot;
+mod watch;
+
+use crate::diagnostics;
+use crate::pipeline;
+use crate::render;
+use snapshot::{Build, ErrorPage, Snapshot};
+use std::io::IsTerminal;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, watch as signal};
+
+/// The first port tried when none is given.
+pub const DEFAULT_PORT: u16 = 1111;
+/// How many ports from [`DEFAULT_PORT`] are tried before giving up.
+pub const PORTS_TRIED: u16 = 20;
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The docs project (the folder with site.yaml).
+    pub root: PathBuf,
+    /// The address to listen on.
+    pub bind: IpAddr,
+    /// The port; `None` tries [`DEFAULT_PORT`] and the next ones until one
+    /// is free, `Some(0)` lets the system choose.
+    pub port: Option<u16>,
+}
+
+/// Builds the site, serves it and rebuilds it on changes until Ctrl-C.
+/// Fails only when the server cannot start.
+pub fn run(options: Options) -> anyhow::Result<()> {
+    let listener = bind(options.bind, options.port)?;
+    let addr = listener.local_addr()?;
+    let app = Arc::new(App::new(options.root.clone()));
+    // Watching starts first, so no change made during the first build is
+    // missed.
+    let _watch = watch::start(Arc::clone(&app))
+        .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", options.root.display()))?;
+    app.rebuild(None);
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("basepress-serve")
+        .build()?;
+    let prefix = app
+        .snapshot()
+        .build
+        .as_ref()
+        .map(|b| b.prefix.clone())
+        .unwrap_or_default();
+    println!("serving {}{prefix}/ (Ctrl-C to stop)", url(addr));
+    eprintln!(
+        "watching {} for changes to site.yaml, the image data and {}/",
+        options.root.display(),
+        watch::INPUT_DIRS.join("/, ")
+    );
+    runtime.block_on(serve(listener, app))?;
+    eprintln!("stopped");
+    Ok(())
+}
+
+fn url(addr: SocketAddr) -> String {
+    match addr.ip() {
+        IpAddr::V6(ip) => format!("http://[{ip}]:{}", addr.port()),
+        IpAddr::V4(ip) => format!("http://{ip}:{}", addr.port()),
+    }
+}
+
+/// Listens on `port`, or on the first free port from [`DEFAULT_PORT`].
+fn bind(ip: IpAddr, port: Option<u16>) -> anyhow::Result<TcpListener> {
+    match port {
+        Some(p) => TcpListener::bind((ip, p))
+            .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", SocketAddr::new(ip, p))),
+        None => bind_first_free(ip, DEFAULT_PORT, PORTS_TRIED),
+    }
+}
+
+/// Listens on the first port from `first` (of `tries`) that is free.
+fn bind_first_free(ip: IpAddr, first: u16, tries: u16) -> anyhow::Result<TcpListener> {
+    let last = first.saturating_add(tries - 1);
+    for p in first..=last {
+        match TcpListener::bind((ip, p)) {
+            Ok(l) => return Ok(l),
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
+            Err(e) => {
+                return Err(anyhow::anyhow!(
+                    "cannot listen on {}: {e}",
+                    SocketAddr::new(ip, p)
+                ))
+            }
+        }
+    }
+    Err(anyhow::anyhow!(
+        "ports {first} to {last} on {ip} are all in use; choose one with --port"
+    ))
+}
+
+async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    let router = http::router(Arc::clone(&app));
+    let stopping = Arc::clone(&app);
+    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        eprintln!("stopping…");
+        // Ends the event streams, which would otherwise keep their
+        // connections open forever.
+        let _ = stopping.shutdown.send(true);
+    });
+    let mut stopped = app.shutdown.subscribe();
+    tokio::select! {
+        r = server => r,
+        // Connections that do not close in time are dropped.
+        _ = async {
+            let _ = stopped.wait_for(|s| *s).await;
+            tokio::time::sleep(Duration::from_secs(3)).await;
+        } => Ok(()),
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}
+
+/// The server's state, shared by the HTTP handlers and the watcher.
+pub(crate) struct App {
+    root: PathBuf,
+    current: RwLock<Arc<Snapshot>>,
+    /// Tells the event streams a rebuild changed the site (the new
+    /// generation).
+    reloads: broadcast::Sender<String>,
+    shutdown: signal::Sender<bool>,
+    /// Distinguishes this server's generations from a previous run's.
+    run_id: u64,
+    builds: AtomicU64,
+    /// Pages rendered by the last build, reused when their input is the
+    /// same. Held for a whole rebuild: one runs at a time.
+    cache: Mutex<render::PageCache>,
+    /// The findings printed last, not to repeat them at every rebuild.
+    printed: Mutex<String>,
+    color: bool,
+}
+
+impl App {
+    fn new(root: PathBuf) -> Self {
+        let run_id = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        App {
+            root,
+            current: RwLock::new(Arc::new(Snapshot {
+                build: None,
+                error: None,
+                generation: format!("{run_id}-0"),
+            })),
+            reloads: broadcast::channel(16).0,
+            shutdown: signal::channel(false).0,
+            run_id,
+            builds: AtomicU64::new(0),
+            cache: Mutex::new(render::PageCache::default()),
+            printed: Mutex::new(String::new()),
+            color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.current.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Renders the site again and, when what browsers see changed, swaps it
+    /// in and tells the open pages. `since` is when the change was first
+    /// seen, for the timing printed.
+    fn rebuild(&self, since: Option<Instant>) {
+        // One build at a time, from rendering to the swap, so that an older
+        // build never replaces a newer one.
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let start = Instant::now();
+        let (files, outcome) = pipeline::render_site_cached(&self.root, &mut cache);
+        let reused = cache.hits;
+        let took = start.elapsed();
+        let since = since.map(|s| s.elapsed());
+        let timing = match since {
+            Some(s) => format!(
+                "{} ms ({} ms after the change)",
+                took.as_millis(),
+                s.as_millis()
+            ),
+            None => format!("{} ms", took.as_millis()),
+        };
+        self.print_findings(&outcome.diagnostics);
+        let current = self.snapshot();
+        let next = match files {
+            Some(files) => {
+                let prefix = crate::config::load(&self.root)
+                    .map(|c| c.path_prefix())
+                    .unwrap_or_default();
+                let previous = current.build.as_deref();
+                let same_prefix = previous.is_none_or(|b| b.prefix == prefix);
+                let (build, changed) = Build::new(files, prefix, previous.filter(|_| same_prefix));
+                let pages = outcome.written.as_ref().map_or(0, |w| w.pages);
+                let report = format!(
+                    "{} files in {timing}: {changed} changed; {reused} of {pages} pages reused",
+                    build.file_count()
+                );
+                if changed == 0 && current.error.is_none() && current.build.is_some() {
+                    eprintln!("rebuilt {report}: nothing to reload");
+                    return;
+                }
+                if current.error.is_some() {
+                    eprintln!("the build is fixed");
+                }
+                eprintln!("built {report}");
+                Snapshot {
+                    build: Some(Arc::new(build)),
+                    error: None,
+                    generation: self.next_generation(),
+                }
+            }
+            None => {
+                let text = diagnostics::render_text(&outcome.diagnostics, &self.root, false);
+                if current.error.as_ref().is_some_and(|e| e.text == text) {
+                    return;
+                }
+                eprintln!(
+                    "the build failed in {timing}: pages show the findings until they are fixed{}",
+                    if current.build.is_some() {
+                        "; other files come from the last good build"
+                    } else {
+                        ""
+                    }
+                );
+                Snapshot {
+                    build: current.build.clone(),
+                    error: Some(Arc::new(ErrorPage::new(text))),
+                    generation: self.next_generation(),
+                }
+            }
+        };
+        let generation = next.generation.clone();
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
+        // No receiver (no page open) is not an error.
+        let _ = self.reloads.send(generation);
+    }
+
+    fn next_generation(&self) -> String {
+        let n = self.builds.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("{}-{n}", self.run_id)
+    }
+
+    /// Prints the findings to the terminal, unless they are the ones
+    /// printed last; errors are always printed.
+    fn print_findings(&self, findings: &[diagnostics::Diagnostic]) {
+        let text = diagnostics::render_text(findings, &self.root, self.color);
+        let mut printed = self.printed.lock().unwrap_or_else(|e| e.into_inner());
+        let has_errors = findings.iter().any(|d| d.is_error());
+        if has_errors || *printed != text {
+            eprint!("{text}");
+            *printed = text;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_busy_port_moves_to_the_next_free_one() {
+        let ip: IpAddr = "127.0.0.1".parse().unwrap();
+        let busy = TcpListener::bind((ip, 0)).unwrap();
+        let port = busy.local_addr().unwrap().port();
+        if port > u16::MAX - 20 {
+            return;
+        }
+        let l = bind_first_free(ip, port, 20).unwrap();
+        let got = l.local_addr().unwrap().port();
+        assert!(got > port && got < port + 20, "{port} → {got}");
+        let e = bind_first_free(ip, port, 1).unwrap_err().to_string();
+        assert!(e.contains("all in use"), "{e}");
+    }
+
+    #[test]
+    fn urls_bracket_ipv6() {
+        assert_eq!(
+            url("127.0.0.1:1111".parse().unwrap()),
+            "http://127.0.0.1:1111"
+        );
+        assert_eq!(url("[::1]:1111".parse().unwrap()), "http://[::1]:1111");
+    }
+}
