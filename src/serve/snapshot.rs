@@ -184,29 +184,13 @@ impl ErrorPage {
              <p>basepress serve keeps running. Fix the findings below and save: this page reloads by itself. \
              Files other than pages are still served from the last good build.</p>\n\
              <pre>{}</pre>\n{RELOAD_TAG}\n</body>\n</html>\n",
-            escape_html(&text)
+            crate::render::markdown::escape(&text)
         );
         ErrorPage {
             text,
             body: Bytes::from(html),
         }
     }
-}
-
-/// Escapes text for HTML element content and attribute values.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + text.len() / 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `html` with [`RELOAD_TAG`] before its last `</body>` (any case), or at
