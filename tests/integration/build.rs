@@ -6,16 +6,7 @@ use basepress::site::sha256_hex;
 
 #[test]
 fn the_repository_builds_into_a_complete_site() {
-    let out = tempfile::tempdir().unwrap();
-    let site = out.path().join("site");
-    let o = run(&[
-        "build",
-        "--root",
-        &repo().to_string_lossy(),
-        "--out",
-        &site.to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let (_keep, site) = built_repo_site();
     for lang in ["es", "pt", "en"] {
         for page in [
             "",

@@ -74,20 +74,6 @@ pub fn run_loop(site: &str, dir: &Path, version: &str) -> std::process::Output {
         .expect("bash runs")
 }
 
-fn built_repo_site() -> (tempfile::TempDir, PathBuf) {
-    let out = tempfile::tempdir().unwrap();
-    let site = out.path().join("site");
-    let o = run(&[
-        "build",
-        "--root",
-        &repo().to_string_lossy(),
-        "--out",
-        &site.to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    (out, site)
-}
-
 #[test]
 fn installers_loop_fetches_a_base_that_verifies_and_builds() {
     if !have("curl") || !have("sha256sum") {
@@ -114,28 +100,7 @@ fn installers_loop_fetches_a_base_that_verifies_and_builds() {
             );
         }
 
-        let sums = Command::new("sha256sum")
-            .args(["-c", "SHA256SUMS"])
-            .current_dir(&base)
-            .output()
-            .unwrap();
-        assert!(
-            sums.status.success(),
-            "{version}: {}",
-            String::from_utf8_lossy(&sums.stdout)
-        );
-
-        if with_kubectl {
-            let k = Command::new("kubectl")
-                .args(["kustomize", "base"])
-                .current_dir(work.path())
-                .output()
-                .unwrap();
-            assert!(k.status.success(), "{version}: {}", stderr(&k));
-            let manifests = String::from_utf8_lossy(&k.stdout);
-            assert!(manifests.contains("kind: StatefulSet"));
-            assert!(manifests.contains("name: whystack-agent-config-"));
-        }
+        verify_downloaded_base(work.path(), version, with_kubectl);
     }
 }
 

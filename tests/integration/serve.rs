@@ -370,26 +370,7 @@ fn the_download_loop_works_against_basepress_serve() {
                     .unwrap_or_else(|e| panic!("{version}: {name} not downloaded: {e}"));
                 assert_eq!(downloaded, served.body, "{version}: {name}");
             }
-            let sums = Command::new("sha256sum")
-                .args(["-c", "SHA256SUMS"])
-                .current_dir(&base)
-                .output()
-                .unwrap();
-            assert!(
-                sums.status.success(),
-                "{version}: {}",
-                String::from_utf8_lossy(&sums.stdout)
-            );
-            if with_kubectl {
-                let k = Command::new("kubectl")
-                    .args(["kustomize", "base"])
-                    .current_dir(work.path())
-                    .output()
-                    .unwrap();
-                assert!(k.status.success(), "{version}: {}", stderr(&k));
-                let manifests = String::from_utf8_lossy(&k.stdout);
-                assert!(manifests.contains("kind: StatefulSet"), "{version}");
-            }
+            verify_downloaded_base(work.path(), version, with_kubectl);
         }
     }
 

@@ -209,3 +209,49 @@ pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     }
     out
 }
+
+/// The repository's site, built into a temporary folder (kept alive by the
+/// returned guard).
+pub fn built_repo_site() -> (tempfile::TempDir, PathBuf) {
+    let out = tempfile::tempdir().unwrap();
+    let site = out.path().join("site");
+    let o = run(&[
+        "build",
+        "--root",
+        &repo().to_string_lossy(),
+        "--out",
+        &site.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    (out, site)
+}
+
+/// After the installers' loop has filled `work/base`: `sha256sum -c`
+/// verifies it and, when kubectl is there, `kubectl kustomize base` builds
+/// the agent.
+pub fn verify_downloaded_base(work: &Path, version: &str, with_kubectl: bool) {
+    let sums = Command::new("sha256sum")
+        .args(["-c", "SHA256SUMS"])
+        .current_dir(work.join("base"))
+        .output()
+        .unwrap();
+    assert!(
+        sums.status.success(),
+        "{version}: {}",
+        String::from_utf8_lossy(&sums.stdout)
+    );
+    if with_kubectl {
+        let k = Command::new("kubectl")
+            .args(["kustomize", "base"])
+            .current_dir(work)
+            .output()
+            .unwrap();
+        assert!(k.status.success(), "{version}: {}", stderr(&k));
+        let manifests = String::from_utf8_lossy(&k.stdout);
+        assert!(manifests.contains("kind: StatefulSet"), "{version}");
+        assert!(
+            manifests.contains("name: whystack-agent-config-"),
+            "{version}"
+        );
+    }
+}
