@@ -299,8 +299,8 @@ fn unique(base: &str, used: &mut HashSet<String>) -> String {
     id
 }
 
-/// HTML of a code block, highlighted when its language is one syntect
-/// knows. The language and file name ride along as data attributes for the
+/// HTML of a code block, highlighted when its language is one
+/// [`super::highlight`] knows. The language and file name ride along as data attributes for the
 /// page's script and styles.
 pub fn code_block_html(block: &CodeBlock) -> String {
     let mut html = String::from("<pre class=\"code\"");
@@ -325,17 +325,25 @@ pub fn code_block_html(block: &CodeBlock) -> String {
 
 pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
+    escape_into(&mut out, s);
     out
+}
+
+/// Appends `s` to `out`, escaped for HTML text and attribute values.
+pub fn escape_into(out: &mut String, s: &str) {
+    let mut rest = s;
+    while let Some(i) = rest.find(['&', '<', '>', '"', '\'']) {
+        out.push_str(&rest[..i]);
+        out.push_str(match rest.as_bytes()[i] {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            _ => "&#39;",
+        });
+        rest = &rest[i + 1..];
+    }
+    out.push_str(rest);
 }
 
 #[cfg(test)]
