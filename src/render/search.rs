@@ -28,8 +28,10 @@
 use super::markdown::Document;
 use super::OutFile;
 use crate::site::{Page, Site};
+use rayon::prelude::*;
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 
 /// Words shorter than this are left out: they match too much to help.
 const MIN_WORD: usize = 2;
@@ -83,15 +85,25 @@ struct Index<'a> {
 }
 
 /// Folds text into the words a query is matched against.
-pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+pub fn words(text: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .flat_map(|w| {
+            let keep = |w: &str| (MIN_WORD..=MAX_WORD).contains(&w.len());
+            // Most words are ASCII letters and digits already, and most of
+            // those are lowercase: they are taken as they are.
+            if w.is_ascii() {
+                let word = match w.bytes().any(|b| b.is_ascii_uppercase()) {
+                    true => Cow::Owned(w.to_ascii_lowercase()),
+                    false => Cow::Borrowed(w),
+                };
+                return keep(w).then_some(word).into_iter().collect();
+            }
             deunicode::deunicode(w)
                 .to_lowercase()
                 .split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
-                .map(str::to_string)
+                .filter(|w| keep(w))
+                .map(|w| Cow::Owned(w.to_string()))
                 .collect::<Vec<_>>()
         })
 }
@@ -101,32 +113,44 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
     let prefix = site.config.path_prefix();
     let stop = stop_words(lang);
+    // Per page, in parallel: its sections that have words, each with its
+    // distinct words, sorted.
+    type Section<'a> = (&'a str, &'a str, Vec<Cow<'a, str>>);
+    let per_page: Vec<Vec<Section>> = pages
+        .par_iter()
+        .map(|(page, doc)| {
+            doc.sections
+                .iter()
+                .filter_map(|section| {
+                    let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
+                        Some(h) => (h.title.as_str(), h.id.as_str()),
+                        None => ("", ""),
+                    };
+                    let heading_words = if title.is_empty() { &page.title } else { title };
+                    let mut set: Vec<Cow<str>> = words(heading_words)
+                        .chain(words(&section.text))
+                        .filter(|w| !stop.contains(&w.as_ref()))
+                        .collect();
+                    set.sort_unstable();
+                    set.dedup();
+                    (!set.is_empty()).then_some((title, anchor, set))
+                })
+                .collect()
+        })
+        .collect();
     let mut sections = Vec::new();
-    let mut section_words: Vec<BTreeSet<String>> = Vec::new();
-    for (i, (page, doc)) in pages.iter().enumerate() {
-        for section in &doc.sections {
-            let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
-                Some(h) => (h.title.as_str(), h.id.as_str()),
-                None => ("", ""),
-            };
-            let heading_words = if title.is_empty() { &page.title } else { title };
-            let set: BTreeSet<String> = words(heading_words)
-                .chain(words(&section.text))
-                .filter(|w| !stop.contains(&w.as_str()))
-                .collect();
-            if set.is_empty() {
-                continue;
+    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, page) in per_page.iter().enumerate() {
+        for (title, anchor, set) in page {
+            let s = sections.len();
+            sections.push((i, *title, *anchor));
+            for w in set {
+                postings.entry(w.as_ref()).or_default().push(s);
             }
-            sections.push((i, title, anchor));
-            section_words.push(set);
         }
     }
-    let mut postings: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (s, set) in section_words.iter().enumerate() {
-        for w in set {
-            postings.entry(w.as_str()).or_default().push(s);
-        }
-    }
+    let mut postings: Vec<(&str, Vec<usize>)> = postings.into_iter().collect();
+    postings.sort_unstable_by(|a, b| a.0.cmp(b.0));
     let index = Index {
         version: 1,
         stop,
@@ -135,8 +159,8 @@ pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
             .map(|(p, _)| (p.title.as_str(), format!("{prefix}{}", p.url)))
             .collect(),
         sections,
-        words: postings.keys().copied().collect(),
-        postings: postings.values().map(|list| gaps(list)).collect(),
+        words: postings.iter().map(|(w, _)| *w).collect(),
+        postings: postings.iter().map(|(_, list)| gaps(list)).collect(),
     };
     let mut json = serde_json::to_string(&index).unwrap_or_default();
     json.push('\n');
@@ -158,6 +182,8 @@ fn gaps(sorted: &[usize]) -> Vec<usize> {
 
 /// One index per language of the site.
 pub fn files(site: &Site, orders: &BTreeMap<&str, Vec<(&Page, &Document)>>) -> Vec<OutFile> {
+    // One language at a time (each is built in parallel), so that only
+    // one language's words are in memory.
     orders
         .iter()
         .map(|(lang, pages)| OutFile::new(index_path(lang), index(site, lang, pages)))
@@ -171,7 +197,9 @@ mod tests {
     #[test]
     fn words_are_folded_split_and_filtered() {
         let w: Vec<String> =
-            words("La audiência, `RUNNER_DRAIN_TIMEOUT_MS` y Terminación: a 1.30.0").collect();
+            words("La audiência, `RUNNER_DRAIN_TIMEOUT_MS` y Terminación: a 1.30.0")
+                .map(String::from)
+                .collect();
         assert_eq!(
             w,
             [
@@ -193,7 +221,7 @@ mod tests {
             let list = stop_words(lang);
             assert!(list.windows(2).all(|w| w[0] < w[1]), "{lang}: not sorted");
             for w in list {
-                assert_eq!(words(w).collect::<Vec<_>>(), [w.to_string()], "{lang}");
+                assert_eq!(words(w).collect::<Vec<_>>(), [*w], "{lang}");
             }
         }
     }
