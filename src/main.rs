@@ -37,6 +37,9 @@ enum Command {
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Also print how long each stage took.
+        #[arg(long)]
+        timings: bool,
     },
     /// Load and check the project without writing anything.
     Check {
@@ -56,6 +59,9 @@ enum Command {
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Also print how long each stage took.
+        #[arg(long)]
+        timings: bool,
     },
     /// Record a base as released in bases/published.lock, after every check
     /// passes. A released version is immutable: later builds refuse any
@@ -104,11 +110,15 @@ fn main() -> ExitCode {
             out,
             against,
             format,
+            timings,
         } => {
             let out = out.unwrap_or_else(|| root.join("site"));
             let start = Instant::now();
             let outcome = pipeline::build_with(&root, &out, &pipeline::Options { against });
             report(&outcome, &root, format);
+            if timings {
+                eprintln!("timings: {}", outcome.timings);
+            }
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
                     eprintln!(
@@ -137,9 +147,13 @@ fn main() -> ExitCode {
             coverage,
             external,
             against,
+            timings,
         } => {
             let outcome = pipeline::check_with(&root, &pipeline::Options { against });
             report(&outcome, &root, format);
+            if timings {
+                eprintln!("timings: {}", outcome.timings);
+            }
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
             }

@@ -18,6 +18,43 @@ pub struct Outcome {
     pub coverage: Vec<Coverage>,
     /// Links to other hosts, with where each first appears (`check`).
     pub external_links: Vec<(String, crate::diagnostics::Location)>,
+    /// How long each stage took.
+    pub timings: Timings,
+}
+
+/// How long each stage of a run took, in the order they ran.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    pub stages: Vec<(&'static str, std::time::Duration)>,
+    since: Option<std::time::Instant>,
+}
+
+impl Timings {
+    fn start() -> Self {
+        Timings {
+            stages: Vec::new(),
+            since: Some(std::time::Instant::now()),
+        }
+    }
+
+    /// Ends `stage` now; the next one starts.
+    fn lap(&mut self, stage: &'static str) {
+        let now = std::time::Instant::now();
+        if let Some(since) = self.since.replace(now) {
+            self.stages.push((stage, now - since));
+        }
+    }
+}
+
+impl std::fmt::Display for Timings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .stages
+            .iter()
+            .map(|(stage, d)| format!("{stage} {:.3} s", d.as_secs_f64()))
+            .collect();
+        f.write_str(&parts.join(", "))
+    }
 }
 
 /// How much of the default language's pages one language translates.
@@ -75,6 +112,7 @@ impl Outcome {
             written,
             coverage: Vec::new(),
             external_links: Vec::new(),
+            timings: Timings::default(),
         }
     }
 }
@@ -94,7 +132,8 @@ pub fn check(root: &Path) -> Outcome {
 
 /// [`check`] with options.
 pub fn check_with(root: &Path, options: &Options) -> Outcome {
-    let (analyzed, mut diagnostics) = analyze(root, None);
+    let mut timings = Timings::start();
+    let (analyzed, mut diagnostics) = analyze(root, None, &mut timings);
     if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
         diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
     }
@@ -103,6 +142,7 @@ pub fn check_with(root: &Path, options: &Options) -> Outcome {
         outcome.coverage = coverage(&a.site);
         outcome.external_links = external_links(&a.site, &a.docs);
     }
+    outcome.timings = timings;
     outcome
 }
 
@@ -134,23 +174,19 @@ pub fn build(root: &Path, out: &Path) -> Outcome {
 }
 
 /// [`build`] with options.
+///
+/// Pages are written as they are rendered, into a folder beside `out`
+/// that replaces it at the end: the build never holds the whole site in
+/// memory, and a failed build leaves `out` as it was.
 pub fn build_with(root: &Path, out: &Path, options: &Options) -> Outcome {
-    let (files, mut outcome) = render_with(root, options, None);
-    let Some(files) = files else {
-        return outcome;
-    };
-    if let Err(d) = write::write_site(out, &files) {
-        outcome.diagnostics.push(d);
-        outcome.written = None;
-    }
-    outcome
+    render_with(root, options, None, Target::Disk(out)).1
 }
 
 /// Loads, checks and renders the project at `root` in memory, writing
 /// nothing: the site's files when no error was found, and the outcome
 /// (with `written` describing the files, as if written).
 pub fn render_site(root: &Path) -> (Option<Vec<OutFile>>, Outcome) {
-    render_with(root, &Options::default(), None)
+    render_with(root, &Options::default(), None, Target::Memory)
 }
 
 /// [`render_site`] for a program that renders the same project again and
@@ -160,15 +196,37 @@ pub fn render_site_cached(
     root: &Path,
     cache: &mut render::PageCache,
 ) -> (Option<Vec<OutFile>>, Outcome) {
-    render_with(root, &Options::default(), Some(cache))
+    render_with(root, &Options::default(), Some(cache), Target::Memory)
+}
+
+/// Where the rendered site goes.
+enum Target<'a> {
+    /// Kept in memory and returned, sorted by path.
+    Memory,
+    /// Written into this folder, replacing it once complete.
+    Disk(&'a Path),
 }
 
 fn render_with(
     root: &Path,
     options: &Options,
-    mut cache: Option<&mut render::PageCache>,
+    cache: Option<&mut render::PageCache>,
+    target: Target,
 ) -> (Option<Vec<OutFile>>, Outcome) {
-    let (analyzed, mut diagnostics) = analyze(root, cache.as_deref_mut());
+    let mut timings = Timings::start();
+    let (files, mut outcome) = render_stages(root, options, cache, target, &mut timings);
+    outcome.timings = timings;
+    (files, outcome)
+}
+
+fn render_stages(
+    root: &Path,
+    options: &Options,
+    mut cache: Option<&mut render::PageCache>,
+    target: Target,
+    timings: &mut Timings,
+) -> (Option<Vec<OutFile>>, Outcome) {
+    let (analyzed, mut diagnostics) = analyze(root, cache.as_deref_mut(), timings);
     if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
         diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
     }
@@ -190,8 +248,26 @@ fn render_with(
             return (None, Outcome::new(diagnostics, None));
         }
     };
-    let files = match render::site(&site, &docs, &tera, lastmod.as_deref(), cache) {
-        Ok(f) => f,
+    let lastmod = lastmod.as_deref();
+    let rendered = match target {
+        Target::Memory => {
+            let files = render::site(&site, &docs, &tera, lastmod, cache);
+            timings.lap("render");
+            files.map(|files| (files.len(), Some(files)))
+        }
+        Target::Disk(out) => write::Staging::new(out)
+            .map_err(|d| vec![d])
+            .and_then(|staging| {
+                let put = |f: OutFile| staging.put(&f.path, &f.bytes);
+                let count = render::site_into(&site, &docs, &tera, lastmod, cache, &put)?;
+                timings.lap("render and write");
+                staging.finish().map_err(|d| vec![d])?;
+                timings.lap("swap");
+                Ok((count, None))
+            }),
+    };
+    let (count, files) = match rendered {
+        Ok(r) => r,
         Err(errors) => {
             diagnostics.extend(errors);
             return (None, Outcome::new(diagnostics, None));
@@ -201,19 +277,19 @@ fn render_with(
         pages: site.pages.len(),
         languages: site.config.languages.len(),
         versions: site.bases.iter().map(|b| b.folder()).collect(),
-        files: files.len(),
+        files: count,
     };
-    (Some(files), Outcome::new(diagnostics, Some(summary)))
+    (files, Outcome::new(diagnostics, Some(summary)))
 }
 
 /// Adds the base of `version` (`v1.30.0` or `1.30.0`) to
 /// bases/published.lock, only when every check passes. `Ok` carries what
 /// happened, for people.
-pub fn release(root: &Path, version: &str) -> Result<String, Outcome> {
-    let (analyzed, diagnostics) = analyze(root, None);
+pub fn release(root: &Path, version: &str) -> Result<String, Box<Outcome>> {
+    let (analyzed, diagnostics) = analyze(root, None, &mut Timings::default());
     let fail = |mut d: Vec<Diagnostic>, extra: Option<Diagnostic>| {
         d.extend(extra);
-        Outcome::new(d, None)
+        Box::new(Outcome::new(d, None))
     };
     let Some(Analyzed { site, .. }) = analyzed else {
         return Err(fail(diagnostics, None));
@@ -279,8 +355,10 @@ struct Analyzed {
 fn analyze(
     root: &Path,
     cache: Option<&mut render::PageCache>,
+    timings: &mut Timings,
 ) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let loaded = load::load(root);
+    timings.lap("load");
     let mut diagnostics = loaded.diagnostics;
     let Some(site) = loaded.site else {
         return (None, diagnostics);
@@ -289,9 +367,11 @@ fn analyze(
     diagnostics.extend(conflicts);
     let index = LinkIndex::new(&site, &paths);
     let (docs, problems) = render::documents_cached(&site, &index, cache);
+    timings.lap("markdown");
     diagnostics.extend(problems);
     diagnostics.extend(check::run(&site, &docs, &index));
     let mut diagnostics = check::apply_exceptions(&site.config, diagnostics);
+    timings.lap("check");
     let tera = match render::templates::engine(&site) {
         Ok(t) => Some(t),
         Err(errors) => {
@@ -299,6 +379,7 @@ fn analyze(
             None
         }
     };
+    timings.lap("templates");
     drop(index);
     (Some(Analyzed { site, docs, tera }), diagnostics)
 }

@@ -651,20 +651,46 @@ impl<'a> Shared<'a> {
     }
 }
 
-/// Renders the whole site: pages through templates, the versions pages,
-/// the redirect at `/`, the 404 page, the search indexes, the sitemap, the
-/// default assets, the project's assets and the base downloads. `lastmod`
-/// dates the sitemap's entries (from `SOURCE_DATE_EPOCH`).
-///
-/// With `cache` (`basepress serve`), pages whose template input did not
-/// change since the last build come from it, and it keeps this build's.
+/// Renders the whole site into memory, sorted by path: see [`site_into`].
 pub fn site(
     site: &Site,
     docs: &[Document],
     tera: &tera::Tera,
     lastmod: Option<&str>,
-    mut cache: Option<&mut PageCache>,
+    cache: Option<&mut PageCache>,
 ) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    let files = std::sync::Mutex::new(Vec::new());
+    site_into(site, docs, tera, lastmod, cache, &|f| {
+        if let Ok(mut files) = files.lock() {
+            files.push(f);
+        }
+    })?;
+    let mut files = files.into_inner().unwrap_or_default();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(files)
+}
+
+/// Renders the whole site: pages through templates, the versions pages,
+/// the redirect at `/`, the 404 page, the search indexes, the sitemap, the
+/// default assets, the project's assets and the base downloads. `lastmod`
+/// dates the sitemap's entries (from `SOURCE_DATE_EPOCH`).
+///
+/// Every file goes to `emit` as soon as it is rendered, from several
+/// threads and in no set order, so that a build can write pages while
+/// others render and need not hold the whole site in memory. On an error
+/// some files may have been emitted already: the caller discards them.
+/// Returns how many files were emitted.
+///
+/// With `cache` (`basepress serve`), pages whose template input did not
+/// change since the last build come from it, and it keeps this build's.
+pub fn site_into(
+    site: &Site,
+    docs: &[Document],
+    tera: &tera::Tera,
+    lastmod: Option<&str>,
+    mut cache: Option<&mut PageCache>,
+    emit: &(dyn Fn(OutFile) + Sync),
+) -> Result<usize, Vec<Diagnostic>> {
     let shared = Shared::new(site, docs);
     // The project's templates are part of every page's digest.
     let templates = cache.as_ref().map(|_| {
@@ -679,44 +705,54 @@ pub fn site(
         .map(|c| std::mem::take(&mut c.pages))
         .unwrap_or_default();
     let lookup = templates.as_ref().map(|t| (t, &previous));
-    let pages: Vec<_> = site
+    // Per page: its cache entry (digest and bytes, with a cache), whether
+    // it came from the cache, or its error.
+    type Rendered = Result<(Option<([u8; 32], Bytes)>, bool), Diagnostic>;
+    let pages: Vec<Rendered> = site
         .pages
         .par_iter()
         .zip(docs.par_iter())
-        .map(|(page, doc)| shared.render_page(page, doc, tera, lookup))
+        .map(|(page, doc)| {
+            let (file, key, hit) = shared.render_page(page, doc, tera, lookup)?;
+            let kept = key.map(|k| (k, file.bytes.clone()));
+            emit(file);
+            Ok((kept, hit))
+        })
         .collect();
     let mut kept = HashMap::new();
     let mut hits = 0;
-    let mut results: Vec<Result<OutFile, Diagnostic>> = Vec::with_capacity(pages.len() + 8);
+    let mut errors = Vec::new();
+    let mut count = 0;
     for r in pages {
-        results.push(r.map(|(file, key, hit)| {
-            if let Some(k) = key {
-                kept.insert(k, file.bytes.clone());
+        match r {
+            Ok((entry, hit)) => {
+                kept.extend(entry);
+                hits += usize::from(hit);
+                count += 1;
             }
-            hits += usize::from(hit);
-            file
-        }));
+            Err(d) => errors.push(d),
+        }
     }
     if let Some(c) = cache {
         c.pages = kept;
         c.hits = hits;
     }
+    let mut others: Vec<Result<OutFile, Diagnostic>> = Vec::new();
     for l in &site.config.languages {
-        results.push(shared.render_versions(&l.code, tera));
+        others.push(shared.render_versions(&l.code, tera));
     }
     let default_lang = &site.config.default_language;
     let mut ctx = shared.context(default_lang);
     ctx.insert("target", &format!("/{default_lang}/"));
     for (name, path) in [("redirect.html", "/index.html"), ("404.html", "/404.html")] {
-        results
-            .push(templates::render(tera, site, name, &ctx).map(|html| OutFile::new(path, html)));
+        others.push(templates::render(tera, site, name, &ctx).map(|html| OutFile::new(path, html)));
     }
-
-    let mut files = Vec::with_capacity(results.len() + 16);
-    let mut errors = Vec::new();
-    for r in results {
+    for r in others {
         match r {
-            Ok(f) => files.push(f),
+            Ok(f) => {
+                emit(f);
+                count += 1;
+            }
             Err(d) => errors.push(d),
         }
     }
@@ -736,7 +772,7 @@ pub fn site(
             (*lang, pages)
         })
         .collect();
-    files.extend(search::files(site, &by_language));
+    let mut files = search::files(site, &by_language);
     files.push(OutFile::new(
         sitemap::SITEMAP_PATH,
         sitemap::sitemap(&shared.sitemap_entries(), lastmod),
@@ -758,8 +794,9 @@ pub fn site(
         files.push(OutFile::new(a.url.clone(), a.bytes.clone()));
     }
     files.extend(kubernetes::files(site));
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(files)
+    count += files.len();
+    files.into_iter().for_each(emit);
+    Ok(count)
 }
 
 fn language<'a>(site: &'a Site, code: &str) -> LanguageContext<'a> {
