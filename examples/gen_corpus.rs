@@ -783,7 +783,9 @@ enableRobotsTXT = false
 }
 
 /// Layouts that do what basepress's default templates do: the same shell,
-/// language switcher, full navigation, pager and table of contents.
+/// language switcher, navigation, pager and table of contents. Above 300
+/// pages a language, basepress's sidebar lists every section but opens only
+/// the current one with its pages; so does this one.
 const HUGO_BASEOF: &str = r##"<!doctype html>
 <html lang="{{ .Language.Lang }}">
 <head>
@@ -814,10 +816,16 @@ const HUGO_BASEOF: &str = r##"<!doctype html>
 const HUGO_MAIN: &str = r##"{{ define "main" }}
 <div class="layout">
   <nav class="sidebar" aria-label="Navigation">
+    {{ $cur := . }}{{ $pages := site.Pages.ByWeight }}{{ $sec := .CurrentSection }}
     <ul>
-    {{ $cur := . }}{{ $pages := site.Pages.ByWeight }}{{ range $pages }}
-      <li><a href="{{ .RelPermalink }}"{{ if eq .RelPermalink $cur.RelPermalink }} aria-current="page"{{ end }}>{{ .Title }}</a></li>
-    {{ end }}
+    {{ range site.Sections.ByWeight }}{{ if eq . $sec }}
+      <li class="folder"><details open><summary><a href="{{ .RelPermalink }}"{{ if eq .RelPermalink $cur.RelPermalink }} aria-current="page"{{ end }}>{{ .Title }}</a></summary>
+      <ul>{{ range .Pages.ByWeight }}
+        <li><a href="{{ .RelPermalink }}"{{ if eq .RelPermalink $cur.RelPermalink }} aria-current="page"{{ end }}>{{ .Title }}</a></li>
+      {{ end }}</ul></details></li>
+    {{ else }}
+      <li><a href="{{ .RelPermalink }}">{{ .Title }}</a></li>
+    {{ end }}{{ end }}
     </ul>
   </nav>
   <main id="main">

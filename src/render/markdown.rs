@@ -229,7 +229,14 @@ pub fn render(body: &str, first_line: usize, rewrite: &dyn Fn(&str) -> String) -
             }
         }
     }
+    doc.html.reserve(body.len() * 2);
     pulldown_cmark::html::push_html(&mut doc.html, events.into_iter());
+    // Every page's document stays in memory until the site is written:
+    // no spare capacity.
+    doc.html.shrink_to_fit();
+    for s in &mut doc.sections {
+        s.text.shrink_to_fit();
+    }
     doc
 }
 
