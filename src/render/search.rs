@@ -99,24 +99,61 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// The index of language `lang`: `pages` in reading order, each with its
 /// rendered document.
 pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
-    let prefix = site.config.path_prefix();
+    let pages: Vec<Entry> = pages
+        .iter()
+        .map(|(p, d)| Entry {
+            title: &p.title,
+            url: &p.url,
+            doc: d,
+        })
+        .collect();
+    index_of(&site.config.path_prefix(), lang, &pages)
+}
+
+/// What the index reads of one page.
+#[derive(Clone, Copy)]
+pub struct Entry<'a> {
+    pub title: &'a str,
+    /// Its URL, without the site's prefix.
+    pub url: &'a str,
+    pub doc: &'a Document,
+}
+
+/// What the index holds of one page: each section's heading title and
+/// anchor (empty before the first heading) and its words, folded, without
+/// the language's stop words; sections without words are left out.
+pub fn page_sections<'a>(
+    lang: &str,
+    page_title: &str,
+    doc: &'a Document,
+) -> Vec<(&'a str, &'a str, BTreeSet<String>)> {
+    let stop = stop_words(lang);
+    let mut out = Vec::new();
+    for section in &doc.sections {
+        let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
+            Some(h) => (h.title.as_str(), h.id.as_str()),
+            None => ("", ""),
+        };
+        let heading_words = if title.is_empty() { page_title } else { title };
+        let set: BTreeSet<String> = words(heading_words)
+            .chain(words(&section.text))
+            .filter(|w| !stop.contains(&w.as_str()))
+            .collect();
+        if !set.is_empty() {
+            out.push((title, anchor, set));
+        }
+    }
+    out
+}
+
+/// [`index`] from what it reads: the site's prefix and each page's title,
+/// URL and document, in reading order.
+pub fn index_of(prefix: &str, lang: &str, pages: &[Entry]) -> String {
     let stop = stop_words(lang);
     let mut sections = Vec::new();
     let mut section_words: Vec<BTreeSet<String>> = Vec::new();
-    for (i, (page, doc)) in pages.iter().enumerate() {
-        for section in &doc.sections {
-            let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
-                Some(h) => (h.title.as_str(), h.id.as_str()),
-                None => ("", ""),
-            };
-            let heading_words = if title.is_empty() { &page.title } else { title };
-            let set: BTreeSet<String> = words(heading_words)
-                .chain(words(&section.text))
-                .filter(|w| !stop.contains(&w.as_str()))
-                .collect();
-            if set.is_empty() {
-                continue;
-            }
+    for (i, page) in pages.iter().enumerate() {
+        for (title, anchor, set) in page_sections(lang, page.title, page.doc) {
             sections.push((i, title, anchor));
             section_words.push(set);
         }
@@ -132,7 +169,7 @@ pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
         stop,
         pages: pages
             .iter()
-            .map(|(p, _)| (p.title.as_str(), format!("{prefix}{}", p.url)))
+            .map(|p| (p.title, format!("{prefix}{}", p.url)))
             .collect(),
         sections,
         words: postings.keys().copied().collect(),
