@@ -29,7 +29,7 @@ use super::markdown::Document;
 use super::OutFile;
 use crate::site::{Page, Site};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Words shorter than this are left out: they match too much to help.
 const MIN_WORD: usize = 2;
@@ -87,13 +87,36 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .flat_map(|w| {
-            deunicode::deunicode(w)
+            if w.is_ascii() {
+                // Letters and digits only: folding would only lowercase it.
+                let keep = (MIN_WORD..=MAX_WORD).contains(&w.len());
+                return Folded::One(keep.then(|| w.to_ascii_lowercase()));
+            }
+            let words: Vec<String> = deunicode::deunicode(w)
                 .to_lowercase()
                 .split(|c: char| !c.is_ascii_alphanumeric())
                 .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
                 .map(str::to_string)
-                .collect::<Vec<_>>()
+                .collect();
+            Folded::Many(words.into_iter())
         })
+}
+
+/// The words one word of text folds into.
+enum Folded {
+    One(Option<String>),
+    Many(std::vec::IntoIter<String>),
+}
+
+impl Iterator for Folded {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        match self {
+            Folded::One(w) => w.take(),
+            Folded::Many(ws) => ws.next(),
+        }
+    }
 }
 
 /// The index of language `lang`: `pages` in reading order, each with its
@@ -158,12 +181,14 @@ pub fn index_of(prefix: &str, lang: &str, pages: &[Entry]) -> String {
             section_words.push(set);
         }
     }
-    let mut postings: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
     for (s, set) in section_words.iter().enumerate() {
         for w in set {
             postings.entry(w.as_str()).or_default().push(s);
         }
     }
+    let mut words: Vec<&str> = postings.keys().copied().collect();
+    words.sort_unstable();
     let index = Index {
         version: 1,
         stop,
@@ -172,8 +197,11 @@ pub fn index_of(prefix: &str, lang: &str, pages: &[Entry]) -> String {
             .map(|p| (p.title, format!("{prefix}{}", p.url)))
             .collect(),
         sections,
-        words: postings.keys().copied().collect(),
-        postings: postings.values().map(|list| gaps(list)).collect(),
+        postings: words
+            .iter()
+            .map(|w| postings.get(w).map(|l| gaps(l)).unwrap_or_default())
+            .collect(),
+        words,
     };
     let mut json = serde_json::to_string(&index).unwrap_or_default();
     json.push('\n');
