@@ -1,9 +1,11 @@
 //! `basepress serve`: a preview server for a docs project.
 //!
-//! The site is rendered in memory ([`pipeline::render_site`]) and served
-//! from there, so the project's `site/` is never touched. The inputs are
-//! watched ([`watch`]); a change rebuilds the site and tells every open
-//! page, over Server-Sent Events, to reload. A failed build keeps the
+//! The site is rendered in memory, with the same stages as
+//! [`crate::pipeline::render_site`], and served from there, so the
+//! project's `site/` is never touched. The inputs are watched ([`watch`]);
+//! a change rebuilds the site ([`incremental`]: a page's text alone is
+//! checked and rendered again by itself) and tells every open page, over
+//! Server-Sent Events, to reload. A failed build keeps the
 //! server up: pages show the findings until they are fixed, and other
 //! files are served from the last good build.
 

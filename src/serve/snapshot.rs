@@ -366,6 +366,25 @@ mod tests {
     }
 
     #[test]
+    fn changes_replace_only_the_files_that_differ() {
+        let (a, _) = Build::new(
+            vec![OutFile::new("/a.txt", "a"), OutFile::new("/b.txt", "b")],
+            String::new(),
+            None,
+        );
+        let kept = Arc::clone(a.get("/a.txt").unwrap());
+        let (b, changed) = a.with_changes(vec![
+            ("/a.txt".into(), Body::Ready(Bytes::from_static(b"a"))),
+            ("/b.txt".into(), Body::Ready(Bytes::from_static(b"B"))),
+        ]);
+        assert_eq!(changed, 1);
+        assert_eq!(b.file_count(), 2);
+        assert!(Arc::ptr_eq(&kept, b.get("/a.txt").unwrap()));
+        assert_eq!(&b.get("/b.txt").unwrap().served().body[..], b"B");
+        assert_eq!(&a.get("/b.txt").unwrap().served().body[..], b"b");
+    }
+
+    #[test]
     fn the_error_page_escapes_findings() {
         let page = ErrorPage::new("error: <script>alert(1)</script> & \"x\"".into());
         let body = String::from_utf8(page.body.to_vec()).unwrap();
