@@ -199,16 +199,10 @@ impl Session {
     /// keeping what the fast path needs.
     fn full(&mut self) -> Rebuild {
         self.state = None;
-        let failed = |diagnostics: Vec<Diagnostic>| Rebuild {
-            outcome: outcome(diagnostics, None),
-            output: Output::Failed,
-            fast: false,
-            rendered: 0,
-        };
         let loaded = load::load(&self.root);
         let mut site_findings = loaded.diagnostics;
         let Some(site) = loaded.site else {
-            return failed(site_findings);
+            return failed(site_findings, false);
         };
         let (paths, conflicts) = render::published_paths(&site);
         site_findings.extend(conflicts);
@@ -306,7 +300,7 @@ impl Session {
                     rendered: state.site.pages.len().saturating_sub(self.cache.hits),
                 }
             }
-            None => failed(diagnostics),
+            None => failed(diagnostics, false),
         };
         self.state = Some(state);
         rebuild
@@ -496,43 +490,23 @@ impl State {
         let diagnostics = self.diagnostics();
         let summary = self.summary(self.files.as_ref().map_or(0, |f| f.by_path.len()));
         let Some(files) = self.files.as_mut() else {
-            return Rebuild {
-                outcome: outcome(diagnostics, None),
-                output: Output::Failed,
-                fast: true,
-                rendered: 0,
-            };
+            return failed(diagnostics, true);
         };
         files.stale_pages.extend(show);
         files.stale_languages.extend(languages);
         if diagnostics.iter().any(Diagnostic::is_error) {
-            return Rebuild {
-                outcome: outcome(diagnostics, None),
-                output: Output::Failed,
-                fast: true,
-                rendered: 0,
-            };
+            return failed(diagnostics, true);
         }
         let which: Vec<usize> = files.stale_pages.iter().copied().collect();
         let Some(tera) = self.tera.as_ref() else {
-            return Rebuild {
-                outcome: outcome(diagnostics, None),
-                output: Output::Failed,
-                fast: true,
-                rendered: 0,
-            };
+            return failed(diagnostics, true);
         };
         let pages = match render::pages(&self.site, &self.docs, tera, &which) {
             Ok(p) => p,
             Err(errors) => {
                 let mut diagnostics = diagnostics;
                 diagnostics.extend(errors);
-                return Rebuild {
-                    outcome: outcome(diagnostics, None),
-                    output: Output::Failed,
-                    fast: true,
-                    rendered: 0,
-                };
+                return failed(diagnostics, true);
             }
         };
         let mut changed: Vec<(String, Body)> = pages
@@ -612,6 +586,16 @@ fn anchored_targets(index: &LinkIndex, page: &Page, doc: &Document) -> Vec<usize
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// A rebuild that found errors.
+fn failed(diagnostics: Vec<Diagnostic>, fast: bool) -> Rebuild {
+    Rebuild {
+        outcome: outcome(diagnostics, None),
+        output: Output::Failed,
+        fast,
+        rendered: 0,
+    }
 }
 
 /// The outcome of a build with these findings, sorted as `pipeline` sorts
