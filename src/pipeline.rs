@@ -104,7 +104,8 @@ impl Outcome {
         diagnostics::exit_code(&self.diagnostics)
     }
 
-    fn new(mut diagnostics: Vec<Diagnostic>, written: Option<Summary>) -> Self {
+    /// An outcome with these findings, sorted and without duplicates.
+    pub(crate) fn new(mut diagnostics: Vec<Diagnostic>, written: Option<Summary>) -> Self {
         diagnostics::sort(&mut diagnostics);
         diagnostics::dedup(&mut diagnostics);
         Outcome {

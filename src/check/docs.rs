@@ -15,43 +15,43 @@ pub fn documented_version<'a>(site: &'a Site, page: &'a Page) -> Option<&'a Vers
         .or_else(|| site.bases.iter().map(|b| &b.version).max())
 }
 
-pub fn check(site: &Site, docs: &[Document]) -> Vec<Diagnostic> {
+/// The release a page documents exists, its YAML examples parse and the
+/// environment keys it names are read by that release.
+pub fn check_page(site: &Site, page: &Page, doc: &Document) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for (page, doc) in site.pages.iter().zip(docs) {
-        if page.fallback_from.is_some() {
-            continue;
-        }
-        if let Some(v) = &page.base {
-            if !site.bases.iter().any(|b| &b.version == v) {
-                let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
-                out.push(
-                    Diagnostic::new(
-                        rule::DOC_BASE_UNKNOWN,
-                        format!("the page documents v{v}, which has no published base"),
-                    )
-                    .at(Location::line(&page.source, page.base_line.unwrap_or(1)))
-                    .help(format!("published bases: {}", published.join(", "))),
-                );
-            }
-        }
-        for block in doc
-            .code_blocks
-            .iter()
-            .filter(|b| b.lang == "yaml" || b.lang == "yml")
-        {
-            if let Err(e) = yaml::documents(&block.code) {
-                let line = block.line + e.line.unwrap_or(1) - 1;
-                out.push(
-                    Diagnostic::new(rule::DOC_YAML_INVALID, e.message).at(Location::at(
-                        &page.source,
-                        line,
-                        e.column.unwrap_or(1),
-                    )),
-                );
-            }
-        }
-        out.extend(env_mentions(site, page));
+    if page.fallback_from.is_some() {
+        return out;
     }
+    if let Some(v) = &page.base {
+        if !site.bases.iter().any(|b| &b.version == v) {
+            let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_BASE_UNKNOWN,
+                    format!("the page documents v{v}, which has no published base"),
+                )
+                .at(Location::line(&page.source, page.base_line.unwrap_or(1)))
+                .help(format!("published bases: {}", published.join(", "))),
+            );
+        }
+    }
+    for block in doc
+        .code_blocks
+        .iter()
+        .filter(|b| b.lang == "yaml" || b.lang == "yml")
+    {
+        if let Err(e) = yaml::documents(&block.code) {
+            let line = block.line + e.line.unwrap_or(1) - 1;
+            out.push(
+                Diagnostic::new(rule::DOC_YAML_INVALID, e.message).at(Location::at(
+                    &page.source,
+                    line,
+                    e.column.unwrap_or(1),
+                )),
+            );
+        }
+    }
+    out.extend(env_mentions(site, page));
     out
 }
 

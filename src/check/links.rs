@@ -4,48 +4,60 @@ use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::render::links::{LinkIndex, Target};
 use crate::render::markdown::Document;
 use crate::site::Site;
+use std::borrow::Borrow;
 
-pub fn check(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic> {
+/// The links of page `i` resolve, and so do their anchors: this reads its
+/// document and the headings of the pages it links to with an anchor.
+pub fn check_page<D: Borrow<Document>>(
+    site: &Site,
+    docs: &[D],
+    index: &LinkIndex,
+    i: usize,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for (page, doc) in site.pages.iter().zip(docs) {
-        // An untranslated copy has the links of its original, checked there.
-        if page.fallback_from.is_some() {
-            continue;
-        }
-        for link in &doc.links {
-            let at = Location::at(&page.source, link.line, link.column);
-            match index.resolve(page, &link.dest) {
-                Target::External => {}
-                Target::Broken(why) => out.push(
-                    Diagnostic::new(
-                        rule::LINK_BROKEN,
-                        format!("link to `{}` goes nowhere: {why}", link.dest),
-                    )
-                    .at(at),
-                ),
-                Target::Internal {
-                    anchor: Some(anchor),
-                    page: Some(target),
-                    ..
-                } => {
-                    let headings = &docs[target].headings;
-                    if !headings.iter().any(|h| h.id == anchor) {
-                        let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
-                        out.push(
-                            Diagnostic::new(
-                                rule::ANCHOR_MISSING,
-                                format!(
-                                    "`{}` has no heading with id `{anchor}`",
-                                    site.pages[target].source.display()
-                                ),
-                            )
-                            .at(at)
-                            .help(format!("use one of: {}", known.join(", "))),
-                        );
-                    }
+    let (Some(page), Some(doc)) = (site.pages.get(i), docs.get(i)) else {
+        return out;
+    };
+    // An untranslated copy has the links of its original, checked there.
+    if page.fallback_from.is_some() {
+        return out;
+    }
+    for link in &doc.borrow().links {
+        let at = Location::at(&page.source, link.line, link.column);
+        match index.resolve(page, &link.dest) {
+            Target::External => {}
+            Target::Broken(why) => out.push(
+                Diagnostic::new(
+                    rule::LINK_BROKEN,
+                    format!("link to `{}` goes nowhere: {why}", link.dest),
+                )
+                .at(at),
+            ),
+            Target::Internal {
+                anchor: Some(anchor),
+                page: Some(target),
+                ..
+            } => {
+                let Some(target_doc) = docs.get(target) else {
+                    continue;
+                };
+                let headings = &target_doc.borrow().headings;
+                if !headings.iter().any(|h| h.id == anchor) {
+                    let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
+                    out.push(
+                        Diagnostic::new(
+                            rule::ANCHOR_MISSING,
+                            format!(
+                                "`{}` has no heading with id `{anchor}`",
+                                site.pages[target].source.display()
+                            ),
+                        )
+                        .at(at)
+                        .help(format!("use one of: {}", known.join(", "))),
+                    );
                 }
-                Target::Internal { .. } => {}
             }
+            Target::Internal { .. } => {}
         }
     }
     out

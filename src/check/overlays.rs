@@ -38,56 +38,59 @@ fn base_findings(site: &Site, base: &Base) -> Vec<Diagnostic> {
     out
 }
 
-pub fn check(site: &Site, docs: &[Document]) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let mut known: BTreeMap<String, HashSet<Key>> = BTreeMap::new();
-    for (page, doc) in site.pages.iter().zip(docs) {
-        if page.fallback_from.is_some() {
-            continue;
-        }
-        let files: Vec<&CodeBlock> = doc
-            .code_blocks
-            .iter()
-            .filter(|b| b.attr("file").is_some())
-            .collect();
-        if files.is_empty() {
-            continue;
-        }
-        let Some(version) = documented_version(site, page) else {
-            continue;
-        };
-        let Some(base) = site.bases.iter().find(|b| &b.version == version) else {
-            continue;
-        };
-        let before = known
-            .entry(base.folder())
-            .or_insert_with(|| base_findings(site, base).iter().map(key).collect());
-        let mut overlay = Overlay {
-            page,
-            files: &files,
-            out: Vec::new(),
-        };
-        if let Some(virtual_base) = overlay.assemble(base) {
-            let anchor = overlay.kustomization_location();
-            for mut d in base_findings(site, &virtual_base) {
-                if before.contains(&key(&d)) || BASE_ONLY.contains(&d.rule.id) {
-                    continue;
-                }
-                let in_page = d.location.as_ref().is_some_and(|l| l.file == page.source);
-                if !in_page {
-                    d.message = format!(
-                        "{} (with the overlay this page shows, on base {})",
-                        d.message,
-                        base.folder()
-                    );
-                    d.location = Some(anchor.clone());
-                }
-                overlay.out.push(d);
-            }
-        }
-        out.append(&mut overlay.out);
+/// The findings of each base's own rules, by base folder, made once and
+/// shared by the pages that show overlays of it. Valid as long as the
+/// bases and the image data do not change.
+#[derive(Default)]
+pub struct Known(BTreeMap<String, HashSet<Key>>);
+
+/// The overlay `page` shows, if any, checked on its base.
+pub fn check_page(site: &Site, page: &Page, doc: &Document, known: &mut Known) -> Vec<Diagnostic> {
+    if page.fallback_from.is_some() {
+        return Vec::new();
     }
-    out
+    let files: Vec<&CodeBlock> = doc
+        .code_blocks
+        .iter()
+        .filter(|b| b.attr("file").is_some())
+        .collect();
+    if files.is_empty() {
+        return Vec::new();
+    }
+    let Some(version) = documented_version(site, page) else {
+        return Vec::new();
+    };
+    let Some(base) = site.bases.iter().find(|b| &b.version == version) else {
+        return Vec::new();
+    };
+    let before = known
+        .0
+        .entry(base.folder())
+        .or_insert_with(|| base_findings(site, base).iter().map(key).collect());
+    let mut overlay = Overlay {
+        page,
+        files: &files,
+        out: Vec::new(),
+    };
+    if let Some(virtual_base) = overlay.assemble(base) {
+        let anchor = overlay.kustomization_location();
+        for mut d in base_findings(site, &virtual_base) {
+            if before.contains(&key(&d)) || BASE_ONLY.contains(&d.rule.id) {
+                continue;
+            }
+            let in_page = d.location.as_ref().is_some_and(|l| l.file == page.source);
+            if !in_page {
+                d.message = format!(
+                    "{} (with the overlay this page shows, on base {})",
+                    d.message,
+                    base.folder()
+                );
+                d.location = Some(anchor.clone());
+            }
+            overlay.out.push(d);
+        }
+    }
+    overlay.out
 }
 
 struct Overlay<'a> {

@@ -161,7 +161,7 @@ fn is_url_safe(segment: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
+pub(super) fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
     let source = relative(root, path);
     let raw = read_input(root, path)?;
     let text = String::from_utf8(raw).map_err(|e| {

@@ -12,7 +12,7 @@ mod content;
 use crate::config;
 use crate::diagnostics::{rule, Diagnostic};
 use crate::images;
-use crate::site::{Site, TemplateFile};
+use crate::site::{Page, Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
 pub use bases::{env_lines, kustomization_references, Reference, KUSTOMIZATION};
@@ -67,6 +67,12 @@ pub fn load(root: &Path) -> Loaded {
         _ => None,
     };
     Loaded { site, diagnostics }
+}
+
+/// Reads one page again, the way [`load`] reads it: `path` is a Markdown
+/// file below `content/<lang>/`, which [`load`] found there.
+pub fn page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
+    content::load_page(root, lang, path)
 }
 
 /// Template overrides: every file below `ROOT/templates/`, named by its

@@ -26,6 +26,7 @@ use nav::Tree;
 use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// One file of the output, at a site path (`/es/install/index.html`).
@@ -134,24 +135,7 @@ pub fn documents_cached(
         .pages
         .par_iter()
         .map(|page| {
-            let vars = variables::Variables::for_page(site, page);
-            let (body, problems) = match vars.expand(&page.body) {
-                Ok(b) => (b, Vec::new()),
-                Err(p) => (page.body.clone(), p),
-            };
-            let diagnostics = problems
-                .into_iter()
-                .map(|p| {
-                    let names: Vec<_> = vars.names().collect();
-                    Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
-                        .at(Location::at(
-                            &page.source,
-                            page.body_line + p.line - 1,
-                            p.column,
-                        ))
-                        .help(format!("pages can use: {}", names.join(", ")))
-                })
-                .collect();
+            let (body, diagnostics) = expand(site, page);
             let key: Option<[u8; 32]> = links.map(|links| {
                 let mut h = Sha256::new();
                 h.update(links);
@@ -188,6 +172,37 @@ pub fn documents_cached(
         c.markdown_hits = hits;
     }
     (docs, diagnostics)
+}
+
+/// A page's Markdown with its `{{ variables }}` replaced, and a finding for
+/// each unknown one.
+fn expand(site: &Site, page: &Page) -> (String, Vec<Diagnostic>) {
+    let vars = variables::Variables::for_page(site, page);
+    let (body, problems) = match vars.expand(&page.body) {
+        Ok(b) => (b, Vec::new()),
+        Err(p) => (page.body.clone(), p),
+    };
+    let diagnostics = problems
+        .into_iter()
+        .map(|p| {
+            let names: Vec<_> = vars.names().collect();
+            Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
+                .at(Location::at(
+                    &page.source,
+                    page.body_line + p.line - 1,
+                    p.column,
+                ))
+                .help(format!("pages can use: {}", names.join(", ")))
+        })
+        .collect();
+    (body, diagnostics)
+}
+
+/// The document of one page, as [`documents`] renders it.
+pub fn document(site: &Site, index: &LinkIndex, page: &Page) -> (Document, Vec<Diagnostic>) {
+    let (body, diagnostics) = expand(site, page);
+    let doc = markdown::render(&body, page.body_line, &|d| index.rewrite(page, d));
+    (doc, diagnostics)
 }
 
 /// Pages rendered by earlier builds, kept by `basepress serve` so that a
@@ -406,7 +421,7 @@ struct Shared<'a> {
 }
 
 impl<'a> Shared<'a> {
-    fn new(site: &'a Site, docs: &'a [Document]) -> Self {
+    fn new(site: &'a Site, docs: impl IntoIterator<Item = &'a Document>) -> Self {
         let base_url = site.config.base_url.trim_end_matches('/');
         let context = SiteContext {
             title: &site.config.title,
@@ -649,6 +664,51 @@ impl<'a> Shared<'a> {
         entries.extend(group(urls));
         entries
     }
+}
+
+/// Renders the pages `which` (indexes in `site.pages`) through templates,
+/// as [`site`] renders them.
+pub fn pages<D: Borrow<Document> + Sync>(
+    site: &Site,
+    docs: &[D],
+    tera: &tera::Tera,
+    which: &[usize],
+) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    let shared = Shared::new(site, docs.iter().map(Borrow::borrow));
+    let (files, errors): (Vec<_>, Vec<_>) = which
+        .par_iter()
+        .filter_map(|&i| Some((site.pages.get(i)?, docs.get(i)?.borrow())))
+        .map(|(page, doc)| shared.render_page(page, doc, tera, None).map(|(f, _, _)| f))
+        .partition(Result::is_ok);
+    if errors.is_empty() {
+        Ok(files.into_iter().flatten().collect())
+    } else {
+        Err(errors.into_iter().filter_map(Result::err).collect())
+    }
+}
+
+/// The pages of each language, as indexes in `site.pages`, in reading
+/// order (the order of the navigation and of the search index).
+pub fn reading_orders(site: &Site) -> BTreeMap<String, Vec<usize>> {
+    let by_source: HashMap<(&str, &str), usize> = site
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((p.lang.as_str(), p.rel.as_str()), i))
+        .collect();
+    site.config
+        .languages
+        .iter()
+        .map(|l| {
+            let tree = Tree::new(site.pages.iter().filter(|p| p.lang == l.code));
+            let order = tree
+                .reading_order()
+                .into_iter()
+                .filter_map(|p| by_source.get(&(p.lang.as_str(), p.rel.as_str())).copied())
+                .collect();
+            (l.code.clone(), order)
+        })
+        .collect()
 }
 
 /// Renders the whole site into memory, sorted by path: see [`site_into`].

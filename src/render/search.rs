@@ -89,54 +89,104 @@ pub fn words(text: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .flat_map(|w| {
-            let keep = |w: &str| (MIN_WORD..=MAX_WORD).contains(&w.len());
-            // Most words are ASCII letters and digits already, and most of
-            // those are lowercase: they are taken as they are.
             if w.is_ascii() {
+                // Letters and digits only: folding would only lowercase it,
+                // and most words are lowercase already.
+                let keep = (MIN_WORD..=MAX_WORD).contains(&w.len());
                 let word = match w.bytes().any(|b| b.is_ascii_uppercase()) {
                     true => Cow::Owned(w.to_ascii_lowercase()),
                     false => Cow::Borrowed(w),
                 };
-                return keep(w).then_some(word).into_iter().collect();
+                return Folded::One(keep.then_some(word));
             }
-            deunicode::deunicode(w)
+            let words: Vec<Cow<str>> = deunicode::deunicode(w)
                 .to_lowercase()
                 .split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|w| keep(w))
+                .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
                 .map(|w| Cow::Owned(w.to_string()))
-                .collect::<Vec<_>>()
+                .collect();
+            Folded::Many(words.into_iter())
         })
+}
+
+/// The words one word of text folds into.
+enum Folded<'a> {
+    One(Option<Cow<'a, str>>),
+    Many(std::vec::IntoIter<Cow<'a, str>>),
+}
+
+impl<'a> Iterator for Folded<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        match self {
+            Folded::One(w) => w.take(),
+            Folded::Many(ws) => ws.next(),
+        }
+    }
 }
 
 /// The index of language `lang`: `pages` in reading order, each with its
 /// rendered document.
 pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
-    let prefix = site.config.path_prefix();
-    let stop = stop_words(lang);
-    // Per page, in parallel: its sections that have words, each with its
-    // distinct words, sorted.
-    type Section<'a> = (&'a str, &'a str, Vec<Cow<'a, str>>);
-    let per_page: Vec<Vec<Section>> = pages
-        .par_iter()
-        .map(|(page, doc)| {
-            doc.sections
-                .iter()
-                .filter_map(|section| {
-                    let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
-                        Some(h) => (h.title.as_str(), h.id.as_str()),
-                        None => ("", ""),
-                    };
-                    let heading_words = if title.is_empty() { &page.title } else { title };
-                    let mut set: Vec<Cow<str>> = words(heading_words)
-                        .chain(words(&section.text))
-                        .filter(|w| !stop.contains(&w.as_ref()))
-                        .collect();
-                    set.sort_unstable();
-                    set.dedup();
-                    (!set.is_empty()).then_some((title, anchor, set))
-                })
-                .collect()
+    let pages: Vec<Entry> = pages
+        .iter()
+        .map(|(p, d)| Entry {
+            title: &p.title,
+            url: &p.url,
+            doc: d,
         })
+        .collect();
+    index_of(&site.config.path_prefix(), lang, &pages)
+}
+
+/// What the index reads of one page.
+#[derive(Clone, Copy)]
+pub struct Entry<'a> {
+    pub title: &'a str,
+    /// Its URL, without the site's prefix.
+    pub url: &'a str,
+    pub doc: &'a Document,
+}
+
+/// What the index holds of one page: each section's heading title and
+/// anchor (empty before the first heading) and its distinct words, folded,
+/// sorted, without the language's stop words; sections without words are
+/// left out.
+pub fn page_sections<'a>(
+    lang: &str,
+    page_title: &'a str,
+    doc: &'a Document,
+) -> Vec<(&'a str, &'a str, Vec<Cow<'a, str>>)> {
+    let stop = stop_words(lang);
+    let mut out = Vec::new();
+    for section in &doc.sections {
+        let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
+            Some(h) => (h.title.as_str(), h.id.as_str()),
+            None => ("", ""),
+        };
+        let heading_words = if title.is_empty() { page_title } else { title };
+        let mut set: Vec<Cow<str>> = words(heading_words)
+            .chain(words(&section.text))
+            .filter(|w| !stop.contains(&w.as_ref()))
+            .collect();
+        set.sort_unstable();
+        set.dedup();
+        if !set.is_empty() {
+            out.push((title, anchor, set));
+        }
+    }
+    out
+}
+
+/// [`index`] from what it reads: the site's prefix and each page's title,
+/// URL and document, in reading order.
+pub fn index_of(prefix: &str, lang: &str, pages: &[Entry]) -> String {
+    let stop = stop_words(lang);
+    // The words of each page, in parallel.
+    let per_page: Vec<_> = pages
+        .par_iter()
+        .map(|p| page_sections(lang, p.title, p.doc))
         .collect();
     let mut sections = Vec::new();
     let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -149,18 +199,21 @@ pub fn index(site: &Site, lang: &str, pages: &[(&Page, &Document)]) -> String {
             }
         }
     }
-    let mut postings: Vec<(&str, Vec<usize>)> = postings.into_iter().collect();
-    postings.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut words: Vec<&str> = postings.keys().copied().collect();
+    words.sort_unstable();
     let index = Index {
         version: 1,
         stop,
         pages: pages
             .iter()
-            .map(|(p, _)| (p.title.as_str(), format!("{prefix}{}", p.url)))
+            .map(|p| (p.title, format!("{prefix}{}", p.url)))
             .collect(),
         sections,
-        words: postings.iter().map(|(w, _)| *w).collect(),
-        postings: postings.iter().map(|(_, list)| gaps(list)).collect(),
+        postings: words
+            .iter()
+            .map(|w| postings.get(w).map(|l| gaps(l)).unwrap_or_default())
+            .collect(),
+        words,
     };
     let mut json = serde_json::to_string(&index).unwrap_or_default();
     json.push('\n');

@@ -183,6 +183,15 @@ async fn site_file(
             if entry.is_html() && snapshot.error.is_some() {
                 return error_page(&snapshot, head);
             }
+            if !entry.is_ready() {
+                // A search index made on first request: off the threads
+                // that answer requests.
+                let e = Arc::clone(entry);
+                let _ = tokio::task::spawn_blocking(move || {
+                    e.served();
+                })
+                .await;
+            }
             let served = entry.served();
             file_response(
                 &headers,

@@ -1,23 +1,25 @@
 //! `basepress serve`: a preview server for a docs project.
 //!
-//! The site is rendered in memory ([`pipeline::render_site`]) and served
-//! from there, so the project's `site/` is never touched. The inputs are
-//! watched ([`watch`]); a change rebuilds the site and tells every open
-//! page, over Server-Sent Events, to reload. A failed build keeps the
+//! The site is rendered in memory, with the same stages as
+//! [`crate::pipeline::render_site`], and served from there, so the
+//! project's `site/` is never touched. The inputs are watched ([`watch`]);
+//! a change rebuilds the site ([`incremental`]: a page's text alone is
+//! checked and rendered again by itself) and tells every open page, over
+//! Server-Sent Events, to reload. A failed build keeps the
 //! server up: pages show the findings until they are fixed, and other
 //! files are served from the last good build.
 
 mod http;
+pub mod incremental;
 mod snapshot;
 mod watch;
 
 use crate::diagnostics;
-use crate::pipeline;
-use crate::render;
+use incremental::{Output, Session};
 use snapshot::{Build, ErrorPage, Snapshot};
 use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr, TcpListener};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -50,7 +52,7 @@ pub fn run(options: Options) -> anyhow::Result<()> {
     // missed.
     let _watch = watch::start(Arc::clone(&app))
         .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", options.root.display()))?;
-    app.rebuild(None);
+    app.rebuild(None, None);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -153,6 +155,13 @@ async fn shutdown_signal() {
     }
 }
 
+/// The path below the host that the site of `root` is served at.
+fn prefix_of(root: &Path) -> String {
+    crate::config::load(root)
+        .map(|c| c.path_prefix())
+        .unwrap_or_default()
+}
+
 /// The server's state, shared by the HTTP handlers and the watcher.
 pub(crate) struct App {
     root: PathBuf,
@@ -164,9 +173,10 @@ pub(crate) struct App {
     /// Distinguishes this server's generations from a previous run's.
     run_id: u64,
     builds: AtomicU64,
-    /// Pages rendered by the last build, reused when their input is the
-    /// same. Held for a whole rebuild: one runs at a time.
-    cache: Mutex<render::PageCache>,
+    /// What the last build loaded, checked and rendered, for the next one
+    /// to redo only what a change reaches. Held for a whole rebuild: one
+    /// runs at a time.
+    session: Mutex<Session>,
     /// The findings printed last, not to repeat them at every rebuild.
     printed: Mutex<String>,
     color: bool,
@@ -178,6 +188,7 @@ impl App {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         App {
+            session: Mutex::new(Session::new(root.clone())),
             root,
             current: RwLock::new(Arc::new(Snapshot {
                 build: None,
@@ -188,7 +199,6 @@ impl App {
             shutdown: signal::channel(false).0,
             run_id,
             builds: AtomicU64::new(0),
-            cache: Mutex::new(render::PageCache::default()),
             printed: Mutex::new(String::new()),
             color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
         }
@@ -199,15 +209,16 @@ impl App {
     }
 
     /// Renders the site again and, when what browsers see changed, swaps it
-    /// in and tells the open pages. `since` is when the change was first
-    /// seen, for the timing printed.
-    fn rebuild(&self, since: Option<Instant>) {
+    /// in and tells the open pages. `changed` lists the inputs whose bytes
+    /// changed, when known (a page's body alone takes the fast path);
+    /// `since` is when the change was first seen, for the timing printed.
+    fn rebuild(&self, changed: Option<&[PathBuf]>, since: Option<Instant>) {
         // One build at a time, from rendering to the swap, so that an older
         // build never replaces a newer one.
-        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
         let start = Instant::now();
-        let (files, outcome) = pipeline::render_site_cached(&self.root, &mut cache);
-        let reused = cache.hits;
+        let rebuilt = session.rebuild(changed);
+        let outcome = rebuilt.outcome;
         let took = start.elapsed();
         let since = since.map(|s| s.elapsed());
         let timing = match since {
@@ -218,29 +229,54 @@ impl App {
             ),
             None => format!("{} ms", took.as_millis()),
         };
-        self.print_findings(&outcome.diagnostics);
         let current = self.snapshot();
-        let next = match files {
-            Some(files) => {
-                let prefix = crate::config::load(&self.root)
-                    .map(|c| c.path_prefix())
-                    .unwrap_or_default();
+        let pages = outcome.written.as_ref().map_or(0, |w| w.pages);
+        let built = match rebuilt.output {
+            Output::Full(files) => {
+                let prefix = prefix_of(&self.root);
                 let previous = current.build.as_deref();
                 let same_prefix = previous.is_none_or(|b| b.prefix == prefix);
                 let (build, changed) = Build::new(files, prefix, previous.filter(|_| same_prefix));
-                let pages = outcome.written.as_ref().map_or(0, |w| w.pages);
+                let reused = session.cache_hits();
                 let report = format!(
                     "{} files in {timing}: {changed} changed; {reused} of {pages} pages reused",
                     build.file_count()
                 );
+                Some((build, changed, report))
+            }
+            Output::Changed(files) => {
+                let (build, changed) = match current.build.as_deref() {
+                    Some(previous) => previous.with_changes(files),
+                    // Not expected: a fast rebuild follows a good build.
+                    None => {
+                        let all = session.files().unwrap_or_default();
+                        let prefix = prefix_of(&self.root);
+                        Build::new(all, prefix, None)
+                    }
+                };
+                let report = format!(
+                    "{} files in {timing}: {changed} changed; {} of {pages} pages rendered again (a page edit)",
+                    build.file_count(),
+                    rebuilt.rendered
+                );
+                Some((build, changed, report))
+            }
+            Output::Failed => None,
+        };
+        // Printed once the pages are told: printing many findings takes a
+        // while.
+        let mut say = Vec::new();
+        let next = match built {
+            Some((build, changed, report)) => {
                 if changed == 0 && current.error.is_none() && current.build.is_some() {
+                    self.print_findings(&outcome.diagnostics);
                     eprintln!("rebuilt {report}: nothing to reload");
                     return;
                 }
                 if current.error.is_some() {
-                    eprintln!("the build is fixed");
+                    say.push("the build is fixed".to_string());
                 }
-                eprintln!("built {report}");
+                say.push(format!("built {report}"));
                 Snapshot {
                     build: Some(Arc::new(build)),
                     error: None,
@@ -250,16 +286,17 @@ impl App {
             None => {
                 let text = diagnostics::render_text(&outcome.diagnostics, &self.root, false);
                 if current.error.as_ref().is_some_and(|e| e.text == text) {
+                    self.print_findings(&outcome.diagnostics);
                     return;
                 }
-                eprintln!(
+                say.push(format!(
                     "the build failed in {timing}: pages show the findings until they are fixed{}",
                     if current.build.is_some() {
                         "; other files come from the last good build"
                     } else {
                         ""
                     }
-                );
+                ));
                 Snapshot {
                     build: current.build.clone(),
                     error: Some(Arc::new(ErrorPage::new(text))),
@@ -271,6 +308,11 @@ impl App {
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
         // No receiver (no page open) is not an error.
         let _ = self.reloads.send(generation);
+        drop(session);
+        self.print_findings(&outcome.diagnostics);
+        for line in say {
+            eprintln!("{line}");
+        }
     }
 
     fn next_generation(&self) -> String {

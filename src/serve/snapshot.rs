@@ -4,6 +4,7 @@
 //! A [`Snapshot`] never changes once made; a rebuild makes a new one and
 //! swaps it in, so a request sees one build from start to end.
 
+use super::incremental::Body;
 use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
@@ -21,7 +22,7 @@ pub const RELOAD_TAG: &str = "<script src=\"/__basepress/reload.js\"></script>";
 
 /// One file of a build, as written by the renderer, and what is sent for it.
 pub struct Entry {
-    bytes: Bytes,
+    body: Body,
     content_type: &'static str,
     /// The body sent (HTML with the reload script) and its ETag, made on
     /// the first request for the file.
@@ -35,9 +36,9 @@ pub struct Served {
 }
 
 impl Entry {
-    fn new(path: &str, bytes: Bytes) -> Self {
+    fn new(path: &str, body: Body) -> Self {
         Entry {
-            bytes,
+            body,
             content_type: content_type(path),
             served: OnceLock::new(),
         }
@@ -51,13 +52,20 @@ impl Entry {
         self.content_type.starts_with("text/html")
     }
 
+    /// Whether [`Entry::served`] returns at once (a search index made on
+    /// first request takes a while).
+    pub fn is_ready(&self) -> bool {
+        self.served.get().is_some() || self.body.is_ready()
+    }
+
     /// The body to send and its ETag.
     pub fn served(&self) -> &Served {
         self.served.get_or_init(|| {
+            let bytes = self.body.bytes();
             let body = if self.is_html() {
-                Bytes::from(inject_reload(&self.bytes))
+                Bytes::from(inject_reload(&bytes))
             } else {
-                self.bytes.clone()
+                bytes
             };
             let etag = etag(&body);
             Served { body, etag }
@@ -107,10 +115,10 @@ impl Build {
             let old = previous.and_then(|p| p.files.get(&f.path));
             let entry = match old {
                 // A page kept by the render cache is the same buffer.
-                Some(e) if same_bytes(&e.bytes, &f.bytes) => Arc::clone(e),
+                Some(e) if same_body(&e.body, &f.bytes) => Arc::clone(e),
                 _ => {
                     changed += 1;
-                    Arc::new(Entry::new(&f.path, f.bytes))
+                    Arc::new(Entry::new(&f.path, Body::Ready(f.bytes)))
                 }
             };
             map.insert(f.path, entry);
@@ -119,6 +127,29 @@ impl Build {
             changed += p.files.keys().filter(|k| !map.contains_key(*k)).count();
         }
         (Build { files: map, prefix }, changed)
+    }
+
+    /// This build with some files replaced (none added or removed), and
+    /// how many of them differ.
+    pub fn with_changes(&self, changes: Vec<(String, Body)>) -> (Build, usize) {
+        let mut files = self.files.clone();
+        let mut changed = 0;
+        for (path, body) in changes {
+            let same = match (&body, files.get(&path)) {
+                (Body::Ready(bytes), Some(old)) => same_body(&old.body, bytes),
+                _ => false,
+            };
+            if !same {
+                changed += 1;
+                let entry = Arc::new(Entry::new(&path, body));
+                files.insert(path, entry);
+            }
+        }
+        let build = Build {
+            files,
+            prefix: self.prefix.clone(),
+        };
+        (build, changed)
     }
 
     pub fn file_count(&self) -> usize {
@@ -148,8 +179,12 @@ impl Build {
     }
 }
 
-fn same_bytes(a: &Bytes, b: &Bytes) -> bool {
-    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+/// Whether a file's body is `bytes` (a body made on request never is).
+fn same_body(body: &Body, b: &Bytes) -> bool {
+    match body {
+        Body::Ready(a) => (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b,
+        Body::Search(_) => false,
+    }
 }
 
 /// What the server shows: the last good build, and the findings of the last
@@ -328,6 +363,25 @@ mod tests {
         );
         assert_eq!(changed, 2, "c added, b removed");
         assert!(Arc::ptr_eq(&before, b.get("/a.txt").unwrap()));
+    }
+
+    #[test]
+    fn changes_replace_only_the_files_that_differ() {
+        let (a, _) = Build::new(
+            vec![OutFile::new("/a.txt", "a"), OutFile::new("/b.txt", "b")],
+            String::new(),
+            None,
+        );
+        let kept = Arc::clone(a.get("/a.txt").unwrap());
+        let (b, changed) = a.with_changes(vec![
+            ("/a.txt".into(), Body::Ready(Bytes::from_static(b"a"))),
+            ("/b.txt".into(), Body::Ready(Bytes::from_static(b"B"))),
+        ]);
+        assert_eq!(changed, 1);
+        assert_eq!(b.file_count(), 2);
+        assert!(Arc::ptr_eq(&kept, b.get("/a.txt").unwrap()));
+        assert_eq!(&b.get("/b.txt").unwrap().served().body[..], b"B");
+        assert_eq!(&a.get("/b.txt").unwrap().served().body[..], b"b");
     }
 
     #[test]

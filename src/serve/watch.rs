@@ -82,9 +82,9 @@ fn run(app: &App, mut inputs: Inputs, rx: &mpsc::Receiver<Msg>) {
                 Err(RecvTimeoutError::Timeout) => break,
             }
         }
-        let changed = if batch.rescan {
+        if batch.rescan {
             inputs.scan();
-            true
+            app.rebuild(None, batch.first);
         } else {
             let relevant: Vec<PathBuf> = batch
                 .paths
@@ -92,14 +92,15 @@ fn run(app: &App, mut inputs: Inputs, rx: &mpsc::Receiver<Msg>) {
                 .filter(|p| inputs.is_input(p))
                 .cloned()
                 .collect();
-            let mut changed = false;
+            let mut changed = Vec::new();
             for p in &relevant {
-                changed |= inputs.refresh(p);
+                inputs.refresh(p, &mut changed);
             }
-            changed
-        };
-        if changed {
-            app.rebuild(batch.first);
+            if !changed.is_empty() {
+                changed.sort();
+                changed.dedup();
+                app.rebuild(Some(&changed), batch.first);
+            }
         }
         // A new input folder, or a new image data file named in site.yaml:
         // watched from now on, and looked at once, for what was written in
@@ -114,12 +115,12 @@ fn run(app: &App, mut inputs: Inputs, rx: &mpsc::Receiver<Msg>) {
             .filter(|p| !before.contains_key(*p))
             .cloned()
             .collect();
-        let mut missed = false;
+        let mut missed = Vec::new();
         for p in &added {
-            missed |= inputs.refresh(p);
+            inputs.refresh(p, &mut missed);
         }
-        if missed {
-            app.rebuild(batch.first);
+        if !missed.is_empty() {
+            app.rebuild(None, batch.first);
         }
     }
 }
@@ -239,28 +240,33 @@ impl Inputs {
     /// Hashes every input from scratch.
     fn scan(&mut self) {
         self.digests.clear();
+        let mut changed = Vec::new();
         for d in self.dirs() {
-            self.refresh(&d);
+            self.refresh(&d, &mut changed);
         }
         for f in self.files.clone() {
-            self.refresh(&f);
+            self.refresh(&f, &mut changed);
         }
     }
 
     /// Looks at `path` again (a file, or a folder and everything below it);
-    /// returns whether any input's bytes changed, appeared or went away.
-    fn refresh(&mut self, path: &Path) -> bool {
-        let mut changed = false;
+    /// adds to `changed` every input whose bytes changed, appeared or went
+    /// away.
+    fn refresh(&mut self, path: &Path, changed: &mut Vec<PathBuf>) {
         let mut seen = BTreeSet::new();
         if path.is_dir() {
             for entry in walkdir::WalkDir::new(path).into_iter().flatten() {
                 if entry.file_type().is_file() && self.is_input(entry.path()) {
-                    changed |= self.refresh_file(entry.path());
+                    if self.refresh_file(entry.path()) {
+                        changed.push(entry.path().to_path_buf());
+                    }
                     seen.insert(entry.path().to_path_buf());
                 }
             }
         } else if path.is_file() {
-            changed |= self.refresh_file(path);
+            if self.refresh_file(path) {
+                changed.push(path.to_path_buf());
+            }
             seen.insert(path.to_path_buf());
         }
         // Inputs at or below `path` that are no longer there.
@@ -272,9 +278,8 @@ impl Inputs {
             .collect();
         for k in gone {
             self.digests.remove(&k);
-            changed = true;
+            changed.push(k);
         }
-        changed
     }
 
     fn refresh_file(&mut self, path: &Path) -> bool {

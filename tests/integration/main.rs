@@ -8,6 +8,7 @@ mod build;
 mod docs;
 mod download;
 mod fuzz;
+mod incremental;
 mod rules;
 mod safety;
 mod serve;

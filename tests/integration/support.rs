@@ -255,3 +255,32 @@ pub fn verify_downloaded_base(work: &Path, version: &str, with_kubectl: bool) {
         );
     }
 }
+
+/// A temporary copy of this repository's docs project.
+pub fn copy_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = repo();
+    for item in [
+        "site.yaml",
+        "image-releases.yaml",
+        "content",
+        "bases",
+        "templates",
+        "static",
+    ] {
+        let from = src.join(item);
+        if !from.exists() {
+            continue;
+        }
+        for e in walkdir::WalkDir::new(&from) {
+            let e = e.unwrap();
+            let to = dir.path().join(e.path().strip_prefix(&src).unwrap());
+            if e.file_type().is_dir() {
+                std::fs::create_dir_all(&to).unwrap();
+            } else {
+                std::fs::copy(e.path(), &to).unwrap();
+            }
+        }
+    }
+    dir
+}

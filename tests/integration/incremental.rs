@@ -1,0 +1,252 @@
+//! The fast path of `basepress serve` (a page's body edited): after every
+//! rebuild, what it would serve and what it finds are exactly what a full
+//! build of the same files gives; and any other change takes the full
+//! path.
+
+use crate::support::*;
+use basepress::diagnostics::render_text;
+use basepress::pipeline::{self, Outcome};
+use basepress::serve::incremental::{Output, Rebuild, Session};
+use std::path::{Path, PathBuf};
+
+/// Writes `files` (path below `root`, text), rebuilds knowing they
+/// changed, and holds the result to a full render of the same tree.
+fn edit(session: &mut Session, root: &Path, files: &[(&str, &str)]) -> Rebuild {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for (rel, text) in files {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        paths.push(path);
+    }
+    rebuild(session, root, Some(&paths))
+}
+
+fn rebuild(session: &mut Session, root: &Path, changed: Option<&[PathBuf]>) -> Rebuild {
+    let r = session.rebuild(changed);
+    let (full, outcome) = pipeline::render_site(root);
+    assert_eq!(
+        findings(root, &r.outcome),
+        findings(root, &outcome),
+        "the findings differ from a full build's"
+    );
+    assert_eq!(r.outcome.exit_code(), outcome.exit_code());
+    match (&r.output, full) {
+        (Output::Failed, None) => {}
+        (Output::Failed, Some(_)) => panic!("the rebuild failed, a full build passes"),
+        (_, None) => panic!("the rebuild passed, a full build fails"),
+        (_, Some(full)) => {
+            let served = session.files().expect("the files of a good build");
+            let paths = |f: &[basepress::render::OutFile]| {
+                f.iter().map(|f| f.path.clone()).collect::<Vec<_>>()
+            };
+            assert_eq!(paths(&served), paths(&full));
+            for (a, b) in served.iter().zip(&full) {
+                assert!(a.bytes == b.bytes, "{} differs from a full build's", a.path);
+            }
+        }
+    }
+    r
+}
+
+fn findings(root: &Path, o: &Outcome) -> String {
+    render_text(&o.diagnostics, root, false)
+}
+
+fn read(root: &Path, rel: &str) -> String {
+    std::fs::read_to_string(root.join(rel)).unwrap()
+}
+
+fn has(r: &Rebuild, rule: &str, file: &str) -> bool {
+    r.outcome.diagnostics.iter().any(|d| {
+        d.rule.id == rule
+            && d.location
+                .as_ref()
+                .is_some_and(|l| l.file == Path::new(file))
+    })
+}
+
+#[test]
+fn page_edits_give_what_a_full_build_gives() {
+    let project = copy_repo();
+    let root = project.path();
+    // A page only in the default language (its copies in pt and en show
+    // it), linked to with anchors from an English page, by its source
+    // and by the URL of its English copy.
+    let extra = "---\ntitle: Extra\n---\n# Extra\n\n## Part one\n\nSome text.\n";
+    std::fs::write(root.join("content/es/extra.md"), extra).unwrap();
+    let index = read(root, "content/en/index.md");
+    std::fs::write(
+        root.join("content/en/index.md"),
+        format!("{index}\nSee [part one](../es/extra.md#part-one) and [its copy](/en/extra/#part-one).\n"),
+    )
+    .unwrap();
+    let mut session = Session::new(root);
+    let r = rebuild(&mut session, root, None);
+    assert!(!r.fast);
+    assert!(matches!(r.output, Output::Full(_)));
+
+    // A body edit: one page and its translations rendered again.
+    let es = read(root, "content/es/installation.md");
+    let r = edit(
+        &mut session,
+        root,
+        &[(
+            "content/es/installation.md",
+            &format!("{es}\n## Otra sección\n\nUna línea más con {{{{ latest }}}}.\n"),
+        )],
+    );
+    assert!(r.fast, "a body edit takes the fast path");
+    assert!(matches!(r.output, Output::Changed(_)));
+    assert_eq!(r.rendered, 3, "the page in its three languages");
+
+    // A heading other pages link to, with its anchor: they are checked
+    // again, and the build fails until it is back.
+    let shutdown = read(root, "content/en/shutdown.md");
+    let renamed = shutdown.replacen("## The drain\n", "## The draining\n", 1);
+    assert_ne!(renamed, shutdown);
+    let r = edit(&mut session, root, &[("content/en/shutdown.md", &renamed)]);
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Failed));
+    assert!(has(&r, "anchor-missing", "content/en/configuration.md"));
+    assert!(has(&r, "anchor-missing", "content/en/installation.md"));
+
+    // Edits while the build fails are rendered once it passes.
+    let pt = read(root, "content/pt/secrets.md");
+    let r = edit(
+        &mut session,
+        root,
+        &[("content/pt/secrets.md", &format!("{pt}\nMais uma linha.\n"))],
+    );
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Failed));
+    let r = edit(
+        &mut session,
+        root,
+        &[(
+            "content/en/shutdown.md",
+            &format!("{shutdown}\nOne more line.\n"),
+        )],
+    );
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Changed(_)));
+    assert!(!has(&r, "anchor-missing", "content/en/configuration.md"));
+
+    // An overlay the page shows, a credential, an unknown variable and a
+    // broken link: found as a full build finds them.
+    let broken = shutdown
+        .replacen("terminationGracePeriodSeconds: 330", "terminationGracePeriodSecond: 330", 1)
+        .replacen(
+            "## The drain\n",
+            "## The drain\n\nRUNNER_BOOTSTRAP_TOKEN=wst_9f8a7b6c5d4e3f2a1b0c {{ nope }} [gone](gone.md)\n",
+            1,
+        );
+    let r = edit(&mut session, root, &[("content/en/shutdown.md", &broken)]);
+    assert!(r.fast);
+    for rule in ["credential-leak", "doc-variable-unknown", "link-broken"] {
+        assert!(has(&r, rule, "content/en/shutdown.md"), "{rule}");
+    }
+    let r = edit(&mut session, root, &[("content/en/shutdown.md", &shutdown)]);
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Changed(_)));
+
+    // The untranslated page: its copies follow it, and so do the anchors
+    // into it and into its copy.
+    let r = edit(
+        &mut session,
+        root,
+        &[(
+            "content/es/extra.md",
+            &extra.replace("## Part one", "## Part two"),
+        )],
+    );
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Failed));
+    assert!(has(&r, "anchor-missing", "content/en/index.md"));
+    let r = edit(
+        &mut session,
+        root,
+        &[(
+            "content/es/extra.md",
+            &format!("{extra}\nMore words for the search index.\n"),
+        )],
+    );
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Changed(_)));
+    assert_eq!(r.rendered, 3, "the page and its two copies");
+
+    // Two pages at once, one of them saved with the same bytes.
+    let r = edit(
+        &mut session,
+        root,
+        &[
+            ("content/es/extra.md", extra),
+            (
+                "content/pt/secrets.md",
+                &read(root, "content/pt/secrets.md"),
+            ),
+        ],
+    );
+    assert!(r.fast);
+}
+
+#[test]
+fn other_changes_take_the_full_path() {
+    let p = Project::new();
+    let root = p.root();
+    let mut session = Session::new(root);
+    assert!(!rebuild(&mut session, root, None).fast);
+    let install = read(root, "content/en/install.md");
+
+    // Front matter: the navigation and other pages show the title.
+    let retitled = install.replacen("title: Install", "title: Set up", 1);
+    let r = edit(&mut session, root, &[("content/en/install.md", &retitled)]);
+    assert!(!r.fast, "a title edit builds everything");
+    // A body edit after it is fast again.
+    let r = edit(
+        &mut session,
+        root,
+        &[("content/en/install.md", &format!("{retitled}\nMore.\n"))],
+    );
+    assert!(r.fast);
+
+    // New and removed pages, assets, site.yaml and templates.
+    let r = edit(
+        &mut session,
+        root,
+        &[("content/en/new.md", "---\ntitle: New\n---\n# New\n")],
+    );
+    assert!(!r.fast);
+    p.remove("content/en/new.md");
+    let gone = [root.join("content/en/new.md")];
+    assert!(!rebuild(&mut session, root, Some(&gone)).fast);
+    let r = edit(&mut session, root, &[("content/en/notes.txt", "notes\n")]);
+    assert!(!r.fast);
+    let r = edit(&mut session, root, &[("site.yaml", SITE_YAML)]);
+    assert!(!r.fast);
+    let (_, default_page) = basepress::render::templates::DEFAULTS
+        .iter()
+        .find(|(n, _)| *n == "page.html")
+        .unwrap();
+    let r = edit(&mut session, root, &[("templates/page.html", default_page)]);
+    assert!(!r.fast);
+
+    // Broken front matter: the full build fails, and the next page edit
+    // is a full build too (nothing of that build was rendered).
+    let r = edit(
+        &mut session,
+        root,
+        &[("content/en/install.md", "---\ntitle: [\n---\n# Install\n")],
+    );
+    assert!(!r.fast);
+    assert!(matches!(r.output, Output::Failed));
+    let r = edit(&mut session, root, &[("content/en/install.md", &install)]);
+    assert!(!r.fast);
+    assert!(matches!(r.output, Output::Full(_)));
+    let r = edit(
+        &mut session,
+        root,
+        &[("content/en/install.md", &format!("{install}\nAgain.\n"))],
+    );
+    assert!(r.fast);
+}
