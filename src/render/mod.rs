@@ -563,6 +563,7 @@ impl<'a> Shared<'a> {
         }
         let mut ctx = self.context(&page.lang);
         ctx.insert("page", &page_ctx);
+        ctx.insert("nav_html", &nav::html(&nav, &self.context.prefix));
         ctx.insert("nav", &nav);
         let html = templates::render(tera, self.site, "page.html", &ctx)
             .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
@@ -612,7 +613,9 @@ impl<'a> Shared<'a> {
         let (tree, _) = &self.trees[lang];
         let mut ctx = self.context(lang);
         ctx.insert("page", &page_ctx);
-        ctx.insert("nav", &tree.for_page(None));
+        let nav = tree.for_page(None);
+        ctx.insert("nav_html", &nav::html(&nav, &self.context.prefix));
+        ctx.insert("nav", &nav);
         ctx.insert("versions", &versions::list(self.site));
         let html = templates::render(tera, self.site, "versions.html", &ctx)?;
         Ok(OutFile::new(versions_file(lang), html))

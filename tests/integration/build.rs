@@ -141,6 +141,42 @@ fn check_writes_nothing() {
 }
 
 #[test]
+fn timings_name_every_stage_in_order() {
+    let p = Project::new();
+    let root = p.root().to_string_lossy().into_owned();
+    let out = p.out().to_string_lossy().into_owned();
+    let stages = |o: &std::process::Output| -> Vec<String> {
+        let err = stderr(o);
+        let line = err
+            .lines()
+            .find_map(|l| l.strip_prefix("timings: "))
+            .unwrap_or_else(|| panic!("no timings line in {err}"))
+            .to_string();
+        line.split(", ")
+            .map(|part| {
+                let (stage, secs) = part
+                    .rsplit_once(' ')
+                    .and_then(|(l, _)| l.rsplit_once(' '))
+                    .unwrap();
+                assert!(secs.parse::<f64>().is_ok_and(|s| s >= 0.0), "{part}");
+                stage.to_string()
+            })
+            .collect()
+    };
+    let o = run(&["build", "--root", &root, "--out", &out, "--timings"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let analyze = ["load", "markdown", "check", "templates"];
+    let mut expected: Vec<&str> = analyze.to_vec();
+    expected.extend(["render and write", "swap"]);
+    assert_eq!(stages(&o), expected);
+    let o = run(&["check", "--root", &root, "--timings"]);
+    assert_eq!(stages(&o), analyze);
+    // Without the flag, no timings.
+    let o = run(&["check", "--root", &root]);
+    assert!(!stderr(&o).contains("timings:"));
+}
+
+#[test]
 fn help_version_and_usage_errors() {
     let o = run(&["--help"]);
     assert_eq!(o.status.code(), Some(0));
