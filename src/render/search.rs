@@ -31,7 +31,7 @@ use crate::site::{Page, Site};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// Words shorter than this are left out: they match too much to help.
 const MIN_WORD: usize = 2;
@@ -86,27 +86,60 @@ struct Index<'a> {
 
 /// Folds text into the words a query is matched against.
 pub fn words(text: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .flat_map(|w| {
-            if w.is_ascii() {
-                // Letters and digits only: folding would only lowercase it,
-                // and most words are lowercase already.
-                let keep = (MIN_WORD..=MAX_WORD).contains(&w.len());
-                let word = match w.bytes().any(|b| b.is_ascii_uppercase()) {
-                    true => Cow::Owned(w.to_ascii_lowercase()),
-                    false => Cow::Borrowed(w),
-                };
-                return Folded::One(keep.then_some(word));
+    runs(text).flat_map(|w| {
+        if w.is_ascii() {
+            // Letters and digits only: folding would only lowercase it,
+            // and most words are lowercase already.
+            let keep = (MIN_WORD..=MAX_WORD).contains(&w.len());
+            let word = match w.bytes().any(|b| b.is_ascii_uppercase()) {
+                true => Cow::Owned(w.to_ascii_lowercase()),
+                false => Cow::Borrowed(w),
+            };
+            return Folded::One(keep.then_some(word));
+        }
+        let words: Vec<Cow<str>> = deunicode::deunicode(w)
+            .to_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
+            .map(|w| Cow::Owned(w.to_string()))
+            .collect();
+        Folded::Many(words.into_iter())
+    })
+}
+
+/// The runs of letters and digits of `text` (what splitting it at every
+/// other character leaves), reading ASCII byte by byte.
+fn runs(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    // The length of the character at `at` when it is a letter or a digit.
+    let word_char = move |at: usize| -> Result<usize, usize> {
+        match bytes[at] {
+            b if b.is_ascii() && b.is_ascii_alphanumeric() => Ok(1),
+            b if b.is_ascii() => Err(1),
+            _ => match text[at..].chars().next() {
+                Some(c) if c.is_alphanumeric() => Ok(c.len_utf8()),
+                Some(c) => Err(c.len_utf8()),
+                None => Err(1),
+            },
+        }
+    };
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            match word_char(at) {
+                Ok(_) => break,
+                Err(n) => at += n,
             }
-            let words: Vec<Cow<str>> = deunicode::deunicode(w)
-                .to_lowercase()
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
-                .map(|w| Cow::Owned(w.to_string()))
-                .collect();
-            Folded::Many(words.into_iter())
-        })
+        }
+        let start = at;
+        while at < bytes.len() {
+            match word_char(at) {
+                Ok(n) => at += n,
+                Err(_) => break,
+            }
+        }
+        (at > start).then(|| &text[start..at])
+    })
 }
 
 /// The words one word of text folds into.
@@ -158,7 +191,21 @@ pub fn page_sections<'a>(
     page_title: &'a str,
     doc: &'a Document,
 ) -> Vec<(&'a str, &'a str, Vec<Cow<'a, str>>)> {
-    let stop = stop_words(lang);
+    let mut sections = section_words(stop_words(lang), page_title, doc);
+    for (_, _, words) in &mut sections {
+        words.sort_unstable();
+        words.dedup();
+    }
+    sections
+}
+
+/// [`page_sections`] with each section's words in the order of the text,
+/// repeats included.
+fn section_words<'a>(
+    stop: &[&str],
+    page_title: &'a str,
+    doc: &'a Document,
+) -> Vec<(&'a str, &'a str, Vec<Cow<'a, str>>)> {
     let mut out = Vec::new();
     for section in &doc.sections {
         let (title, anchor) = match section.heading.and_then(|h| doc.headings.get(h)) {
@@ -166,14 +213,12 @@ pub fn page_sections<'a>(
             None => ("", ""),
         };
         let heading_words = if title.is_empty() { page_title } else { title };
-        let mut set: Vec<Cow<str>> = words(heading_words)
+        let words: Vec<Cow<str>> = words(heading_words)
             .chain(words(&section.text))
             .filter(|w| !stop.contains(&w.as_ref()))
             .collect();
-        set.sort_unstable();
-        set.dedup();
-        if !set.is_empty() {
-            out.push((title, anchor, set));
+        if !words.is_empty() {
+            out.push((title, anchor, words));
         }
     }
     out
@@ -186,16 +231,21 @@ pub fn index_of(prefix: &str, lang: &str, pages: &[Entry]) -> String {
     // The words of each page, in parallel.
     let per_page: Vec<_> = pages
         .par_iter()
-        .map(|p| page_sections(lang, p.title, p.doc))
+        .map(|p| section_words(stop, p.title, p.doc))
         .collect();
     let mut sections = Vec::new();
-    let mut postings: HashMap<&str, Vec<usize>> = HashMap::new();
+    // Sections are numbered in order, so a word seen again in the same
+    // section finds its number already at the end of its list.
+    let mut postings: foldhash::HashMap<&str, Vec<usize>> = Default::default();
     for (i, page) in per_page.iter().enumerate() {
-        for (title, anchor, set) in page {
+        for (title, anchor, words) in page {
             let s = sections.len();
             sections.push((i, *title, *anchor));
-            for w in set {
-                postings.entry(w.as_ref()).or_default().push(s);
+            for w in words {
+                let list = postings.entry(w.as_ref()).or_default();
+                if list.last() != Some(&s) {
+                    list.push(s);
+                }
             }
         }
     }
@@ -283,5 +333,32 @@ mod tests {
     fn posting_lists_are_gaps() {
         assert_eq!(gaps(&[3, 5, 9]), [3, 2, 4]);
         assert_eq!(gaps(&[0]), [0]);
+    }
+
+    fn split_runs(text: &str) -> Vec<&str> {
+        text.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn runs_are_what_splitting_at_other_characters_leaves() {
+        for text in [
+            "",
+            "   ",
+            "a",
+            "Terminación: audiência, ñandú 1.30.0!",
+            "x\u{1F600}y  \u{300}z 中文 ٣٤",
+            "RUNNER_DRAIN_TIMEOUT_MS=30000 --flag",
+        ] {
+            assert_eq!(runs(text).collect::<Vec<_>>(), split_runs(text), "{text:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn runs_match_split_on_any_text(text in "\\PC*") {
+            proptest::prop_assert_eq!(runs(&text).collect::<Vec<_>>(), split_runs(&text));
+        }
     }
 }
