@@ -240,9 +240,7 @@ fn render_stages(
     let Some(tera) = tera else {
         return (None, Outcome::new(diagnostics, None));
     };
-    let epoch = std::env::var_os(render::sitemap::SOURCE_DATE_EPOCH)
-        .map(|e| e.to_string_lossy().into_owned());
-    let lastmod = match render::sitemap::source_date(epoch.as_deref()) {
+    let lastmod = match render::sitemap::source_date_from_env() {
         Ok(date) => date,
         Err(d) => {
             diagnostics.push(d);

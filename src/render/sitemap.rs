@@ -21,6 +21,12 @@ pub struct Entry {
     pub alternates: Vec<(String, String)>,
 }
 
+/// The date of the build's `SOURCE_DATE_EPOCH`: see [`source_date`].
+pub fn source_date_from_env() -> Result<Option<String>, Diagnostic> {
+    let epoch = std::env::var_os(SOURCE_DATE_EPOCH).map(|e| e.to_string_lossy().into_owned());
+    source_date(epoch.as_deref())
+}
+
 /// The date of `SOURCE_DATE_EPOCH` (`2024-05-31`), `None` when it is not
 /// set (or empty), and a finding when it is not a whole number of seconds.
 pub fn source_date(value: Option<&str>) -> Result<Option<String>, Diagnostic> {

@@ -370,9 +370,7 @@ impl State {
         diagnostics: &mut Vec<Diagnostic>,
     ) -> Option<Vec<OutFile>> {
         let tera = self.tera.as_ref()?;
-        let epoch = std::env::var_os(render::sitemap::SOURCE_DATE_EPOCH)
-            .map(|e| e.to_string_lossy().into_owned());
-        let lastmod = match render::sitemap::source_date(epoch.as_deref()) {
+        let lastmod = match render::sitemap::source_date_from_env() {
             Ok(date) => date,
             Err(d) => {
                 diagnostics.push(d);
