@@ -7,17 +7,13 @@ use crate::support::*;
 /// one Spanish page with `body` (after its front matter `front`).
 fn agent_docs(front: &str, body: &str) -> Project {
     let p = Project::empty();
-    for f in ["site.yaml", "image-releases.yaml"] {
-        p.write(f, &std::fs::read_to_string(repo().join(f)).unwrap());
-    }
-    for v in ["v1.29.0", "v1.30.0"] {
-        for e in std::fs::read_dir(repo().join("bases").join(v)).unwrap() {
-            let e = e.unwrap();
-            p.write(
-                &format!("bases/{v}/{}", e.file_name().to_string_lossy()),
-                &std::fs::read_to_string(e.path()).unwrap(),
-            );
-        }
+    for f in [
+        "site.yaml",
+        "image-releases.yaml",
+        "bases/v1.29.0",
+        "bases/v1.30.0",
+    ] {
+        p.copy_from_repo(f, f);
     }
     p.write(
         "content/es/index.md",

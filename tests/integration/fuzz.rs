@@ -133,26 +133,14 @@ fn cases() -> u32 {
 /// A copy of the repository's docs project.
 fn seed_project() -> Project {
     let p = Project::empty();
-    for f in ["site.yaml", "image-releases.yaml"] {
-        p.write(f, &std::fs::read_to_string(repo().join(f)).unwrap());
-    }
-    for lang in ["es", "pt", "en"] {
-        for e in std::fs::read_dir(repo().join("content").join(lang)).unwrap() {
-            let e = e.unwrap();
-            p.write(
-                &format!("content/{lang}/{}", e.file_name().to_string_lossy()),
-                &std::fs::read_to_string(e.path()).unwrap(),
-            );
-        }
-    }
-    for v in ["v1.29.0", "v1.30.0"] {
-        for e in std::fs::read_dir(repo().join("bases").join(v)).unwrap() {
-            let e = e.unwrap();
-            p.write(
-                &format!("bases/{v}/{}", e.file_name().to_string_lossy()),
-                &std::fs::read_to_string(e.path()).unwrap(),
-            );
-        }
+    for f in [
+        "site.yaml",
+        "image-releases.yaml",
+        "content",
+        "bases/v1.29.0",
+        "bases/v1.30.0",
+    ] {
+        p.copy_from_repo(f, f);
     }
     p
 }

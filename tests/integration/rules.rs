@@ -15,7 +15,7 @@ impl Agent {
     fn new(version: &str) -> Agent {
         let project = Project::empty();
         for f in ["site.yaml", "image-releases.yaml"] {
-            project.write(f, &std::fs::read_to_string(repo().join(f)).unwrap());
+            project.copy_from_repo(f, f);
         }
         for lang in ["es", "pt", "en"] {
             project.write(
@@ -24,14 +24,7 @@ impl Agent {
             );
         }
         let dir = format!("bases/{version}");
-        for e in std::fs::read_dir(repo().join("bases/v1.29.0")).unwrap() {
-            let e = e.unwrap();
-            let name = e.file_name().to_string_lossy().into_owned();
-            project.write(
-                &format!("{dir}/{name}"),
-                &std::fs::read_to_string(e.path()).unwrap(),
-            );
-        }
+        project.copy_from_repo("bases/v1.29.0", &dir);
         Agent { project, dir }
     }
 
@@ -582,13 +575,7 @@ fn exceptions_in_site_yaml_downgrade_or_silence_a_rule() {
 #[test]
 fn two_folders_for_one_release() {
     let a = Agent::new("v1.29.0");
-    for e in std::fs::read_dir(repo().join("bases/v1.29.0")).unwrap() {
-        let e = e.unwrap();
-        a.project.write(
-            &format!("bases/v1.29.00/{}", e.file_name().to_string_lossy()),
-            &std::fs::read_to_string(e.path()).unwrap(),
-        );
-    }
+    a.project.copy_from_repo("bases/v1.29.0", "bases/v1.29.00");
     let f = a.findings("base-version-duplicate");
     assert_eq!(f[0]["location"]["file"], "bases/v1.29.00", "{f:#?}");
     assert!(message(&f[0]).contains("bases/v1.29.0"), "{f:#?}");

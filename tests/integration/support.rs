@@ -97,6 +97,26 @@ spec:
 ";
 
 impl Project {
+    /// Copies a file of this repository, or a folder with everything in it,
+    /// to `to` in the project.
+    pub fn copy_from_repo(&self, from: &str, to: &str) {
+        let src = repo().join(from);
+        for e in walkdir::WalkDir::new(&src) {
+            let e = e.unwrap();
+            if e.file_type().is_file() {
+                let rel = e.path().strip_prefix(&src).unwrap();
+                let dest = match rel.as_os_str().is_empty() {
+                    true => std::path::PathBuf::from(to),
+                    false => std::path::Path::new(to).join(rel),
+                };
+                self.write(
+                    &dest.to_string_lossy(),
+                    &std::fs::read_to_string(e.path()).unwrap(),
+                );
+            }
+        }
+    }
+
     /// An empty folder.
     pub fn empty() -> Self {
         Project {
