@@ -1,6 +1,6 @@
 use basepress::diagnostics::{self, rule, Format};
 use basepress::pipeline::{self, Outcome};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +17,25 @@ struct Cli {
     command: Command,
 }
 
+/// What `build` and `check` share: the project, what it is checked
+/// against and how the run reports.
+#[derive(Args)]
+struct Run {
+    /// The docs project (the folder with site.yaml).
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+    /// A previously deployed site: every version deployed there must be
+    /// published again, byte for byte.
+    #[arg(long, value_name = "DIR")]
+    against: Option<PathBuf>,
+    /// How findings are printed.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Also print how long each stage took.
+    #[arg(long)]
+    timings: bool,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check the project, then render the site into the output folder.
@@ -24,44 +43,22 @@ enum Command {
     /// Nothing is written when a check finds an error: the previous output
     /// stays as it was.
     Build {
-        /// The docs project (the folder with site.yaml).
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
+        #[command(flatten)]
+        run: Run,
         /// Where the site goes [default: ROOT/site].
         #[arg(long)]
         out: Option<PathBuf>,
-        /// A previously deployed site: every version deployed there must be
-        /// published again, byte for byte.
-        #[arg(long, value_name = "DIR")]
-        against: Option<PathBuf>,
-        /// How findings are printed.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// Also print how long each stage took.
-        #[arg(long)]
-        timings: bool,
     },
     /// Load and check the project without writing anything.
     Check {
-        /// The docs project (the folder with site.yaml).
-        #[arg(long, default_value = ".")]
-        root: PathBuf,
+        #[command(flatten)]
+        run: Run,
         /// Also print how many pages each language translates.
         #[arg(long)]
         coverage: bool,
         /// Also list the links to other hosts (never fetched: no network).
         #[arg(long)]
         external: bool,
-        /// A previously deployed site: every version deployed there must be
-        /// published again, byte for byte.
-        #[arg(long, value_name = "DIR")]
-        against: Option<PathBuf>,
-        /// How findings are printed.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
-        /// Also print how long each stage took.
-        #[arg(long)]
-        timings: bool,
     },
     /// Record a base as released in bases/published.lock, after every check
     /// passes. A released version is immutable: later builds refuse any
@@ -106,11 +103,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Build {
-            root,
+            run:
+                Run {
+                    root,
+                    against,
+                    format,
+                    timings,
+                },
             out,
-            against,
-            format,
-            timings,
         } => {
             let out = out.unwrap_or_else(|| root.join("site"));
             let start = Instant::now();
@@ -142,12 +142,15 @@ fn main() -> ExitCode {
             ExitCode::from(outcome.exit_code())
         }
         Command::Check {
-            root,
-            format,
+            run:
+                Run {
+                    root,
+                    against,
+                    format,
+                    timings,
+                },
             coverage,
             external,
-            against,
-            timings,
         } => {
             let outcome = pipeline::check_with(&root, &pipeline::Options { against });
             report(&outcome, &root, format);
