@@ -6,8 +6,6 @@
 //! either the complete old site or the complete new one.
 
 use crate::diagnostics::{rule, Diagnostic};
-use crate::render::OutFile;
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -15,15 +13,6 @@ use std::sync::Mutex;
 /// folder it did not write.
 pub const MARKER: &str = ".basepress";
 const MARKER_TEXT: &str = "This folder is written by basepress and replaced on every build.\n";
-
-/// Writes `files` as the new content of `out`.
-pub fn write_site(out: &Path, files: &[OutFile]) -> Result<(), Diagnostic> {
-    let staging = Staging::new(out)?;
-    files
-        .par_iter()
-        .for_each(|f| staging.put(&f.path, &f.bytes));
-    staging.finish()
-}
 
 /// A site being written: files go into a temporary folder beside the
 /// output as they come, so a build need not hold them all in memory, and
@@ -256,13 +245,23 @@ fn clean_stale(parent: &Path, name: &str) {
 mod tests {
     use super::*;
 
+    /// Writes `(path, text)` files as the new content of `out`, as a build
+    /// does.
+    fn write_site(out: &Path, files: &[(&str, &str)]) -> Result<(), Diagnostic> {
+        let staging = Staging::new(out)?;
+        for (path, text) in files {
+            staging.put(path, text.as_bytes());
+        }
+        staging.finish()
+    }
+
     #[test]
     fn replaces_previous_output_and_keeps_nothing_stale() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("site");
-        write_site(&out, &[OutFile::new("/a/index.html", "one")]).unwrap();
+        write_site(&out, &[("/a/index.html", "one")]).unwrap();
         std::fs::create_dir(dir.path().join(".site.basepress-stale")).unwrap();
-        write_site(&out, &[OutFile::new("/b.txt", "two")]).unwrap();
+        write_site(&out, &[("/b.txt", "two")]).unwrap();
         assert!(!out.join("a").exists());
         assert_eq!(std::fs::read_to_string(out.join("b.txt")).unwrap(), "two");
         let names: Vec<_> = std::fs::read_dir(dir.path())
@@ -276,7 +275,7 @@ mod tests {
     fn refuses_a_folder_it_did_not_write() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("precious.txt"), "x").unwrap();
-        let e = write_site(dir.path(), &[OutFile::new("/a", "b")]).unwrap_err();
+        let e = write_site(dir.path(), &[("/a", "b")]).unwrap_err();
         assert_eq!(e.rule.id, "output-unsafe");
         assert!(dir.path().join("precious.txt").exists());
     }
