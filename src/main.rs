@@ -36,6 +36,22 @@ struct Run {
     timings: bool,
 }
 
+impl Run {
+    fn options(&self) -> pipeline::Options {
+        pipeline::Options {
+            against: self.against.clone(),
+        }
+    }
+
+    /// Prints the findings and, when asked, how long each stage took.
+    fn report(&self, outcome: &Outcome) {
+        report(outcome, &self.root, self.format);
+        if self.timings {
+            eprintln!("timings: {}", outcome.timings);
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Check the project, then render the site into the output folder.
@@ -102,23 +118,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Build {
-            run:
-                Run {
-                    root,
-                    against,
-                    format,
-                    timings,
-                },
-            out,
-        } => {
-            let out = out.unwrap_or_else(|| root.join("site"));
+        Command::Build { run, out } => {
+            let format = run.format;
+            let out = out.unwrap_or_else(|| run.root.join("site"));
             let start = Instant::now();
-            let outcome = pipeline::build_with(&root, &out, &pipeline::Options { against });
-            report(&outcome, &root, format);
-            if timings {
-                eprintln!("timings: {}", outcome.timings);
-            }
+            let outcome = pipeline::build_with(&run.root, &out, &run.options());
+            run.report(&outcome);
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
                     eprintln!(
@@ -142,21 +147,13 @@ fn main() -> ExitCode {
             ExitCode::from(outcome.exit_code())
         }
         Command::Check {
-            run:
-                Run {
-                    root,
-                    against,
-                    format,
-                    timings,
-                },
+            run,
             coverage,
             external,
         } => {
-            let outcome = pipeline::check_with(&root, &pipeline::Options { against });
-            report(&outcome, &root, format);
-            if timings {
-                eprintln!("timings: {}", outcome.timings);
-            }
+            let format = run.format;
+            let outcome = pipeline::check_with(&run.root, &run.options());
+            run.report(&outcome);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
             }
