@@ -12,7 +12,7 @@
 //! and `bash` blocks, inline code and relative links with anchors that all
 //! resolve. The same seed always gives the same bytes.
 
-use basepress::render::markdown::slugify;
+use basepress::analyze::markdown::slugify;
 use clap::Parser;
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -704,6 +704,9 @@ fn page_markdown(corpus: &Corpus, lang: usize, page: usize) -> (String, String) 
     (w.md, w.hugo)
 }
 
+/// The English interface strings, for languages basepress has none of.
+const EN_STRINGS: &str = include_str!("../src/load/i18n/en.yaml");
+
 fn write(path: &Path, text: impl AsRef<[u8]>) {
     if let Some(p) = path.parent() {
         std::fs::create_dir_all(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
@@ -881,6 +884,13 @@ fn main() {
     write(&out.join("site.yaml"), site_yaml(&corpus));
     let releases = image_releases(&corpus);
     write(&out.join("image-releases.yaml"), &releases);
+    // basepress has interface strings for es, pt and en; the others get
+    // the English ones (the benchmark measures the work, not the words).
+    for lang in &corpus.langs {
+        if !["es", "pt", "en"].contains(&lang.code) {
+            write(&out.join(format!("i18n/{}.yaml", lang.code)), EN_STRINGS);
+        }
+    }
     for v in &corpus.versions {
         for (name, text) in BASE_FILES {
             write(&out.join(format!("bases/v{v}/{name}")), text);

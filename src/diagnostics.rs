@@ -70,6 +70,12 @@ pub mod rule {
         SOURCE_DATE_INVALID = "source-date-invalid", Input, Error,
             "SOURCE_DATE_EPOCH is set but is not a whole number of seconds since 1970, so the build cannot date the sitemap reproducibly.",
             "Set SOURCE_DATE_EPOCH to a Unix timestamp (e.g. `git log -1 --format=%ct`), or unset it to leave dates out.";
+        I18N_INVALID = "strings-invalid", Input, Error,
+            "An interface strings file (i18n/<lang>.yaml) is not valid YAML or has an unknown key, or a language of the site lacks some of its interface strings.",
+            "Give every language the strings its message names, in i18n/<lang>.yaml (the built-in src/load/i18n/en.yaml lists them all).";
+        RELEASE_VERSION_UNKNOWN = "release-version-unknown", Input, Error,
+            "`basepress release` names a version that has no base under bases/.",
+            "Name a base folder's version (`basepress release v1.30.0`); `ls bases/` lists them.";
         OUTPUT_UNSAFE = "output-unsafe", Input, Error,
             "The output folder exists and was not written by basepress, so replacing it could destroy work.",
             "Pick another --out folder, or empty this one if its content is disposable.";
@@ -229,6 +235,16 @@ pub mod rule {
     pub fn by_id(id: &str) -> Option<&'static Rule> {
         ALL.iter().copied().find(|r| r.id == id)
     }
+}
+
+/// The name closest to `name` among `known`, to suggest for a typo; `None`
+/// when none is close enough to be one.
+pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|k| (strsim::levenshtein(name, k), k))
+        .filter(|(d, k)| *d <= 3.max(k.len() / 5))
+        .min()
+        .map(|(_, k)| k)
 }
 
 /// Where a finding is: a file relative to the project root, and a 1-based
@@ -541,6 +557,20 @@ mod tests {
         let n = ids.len();
         ids.dedup();
         assert_eq!(n, ids.len(), "duplicate rule id");
+    }
+
+    #[test]
+    fn closest_suggests_typos_only() {
+        let keys = [
+            "RUNNER_SECRET_STORE_MODE",
+            "RUNNER_HEALTH_DIR",
+            "AWS_REGION",
+        ];
+        assert_eq!(
+            closest("RUNNER_SECRET_STORE_MOD", keys.into_iter()),
+            Some("RUNNER_SECRET_STORE_MODE")
+        );
+        assert_eq!(closest("SOMETHING_ELSE", keys.into_iter()), None);
     }
 
     #[test]

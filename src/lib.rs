@@ -2,22 +2,39 @@
 //! Kustomize bases that the docs tell people to download, and refuses to
 //! publish anything it cannot show to be true.
 //!
-//! The data flows through one module per stage: [`load`] reads the project
-//! into a [`site::Site`], [`check`] reports findings, [`render`] turns the
-//! site into files and [`write`] swaps them into place atomically.
-//! [`pipeline`] wires the stages together; [`serve`] serves the rendered
-//! site for preview and rebuilds it when the inputs change.
+//! The data flows one way, a module per stage, each importing only the
+//! ones before it:
+//!
+//! 1. [`model`]: the plain data every stage passes on (the site, its pages
+//!    and bases, the image data, the lock, analysed documents, the output
+//!    layout), on top of the libraries [`diagnostics`], [`yaml`] and
+//!    [`kustomize`].
+//! 2. [`load`] reads a project from disk into a [`model::Site`].
+//! 3. [`analyze`] reads every page's Markdown into a document, claims every
+//!    published path and resolves links.
+//! 4. [`check`] runs the registry of checks and reports findings.
+//! 5. [`render`] turns the checked project into the site's files.
+//! 6. [`write`] puts them on disk, all or nothing.
+//!
+//! [`engine`] drives the stages for every command (`check`, `build`,
+//! `release`) and holds them in memory for [`serve`], the preview server.
+//! The command line (`src/main.rs`) sits on top.
+
+pub mod diagnostics;
+pub mod kustomize;
+pub mod yaml;
+
+pub mod model;
+
+pub mod load;
+
+pub mod analyze;
 
 pub mod check;
-pub mod config;
-pub mod diagnostics;
-pub mod images;
-pub mod kustomize;
-pub mod load;
-pub mod lock;
-pub mod pipeline;
+
 pub mod render;
-pub mod serve;
-pub mod site;
+
 pub mod write;
-pub mod yaml;
+
+pub mod engine;
+pub mod serve;

@@ -1,5 +1,5 @@
 use basepress::diagnostics::{self, rule, Format};
-use basepress::pipeline::{self, Outcome};
+use basepress::engine::{self, Outcome};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -37,9 +37,10 @@ struct Run {
 }
 
 impl Run {
-    fn options(&self) -> pipeline::Options {
-        pipeline::Options {
+    fn options(&self) -> engine::Options {
+        engine::Options {
             against: self.against.clone(),
+            ..environment()
         }
     }
 
@@ -115,6 +116,21 @@ enum Command {
     },
 }
 
+/// The settings the environment gives every run: only the command line
+/// reads the environment, and hands its values to the engine.
+fn environment() -> engine::Options {
+    engine::Options {
+        against: None,
+        source_date_epoch: std::env::var_os("SOURCE_DATE_EPOCH")
+            .map(|e| e.to_string_lossy().into_owned()),
+    }
+}
+
+/// Whether findings printed on standard error are coloured.
+fn color() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -122,7 +138,7 @@ fn main() -> ExitCode {
             let format = run.format;
             let out = out.unwrap_or_else(|| run.root.join("site"));
             let start = Instant::now();
-            let outcome = pipeline::build_with(&run.root, &out, &run.options());
+            let outcome = engine::build(&run.root, &out, &run.options());
             run.report(&outcome);
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
@@ -152,7 +168,7 @@ fn main() -> ExitCode {
             external,
         } => {
             let format = run.format;
-            let outcome = pipeline::check_with(&run.root, &run.options());
+            let outcome = engine::check(&run.root, &run.options());
             run.report(&outcome);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
@@ -172,7 +188,7 @@ fn main() -> ExitCode {
             version,
             root,
             format,
-        } => match pipeline::release(&root, &version) {
+        } => match engine::release(&root, &version, &environment()) {
             Ok(msg) => {
                 eprintln!("{msg}");
                 ExitCode::SUCCESS
@@ -186,7 +202,14 @@ fn main() -> ExitCode {
             }
         },
         Command::Serve { root, bind, port } => {
-            match basepress::serve::run(basepress::serve::Options { root, bind, port }) {
+            let options = basepress::serve::Options {
+                root,
+                bind,
+                port,
+                build: environment(),
+                color: color(),
+            };
+            match basepress::serve::run(options) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");
@@ -229,7 +252,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn coverage_table(rows: &[pipeline::Coverage]) -> String {
+fn coverage_table(rows: &[engine::Coverage]) -> String {
     let mut out = String::from("language  translated  missing\n");
     for r in rows {
         out.push_str(&format!(
@@ -249,13 +272,10 @@ fn coverage_table(rows: &[pipeline::Coverage]) -> String {
 
 fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
     match format {
-        Format::Text => {
-            let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            eprint!(
-                "{}",
-                diagnostics::render_text(&outcome.diagnostics, root, color)
-            );
-        }
+        Format::Text => eprint!(
+            "{}",
+            diagnostics::render_text(&outcome.diagnostics, root, color())
+        ),
         Format::Json => print!("{}", diagnostics::render_json(&outcome.diagnostics)),
         Format::Github => print!("{}", diagnostics::render_github(&outcome.diagnostics)),
     }

@@ -103,6 +103,22 @@ impl Staging {
     }
 }
 
+/// Writes the lock of the project at `root` atomically (a temporary file
+/// renamed over it).
+pub fn save_lock(root: &Path, lock: &crate::model::lock::Lock) -> Result<(), Diagnostic> {
+    let path = root.join(crate::model::lock::FILE);
+    let tmp: PathBuf = path.with_extension("lock.tmp");
+    std::fs::write(&tmp, lock.render())
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| {
+            Diagnostic::new(
+                rule::IO_UNREADABLE,
+                format!("cannot write {}: {e}", crate::model::lock::FILE),
+            )
+            .help("check that bases/ is writable")
+        })
+}
+
 fn temp_prefix(name: &str) -> String {
     format!(".{name}.basepress-")
 }

@@ -2,9 +2,9 @@
 //! documents exists, its YAML examples parse, and the environment keys it
 //! mentions are ones that release reads.
 
+use super::Context;
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::render::markdown::Document;
-use crate::site::{Page, Site};
+use crate::model::site::{Page, Site};
 use crate::yaml;
 use semver::Version;
 
@@ -15,13 +15,14 @@ pub fn documented_version<'a>(site: &'a Site, page: &'a Page) -> Option<&'a Vers
         .or_else(|| site.bases.iter().map(|b| &b.version).max())
 }
 
-/// The release a page documents exists, its YAML examples parse and the
+/// The release page `i` documents exists, its YAML examples parse and the
 /// environment keys it names are read by that release.
-pub fn check_page(site: &Site, page: &Page, doc: &Document) -> Vec<Diagnostic> {
+pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    if page.fallback_from.is_some() {
+    let site = ctx.site;
+    let (Some(page), Some(doc)) = (site.pages.get(i), ctx.analysis.docs.get(i)) else {
         return out;
-    }
+    };
     if let Some(v) = &page.base {
         if !site.bases.iter().any(|b| &b.version == v) {
             let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
@@ -96,7 +97,7 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
             let other = site.images.env.iter().find(|e| e.key == token);
             let why = match other {
                 Some(e) => format!("only releases `{}` read it", e.versions),
-                None => match crate::check::closest_key(
+                None => match crate::diagnostics::closest(
                     token,
                     site.images.env_at(version).map(|e| e.key.as_str()),
                 ) {

@@ -1,12 +1,11 @@
 //! Nothing that looks like a real credential is published: not in a base
 //! file, not in a page, not in an asset.
 
+use super::Context;
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::site::Site;
-use rayon::prelude::*;
+use crate::model::site::Base;
 use regex::{Regex, RegexSet};
 use std::path::Path;
-use std::sync::OnceLock;
 
 /// Kinds of credentials, each with the pattern that finds it.
 ///
@@ -28,15 +27,15 @@ const PATTERNS: &[(&str, &str)] = &[
     ),
 ];
 
-struct Patterns {
+/// The patterns, compiled once for a run.
+pub struct Patterns {
     /// All patterns at once: one pass tells which of them match a text.
     any: RegexSet,
     each: Vec<(&'static str, Regex)>,
 }
 
-fn patterns() -> &'static Patterns {
-    static P: OnceLock<Patterns> = OnceLock::new();
-    P.get_or_init(|| {
+impl Patterns {
+    pub fn new() -> Self {
         let ascii = |re: &str| re.replace(r"\b", r"(?-u:\b)");
         let each: Vec<(&'static str, Regex)> = PATTERNS
             .iter()
@@ -45,7 +44,7 @@ fn patterns() -> &'static Patterns {
         let any = RegexSet::new(each.iter().map(|(_, re)| re.as_str()))
             .unwrap_or_else(|_| RegexSet::empty());
         Patterns { any, each }
-    })
+    }
 }
 
 /// Whether a value is a placeholder a doc may show (`<token>`, `$TOKEN`,
@@ -69,12 +68,11 @@ fn is_placeholder(value: &str) -> bool {
 }
 
 /// The credentials in `text`: (1-based line, column, what it looks like).
-pub fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
+fn find(p: &Patterns, text: &str) -> Vec<(usize, usize, &'static str)> {
     let mut out = Vec::new();
     // A pattern that matches nowhere in the text matches no line of it:
     // one fast pass over the whole text spares most files the line by line
     // search with captures.
-    let p = patterns();
     let candidates: Vec<&(&'static str, Regex)> = p
         .any
         .matches(text)
@@ -104,8 +102,8 @@ pub fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
     out
 }
 
-fn report(file: &Path, text: &str, out: &mut Vec<Diagnostic>) {
-    for (line, column, what) in find(text) {
+fn report(p: &Patterns, file: &Path, text: &str, out: &mut Vec<Diagnostic>) {
+    for (line, column, what) in find(p, text) {
         out.push(
             Diagnostic::new(
                 rule::CREDENTIAL_LEAK,
@@ -116,34 +114,43 @@ fn report(file: &Path, text: &str, out: &mut Vec<Diagnostic>) {
     }
 }
 
-pub fn check(site: &Site) -> Vec<Diagnostic> {
+/// The published files of a base.
+pub fn base(ctx: &Context, base: &Base) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for base in &site.bases {
-        for f in &base.files {
-            if let Ok(text) = std::str::from_utf8(&f.bytes) {
-                report(&base.dir.join(&f.name), text, &mut out);
-            }
+    for f in &base.files {
+        if let Ok(text) = std::str::from_utf8(&f.bytes) {
+            report(
+                &ctx.tools.credentials,
+                &base.dir.join(&f.name),
+                text,
+                &mut out,
+            );
         }
     }
-    let in_pages: Vec<Vec<Diagnostic>> = site
-        .pages
-        .par_iter()
-        .filter(|p| p.fallback_from.is_none())
-        .map(|page| {
-            let mut found = Vec::new();
-            report(&page.source, &page.body, &mut found);
-            for d in &mut found {
-                if let Some(l) = d.location.as_mut() {
-                    l.line = l.line.map(|n| n + page.body_line - 1);
-                }
-            }
-            found
-        })
-        .collect();
-    out.extend(in_pages.into_iter().flatten());
-    for a in &site.assets {
+    out
+}
+
+/// The text of page `i`.
+pub fn page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(page) = ctx.site.pages.get(i) else {
+        return out;
+    };
+    report(&ctx.tools.credentials, &page.source, &page.body, &mut out);
+    for d in &mut out {
+        if let Some(l) = d.location.as_mut() {
+            l.line = l.line.map(|n| n + page.body_line - 1);
+        }
+    }
+    out
+}
+
+/// The project's assets.
+pub fn assets(ctx: &Context) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for a in &ctx.site.assets {
         if let Ok(text) = std::str::from_utf8(&a.bytes) {
-            report(&a.source, text, &mut out);
+            report(&ctx.tools.credentials, &a.source, text, &mut out);
         }
     }
     out
@@ -151,7 +158,11 @@ pub fn check(site: &Site) -> Vec<Diagnostic> {
 
 #[cfg(test)]
 mod tests {
-    use super::find;
+    use super::Patterns;
+
+    fn find(text: &str) -> Vec<(usize, usize, &'static str)> {
+        super::find(&Patterns::new(), text)
+    }
 
     #[test]
     fn finds_real_looking_credentials() {
@@ -169,7 +180,7 @@ mod tests {
 
     #[test]
     fn every_pattern_compiles_and_finds_next_to_other_scripts() {
-        assert_eq!(super::patterns().each.len(), super::PATTERNS.len());
+        assert_eq!(Patterns::new().each.len(), super::PATTERNS.len());
         // ASCII word boundaries still hold next to non-ASCII text.
         assert_eq!(find("clave: AKIAIOSFODNN7EXAMPLE ñ").len(), 1);
         assert_eq!(find("éAKIAIOSFODNN7EXAMPLE").len(), 1);

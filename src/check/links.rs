@@ -1,28 +1,18 @@
 //! Every internal link and anchor resolves.
 
+use super::Context;
+use crate::analyze::links::Target;
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::render::links::{LinkIndex, Target};
-use crate::render::markdown::Document;
-use crate::site::Site;
-use std::borrow::Borrow;
 
 /// The links of page `i` resolve, and so do their anchors: this reads its
 /// document and the headings of the pages it links to with an anchor.
-pub fn check_page<D: Borrow<Document>>(
-    site: &Site,
-    docs: &[D],
-    index: &LinkIndex,
-    i: usize,
-) -> Vec<Diagnostic> {
+pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
+    let (site, docs, index) = (ctx.site, &ctx.analysis.docs, &ctx.analysis.index);
     let (Some(page), Some(doc)) = (site.pages.get(i), docs.get(i)) else {
         return out;
     };
-    // An untranslated copy has the links of its original, checked there.
-    if page.fallback_from.is_some() {
-        return out;
-    }
-    for link in &doc.borrow().links {
+    for link in &doc.links {
         let at = Location::at(&page.source, link.line, link.column);
         match index.resolve(page, &link.dest) {
             Target::External => {}
@@ -41,7 +31,7 @@ pub fn check_page<D: Borrow<Document>>(
                 let Some(target_doc) = docs.get(target) else {
                     continue;
                 };
-                let headings = &target_doc.borrow().headings;
+                let headings = &target_doc.headings;
                 if !headings.iter().any(|h| h.id == anchor) {
                     let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
                     out.push(

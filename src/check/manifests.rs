@@ -1,8 +1,9 @@
 //! Every manifest of a base against its typed Kubernetes API: unknown
 //! fields and values of the wrong type are errors naming their path.
 
-use crate::diagnostics::{rule, Diagnostic};
-use crate::site::Base;
+use super::Context;
+use crate::diagnostics::{rule, Diagnostic, Rule};
+use crate::model::site::Base;
 use crate::yaml::{pointer_segment, Value};
 use k8s_openapi::api;
 use serde::de::DeserializeOwned;
@@ -146,7 +147,15 @@ pub fn problems(api_version: &str, kind: &str, value: &Value) -> Option<Vec<Prob
     })
 }
 
-pub fn check(base: &Base) -> Vec<Diagnostic> {
+/// The rules of [`check`].
+pub const RULES: &[&Rule] = &[
+    rule::MANIFEST_KIND_UNCHECKED,
+    rule::MANIFEST_UNKNOWN_FIELD,
+    rule::MANIFEST_TYPE_INVALID,
+];
+
+/// Every object of `base` against its API type.
+pub fn check(_ctx: &Context, base: &Base) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for m in &base.manifests {
         let Some(problems) = problems(&m.api_version, &m.kind, &m.value) else {

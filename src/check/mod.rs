@@ -1,7 +1,12 @@
-//! Stage 2: checks that what the site publishes is true.
+//! Stage 3: checks that what the site publishes is true.
 //!
-//! Each check reads the loaded [`Site`] (and, for the docs, the rendered
-//! documents) and returns findings; nothing here writes or changes anything.
+//! Every check is an entry of [`CHECKS`]: what it is about, the scope it
+//! runs on (the site, one base, one page) and the rules it may raise. One
+//! runner ([`run`]) applies them all; the preview server runs the page
+//! checks of the pages an edit reaches again ([`rerun_pages`]), through
+//! the same entries. Checks only read the analysed project: nothing here
+//! reads files or changes anything. [`finish`] applies the exceptions of
+//! site.yaml, sorts and drops repeated findings, once, for every stage.
 
 mod docs;
 mod leaks;
@@ -9,168 +14,290 @@ mod links;
 mod manifests;
 mod overlays;
 mod pods;
+mod releases;
 
-use crate::config::{Config, ExceptionSeverity};
-use crate::diagnostics::{rule, Diagnostic, Severity};
-use crate::render::links::LinkIndex;
-use crate::render::markdown::Document;
-use crate::site::{Page, Site};
-use std::borrow::Borrow;
-use std::collections::HashMap;
-use std::path::Path;
+use crate::analyze::Analysis;
+use crate::diagnostics::{rule, Diagnostic, Rule, Severity};
+use crate::model::config::{Config, ExceptionSeverity};
+use crate::model::site::{Base, Site};
+use rayon::prelude::*;
+use std::collections::{BTreeSet, HashSet};
 
-/// Runs every check.
-pub fn run(site: &Site, docs: &[Document], index: &LinkIndex) -> Vec<Diagnostic> {
-    run_split(site, docs, index).into_vec()
+/// What a check runs on, and the function that runs it.
+#[derive(Clone, Copy)]
+pub enum Scope {
+    /// Once per project.
+    Site(fn(&Context) -> Vec<Diagnostic>),
+    /// Once per base. `objects` checks also run on the objects an overlay
+    /// of a page builds on its base.
+    Base {
+        run: fn(&Context, &Base) -> Vec<Diagnostic>,
+        objects: bool,
+    },
+    /// Once per page (its untranslated copies are checked through their
+    /// original).
+    Page(fn(&Context, usize) -> Vec<Diagnostic>),
 }
 
-/// The findings of every check, split by what they are about, so that a
-/// program that checks the same project again and again (`basepress
-/// serve`) can check one page again without checking the others.
-pub struct Findings {
-    /// About the project as a whole: the bases, the image data, the assets.
-    pub site: Vec<Diagnostic>,
-    /// By page, in `site.pages` order (an untranslated copy has none: its
-    /// original has them).
-    pub pages: Vec<PageFindings>,
+/// One check of the registry.
+pub struct Check {
+    pub id: &'static str,
+    /// What it makes sure of, for people.
+    pub about: &'static str,
+    pub scope: Scope,
+    /// Every rule it may raise.
+    pub rules: &'static [&'static Rule],
 }
 
-/// The findings about one page.
+/// Every check, in the order they run.
+pub const CHECKS: &[Check] = &[
+    Check {
+        id: "image-release",
+        about: "every base ships with an image release of the same version",
+        scope: Scope::Base {
+            run: releases::image_release,
+            objects: false,
+        },
+        rules: &[rule::BASE_IMAGE_RELEASE_MISSING],
+    },
+    Check {
+        id: "releases",
+        about: "released versions are still published, byte for byte",
+        scope: Scope::Site(releases::check),
+        rules: &[
+            rule::RELEASED_VERSION_MISSING,
+            rule::RELEASED_VERSION_CHANGED,
+            rule::VERSION_UNRELEASED,
+        ],
+    },
+    Check {
+        id: "manifests",
+        about: "every object of a base has the fields of its Kubernetes API type",
+        scope: Scope::Base {
+            run: manifests::check,
+            objects: true,
+        },
+        rules: manifests::RULES,
+    },
+    Check {
+        id: "pods",
+        about: "what a base runs exists in, and suits, the image of its version",
+        scope: Scope::Base {
+            run: pods::check,
+            objects: true,
+        },
+        rules: pods::RULES,
+    },
+    Check {
+        id: "base-credentials",
+        about: "no published base file carries a credential",
+        scope: Scope::Base {
+            run: leaks::base,
+            objects: false,
+        },
+        rules: &[rule::CREDENTIAL_LEAK],
+    },
+    Check {
+        id: "asset-credentials",
+        about: "no published asset carries a credential",
+        scope: Scope::Site(leaks::assets),
+        rules: &[rule::CREDENTIAL_LEAK],
+    },
+    Check {
+        id: "links",
+        about: "every link and anchor of a page resolves",
+        scope: Scope::Page(links::check_page),
+        rules: &[rule::LINK_BROKEN, rule::ANCHOR_MISSING],
+    },
+    Check {
+        id: "docs",
+        about: "a page documents a published base, its YAML parses and its environment keys are read by that release",
+        scope: Scope::Page(docs::check_page),
+        rules: &[
+            rule::DOC_BASE_UNKNOWN,
+            rule::DOC_YAML_INVALID,
+            rule::DOC_ENV_KEY_UNKNOWN,
+        ],
+    },
+    Check {
+        id: "overlays",
+        about: "the overlay a page shows builds on its base and passes the base's checks",
+        scope: Scope::Page(overlays::check_page),
+        rules: overlays::RULES,
+    },
+    Check {
+        id: "page-credentials",
+        about: "no page carries a credential",
+        scope: Scope::Page(leaks::page),
+        rules: &[rule::CREDENTIAL_LEAK],
+    },
+];
+
+/// What the checks share: the analysed project, the tools they use and,
+/// for the overlay check, what the object checks found on each base.
+pub struct Context<'a> {
+    pub analysis: &'a Analysis,
+    pub site: &'a Site,
+    pub tools: &'a Tools,
+    /// By base: the findings of its own checks, to tell what an overlay adds.
+    known: Vec<HashSet<overlays::Key>>,
+}
+
+/// What checks need that is costly to make, made once per run (or once
+/// per preview server).
+pub struct Tools {
+    credentials: leaks::Patterns,
+}
+
+impl Default for Tools {
+    fn default() -> Self {
+        Tools {
+            credentials: leaks::Patterns::new(),
+        }
+    }
+}
+
+/// The findings of every check, by scope, before exceptions.
 #[derive(Debug, Clone, Default)]
-pub struct PageFindings {
-    /// Its links and anchors, which also read the headings of the pages
-    /// it links to.
-    pub links: Vec<Diagnostic>,
-    /// The rest, which read only the page, the bases and the image data:
-    /// its examples, overlays, environment keys and credentials.
-    pub own: Vec<Diagnostic>,
+pub struct Findings {
+    pub site: Vec<Diagnostic>,
+    /// By base, in `site.bases` order.
+    pub bases: Vec<Vec<Diagnostic>>,
+    /// By page, in `site.pages` order.
+    pub pages: Vec<Vec<Diagnostic>>,
 }
 
 impl Findings {
-    pub fn into_vec(self) -> Vec<Diagnostic> {
-        let mut out = self.site;
-        for p in self.pages {
-            out.extend(p.links);
-            out.extend(p.own);
+    pub fn all(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.site
+            .iter()
+            .chain(self.bases.iter().flatten())
+            .chain(self.pages.iter().flatten())
+    }
+}
+
+/// Runs `check` and makes sure it raised only the rules it declares.
+fn declared(check: &Check, found: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    for d in &found {
+        debug_assert!(
+            check.rules.iter().any(|r| r.id == d.rule.id),
+            "check `{}` raised `{}`, which it does not declare",
+            check.id,
+            d.rule.id
+        );
+    }
+    found
+}
+
+/// Runs every check.
+pub fn run(analysis: &Analysis, tools: &Tools) -> Findings {
+    let site = &analysis.site;
+    let mut ctx = Context {
+        analysis,
+        site,
+        tools,
+        known: Vec::new(),
+    };
+    let mut findings = Findings::default();
+    for check in CHECKS {
+        if let Scope::Site(run) = check.scope {
+            findings.site.extend(declared(check, run(&ctx)));
         }
-        out
     }
-}
-
-/// What the checks of one page share with those of the others, kept
-/// while the bases and the image data stay the same.
-#[derive(Default)]
-pub struct PageMemo {
-    overlays: overlays::Known,
-}
-
-/// [`run`], its findings split by what they are about.
-pub fn run_split<D: Borrow<Document>>(site: &Site, docs: &[D], index: &LinkIndex) -> Findings {
-    run_split_with(site, docs, index, &mut PageMemo::default())
-}
-
-/// [`run_split`], keeping in `memo` what later page checks can reuse.
-pub fn run_split_with<D: Borrow<Document>>(
-    site: &Site,
-    docs: &[D],
-    index: &LinkIndex,
-    memo: &mut PageMemo,
-) -> Findings {
-    let mut out = Vec::new();
-    out.extend(image_releases(site));
-    if !site.lock.versions.is_empty() {
-        out.extend(crate::lock::check(&site.lock, &site.bases));
-    }
-    for base in &site.bases {
-        out.extend(manifests::check(base));
-        out.extend(pods::check(site, base));
-    }
-    let mut pages = Vec::with_capacity(site.pages.len());
-    for (i, (page, doc)) in site.pages.iter().zip(docs).enumerate() {
-        pages.push(PageFindings {
-            links: links::check_page(site, docs, index, i),
-            own: page_checks(site, page, doc.borrow(), memo),
-        });
-    }
-    // The credential scan reads bases, pages and assets at once: what it
-    // finds in a page's source goes to that page.
-    let by_source: HashMap<&Path, usize> = site
-        .pages
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.fallback_from.is_none())
-        .map(|(i, p)| (p.source.as_path(), i))
+    findings.bases = site
+        .bases
+        .par_iter()
+        .map(|base| base_checks(&ctx, base, false))
         .collect();
-    for d in leaks::check(site) {
-        let page = d
-            .location
-            .as_ref()
-            .and_then(|l| by_source.get(l.file.as_path()))
-            .and_then(|&i| pages.get_mut(i));
-        match page {
-            Some(p) => p.own.push(d),
-            None => out.push(d),
-        }
-    }
-    Findings { site: out, pages }
+    ctx.known = known(&findings);
+    findings.pages = (0..site.pages.len())
+        .into_par_iter()
+        .map(|i| page_checks(&ctx, i))
+        .collect();
+    findings
 }
 
-/// The checks of one page that read only it, the bases and the image
-/// data (every check but its links'), without the credential scan.
-fn page_checks(site: &Site, page: &Page, doc: &Document, memo: &mut PageMemo) -> Vec<Diagnostic> {
-    let mut out = docs::check_page(site, page, doc);
-    out.extend(overlays::check_page(site, page, doc, &mut memo.overlays));
+/// Runs the page checks of `pages` again, after their documents (or those
+/// of the pages they link to) changed; everything else is as `findings`
+/// found it.
+pub fn rerun_pages(
+    analysis: &Analysis,
+    tools: &Tools,
+    findings: &mut Findings,
+    pages: &BTreeSet<usize>,
+) {
+    let ctx = Context {
+        analysis,
+        site: &analysis.site,
+        tools,
+        known: known(findings),
+    };
+    let redone: Vec<(usize, Vec<Diagnostic>)> = pages
+        .par_iter()
+        .map(|&i| (i, page_checks(&ctx, i)))
+        .collect();
+    for (i, found) in redone {
+        if let Some(slot) = findings.pages.get_mut(i) {
+            *slot = found;
+        }
+    }
+}
+
+fn known(findings: &Findings) -> Vec<HashSet<overlays::Key>> {
+    findings
+        .bases
+        .iter()
+        .map(|found| found.iter().map(overlays::key).collect())
+        .collect()
+}
+
+/// The base checks on `base`: all of them, or (`objects_only`) those that
+/// look at its objects, which also run on the objects of an overlay.
+fn base_checks(ctx: &Context, base: &Base, objects_only: bool) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for check in CHECKS {
+        if let Scope::Base { run, objects } = check.scope {
+            if objects || !objects_only {
+                out.extend(declared(check, run(ctx, base)));
+            }
+        }
+    }
     out
 }
 
-/// [`PageFindings::own`] of one page, checked again after its text
-/// changed; `memo` must come from a run on the same bases and image data.
-pub fn page_own(site: &Site, page: &Page, doc: &Document, memo: &mut PageMemo) -> Vec<Diagnostic> {
-    let mut out = page_checks(site, page, doc, memo);
-    if page.fallback_from.is_some() {
+fn page_checks(ctx: &Context, i: usize) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    // An untranslated copy shows its original's text, checked there.
+    if ctx
+        .site
+        .pages
+        .get(i)
+        .is_none_or(|p| p.fallback_from.is_some())
+    {
         return out;
     }
-    // The credential scan of this page alone: a project of one page.
-    let alone = Site {
-        root: site.root.clone(),
-        config: site.config.clone(),
-        pages: vec![page.clone()],
-        assets: Vec::new(),
-        bases: Vec::new(),
-        images: site.images.clone(),
-        templates: Vec::new(),
-        lock: crate::lock::Lock::default(),
-    };
-    out.extend(
-        leaks::check(&alone)
-            .into_iter()
-            .filter(|d| d.location.as_ref().is_some_and(|l| l.file == page.source)),
-    );
+    for check in CHECKS {
+        if let Scope::Page(run) = check.scope {
+            out.extend(declared(check, run(ctx, i)));
+        }
+    }
     out
 }
 
-/// [`PageFindings::links`] of page `i`, checked again.
-pub fn page_links<D: Borrow<Document>>(
-    site: &Site,
-    docs: &[D],
-    index: &LinkIndex,
-    i: usize,
-) -> Vec<Diagnostic> {
-    links::check_page(site, docs, index, i)
+/// Applies the `exceptions` of site.yaml (a matching finding becomes a
+/// warning that carries the reason, or is dropped), then sorts the
+/// findings and drops repeated ones.
+pub fn finish(config: Option<&Config>, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = match config {
+        Some(c) => apply_exceptions(c, diagnostics),
+        None => diagnostics,
+    };
+    crate::diagnostics::sort(&mut out);
+    crate::diagnostics::dedup(&mut out);
+    out
 }
 
-/// The key closest to `key` among `known`, to suggest for a typo.
-pub fn closest_key<'a>(key: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .map(|k| (strsim::levenshtein(key, k), k))
-        .filter(|(d, k)| *d <= 3.max(k.len() / 5))
-        .min()
-        .map(|(_, k)| k)
-}
-
-/// Applies the `exceptions` of site.yaml: a matching finding becomes a
-/// warning that carries the reason, or is dropped.
-pub fn apply_exceptions(config: &Config, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+fn apply_exceptions(config: &Config, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     diagnostics
         .into_iter()
         .filter_map(|mut d| {
@@ -196,39 +323,18 @@ pub fn apply_exceptions(config: &Config, diagnostics: Vec<Diagnostic>) -> Vec<Di
         .collect()
 }
 
-/// Every base ships with an image release of the same version.
-fn image_releases(site: &Site) -> Vec<Diagnostic> {
-    site.bases
-        .iter()
-        .filter(|b| !site.images.has_release(&b.version))
-        .map(|b| {
-            Diagnostic::new(
-                rule::BASE_IMAGE_RELEASE_MISSING,
-                format!(
-                    "base {} has no image release {} in {}",
-                    b.folder(),
-                    b.version,
-                    site.config.image.releases.display()
-                ),
-            )
-            .in_file(&b.dir)
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn closest_key_suggests_typos_only() {
-        let keys = [
-            "RUNNER_SECRET_STORE_MODE",
-            "RUNNER_HEALTH_DIR",
-            "AWS_REGION",
-        ];
-        assert_eq!(
-            super::closest_key("RUNNER_SECRET_STORE_MOD", keys.into_iter()),
-            Some("RUNNER_SECRET_STORE_MODE")
-        );
-        assert_eq!(super::closest_key("SOMETHING_ELSE", keys.into_iter()), None);
+    fn check_ids_are_unique_and_every_check_declares_rules() {
+        let mut ids: Vec<_> = CHECKS.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), CHECKS.len());
+        for c in CHECKS {
+            assert!(!c.rules.is_empty(), "{} declares no rule", c.id);
+        }
     }
 }

@@ -9,12 +9,41 @@
 //! page's lines.
 
 use super::docs::documented_version;
-use crate::diagnostics::{rule, Diagnostic, Location};
+use super::Context;
+use crate::diagnostics::{rule, Diagnostic, Location, Rule};
 use crate::kustomize::{pod_spec_pointer, smp};
-use crate::render::markdown::{CodeBlock, Document};
-use crate::site::{Base, GeneratedEntry, Generator, GeneratorKind, Page, PatchSource, Site};
+use crate::model::document::CodeBlock;
+use crate::model::site::{Base, GeneratedEntry, Generator, GeneratorKind, Page, PatchSource};
 use crate::yaml::{self, Value};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
+
+/// The rules of [`check_page`]: its own, and those of the object checks
+/// it runs on what the overlay builds.
+pub const RULES: &[&Rule] = &[
+    rule::DOC_OVERLAY_INVALID,
+    rule::DOC_PATCH_TARGET_MISSING,
+    rule::DOC_PATCH_UNKNOWN_NAME,
+    rule::DOC_GENERATOR_UNKNOWN,
+    rule::DOC_IMAGE_UNKNOWN,
+    // The object checks' rules but those of BASE_ONLY.
+    rule::MANIFEST_KIND_UNCHECKED,
+    rule::MANIFEST_UNKNOWN_FIELD,
+    rule::MANIFEST_TYPE_INVALID,
+    rule::PROBE_COMMAND_MISSING,
+    rule::COMMAND_ARGS_INVALID,
+    rule::LIVENESS_USES_READINESS,
+    rule::PROBE_NEEDS_PORT,
+    rule::TERMINATION_GRACE_TOO_SHORT,
+    rule::HEALTH_DIR_NOT_WRITABLE,
+    rule::SECURITY_USER_MISMATCH,
+    rule::RUN_AS_NON_ROOT_MISSING,
+    rule::REPLICAS_NOT_ONE,
+    rule::ENV_KEY_UNKNOWN,
+    rule::ENV_VALUE_INVALID,
+    rule::ENV_REQUIREMENT_MISSING,
+    rule::ENV_VALUE_NOT_IMPLEMENTED,
+    rule::LEARNED_STORE_ON_IDENTITY,
+];
 
 /// Rules about what a base must leave to overlays: an overlay is where
 /// the StorageClass, the pinned image and the Secret belong.
@@ -25,30 +54,18 @@ const BASE_ONLY: &[&str] = &[
 ];
 
 /// A finding's identity, to tell what an overlay adds to its base's.
-type Key = (&'static str, String, Option<Location>);
+pub type Key = (&'static str, String, Option<Location>);
 
-fn key(d: &Diagnostic) -> Key {
+pub fn key(d: &Diagnostic) -> Key {
     (d.rule.id, d.message.clone(), d.location.clone())
 }
 
-/// Findings of the base rules on one base.
-fn base_findings(site: &Site, base: &Base) -> Vec<Diagnostic> {
-    let mut out = super::manifests::check(base);
-    out.extend(super::pods::check(site, base));
-    out
-}
-
-/// The findings of each base's own rules, by base folder, made once and
-/// shared by the pages that show overlays of it. Valid as long as the
-/// bases and the image data do not change.
-#[derive(Default)]
-pub struct Known(BTreeMap<String, HashSet<Key>>);
-
-/// The overlay `page` shows, if any, checked on its base.
-pub fn check_page(site: &Site, page: &Page, doc: &Document, known: &mut Known) -> Vec<Diagnostic> {
-    if page.fallback_from.is_some() {
+/// The overlay page `i` shows, if any, checked on its base.
+pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
+    let site = ctx.site;
+    let (Some(page), Some(doc)) = (site.pages.get(i), ctx.analysis.docs.get(i)) else {
         return Vec::new();
-    }
+    };
     let files: Vec<&CodeBlock> = doc
         .code_blocks
         .iter()
@@ -60,13 +77,12 @@ pub fn check_page(site: &Site, page: &Page, doc: &Document, known: &mut Known) -
     let Some(version) = documented_version(site, page) else {
         return Vec::new();
     };
-    let Some(base) = site.bases.iter().find(|b| &b.version == version) else {
+    let Some(b) = site.bases.iter().position(|b| &b.version == version) else {
         return Vec::new();
     };
-    let before = known
-        .0
-        .entry(base.folder())
-        .or_insert_with(|| base_findings(site, base).iter().map(key).collect());
+    let base = &site.bases[b];
+    let empty = HashSet::new();
+    let before = ctx.known.get(b).unwrap_or(&empty);
     let mut overlay = Overlay {
         page,
         files: &files,
@@ -74,7 +90,7 @@ pub fn check_page(site: &Site, page: &Page, doc: &Document, known: &mut Known) -
     };
     if let Some(virtual_base) = overlay.assemble(base) {
         let anchor = overlay.kustomization_location();
-        for mut d in base_findings(site, &virtual_base) {
+        for mut d in super::base_checks(ctx, &virtual_base, true) {
             if before.contains(&key(&d)) || BASE_ONLY.contains(&d.rule.id) {
                 continue;
             }
@@ -375,7 +391,7 @@ impl<'a> Overlay<'a> {
                 } else {
                     "container"
                 };
-                let suggestion = crate::check::closest_key(name, existing.iter().copied())
+                let suggestion = crate::diagnostics::closest(name, existing.iter().copied())
                     .or(existing.first().copied());
                 let mut d = Diagnostic::new(
                     rule::DOC_PATCH_UNKNOWN_NAME,

@@ -4,9 +4,10 @@
 //! StorageClasses and credentials.
 
 use super::manifests::typed;
-use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::images::{Args, EnvFact, EnvRole, ImageReleases, Requirement};
-use crate::site::{Base, GeneratorKind, Manifest, Site};
+use super::Context;
+use crate::diagnostics::{rule, Diagnostic, Location, Rule};
+use crate::model::images::{Args, EnvFact, EnvRole, ImageReleases, Requirement};
+use crate::model::site::{Base, GeneratorKind, Manifest, Site};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Probe};
@@ -129,8 +130,30 @@ impl Ctx<'_> {
     }
 }
 
+/// The rules of [`check`].
+pub const RULES: &[&Rule] = &[
+    rule::PROBE_COMMAND_MISSING,
+    rule::COMMAND_ARGS_INVALID,
+    rule::LIVENESS_USES_READINESS,
+    rule::PROBE_NEEDS_PORT,
+    rule::TERMINATION_GRACE_TOO_SHORT,
+    rule::HEALTH_DIR_NOT_WRITABLE,
+    rule::SECURITY_USER_MISMATCH,
+    rule::RUN_AS_NON_ROOT_MISSING,
+    rule::REPLICAS_NOT_ONE,
+    rule::ENV_KEY_UNKNOWN,
+    rule::ENV_VALUE_INVALID,
+    rule::ENV_REQUIREMENT_MISSING,
+    rule::ENV_VALUE_NOT_IMPLEMENTED,
+    rule::LEARNED_STORE_ON_IDENTITY,
+    rule::IMAGE_NOT_BARE,
+    rule::STORAGE_CLASS_SET,
+    rule::SECRET_IN_BASE,
+];
+
 /// Runs every rule of this module on one base.
-pub fn check(site: &Site, base: &Base) -> Vec<Diagnostic> {
+pub fn check(context: &Context, base: &Base) -> Vec<Diagnostic> {
+    let site = context.site;
     let mut ctx = Ctx {
         site,
         base,
@@ -705,7 +728,10 @@ fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env)
                     format!("remove it from the base for {}", ctx.base.folder()),
                 ),
                 None => {
-                    match super::closest_key(&s.key, ctx.images.env_at(v).map(|e| e.key.as_str())) {
+                    match crate::diagnostics::closest(
+                        &s.key,
+                        ctx.images.env_at(v).map(|e| e.key.as_str()),
+                    ) {
                         Some(k) => (
                             format!("did you mean `{k}`?"),
                             format!("rename it to `{k}`"),

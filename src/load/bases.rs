@@ -6,13 +6,15 @@
 
 use super::{relative, unreadable};
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::site::{sha256_hex, Base, BaseFile, GeneratedEntry, Generator, GeneratorKind, Manifest};
+use crate::model::site::{
+    sha256_hex, Base, BaseFile, GeneratedEntry, Generator, GeneratorKind, Manifest,
+};
 use crate::yaml::{self, Value};
 use semver::Version;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-pub const KUSTOMIZATION: &str = "kustomization.yaml";
+pub use crate::model::layout::KUSTOMIZATION;
 
 /// Kustomization fields that basepress understands; Kustomize rejects any
 /// other field too.

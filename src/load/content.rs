@@ -1,9 +1,9 @@
 //! Pages and assets under `content/<lang>/`, and files under `static/`.
 
 use super::{read_input, relative, slash_path, unreadable, walk_files};
-use crate::config::Config;
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::site::{Asset, Page};
+use crate::model::config::Config;
+use crate::model::site::{Asset, Page};
 use crate::yaml;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -140,7 +140,7 @@ fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>)
                 ),
             )
             .in_file(&page.source);
-            if config.translations == crate::config::Translations::Required {
+            if config.translations == crate::model::config::Translations::Required {
                 d.severity = crate::diagnostics::Severity::Error;
             }
             diagnostics.push(d);

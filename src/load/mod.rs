@@ -7,15 +7,26 @@
 //! only it can see.
 
 mod bases;
+pub mod config;
 mod content;
+mod deployed;
+pub mod i18n;
+pub mod images;
+pub mod lock;
 
-use crate::config;
 use crate::diagnostics::{rule, Diagnostic};
-use crate::images;
-use crate::site::{Page, Site, TemplateFile};
+use crate::model::site::{Page, Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
 pub use bases::{env_lines, kustomization_references, Reference, KUSTOMIZATION};
+
+/// What loading reads besides the project itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A site deployed earlier, whose versions must be published again
+    /// unchanged.
+    pub against: Option<PathBuf>,
+}
 
 /// What loading gives: the site when it could be read, and the findings.
 pub struct Loaded {
@@ -24,7 +35,7 @@ pub struct Loaded {
 }
 
 /// Reads the project at `root`.
-pub fn load(root: &Path) -> Loaded {
+pub fn load(root: &Path, options: &Options) -> Loaded {
     let mut diagnostics = Vec::new();
     let config = match config::load(root) {
         Ok(c) => c,
@@ -45,10 +56,15 @@ pub fn load(root: &Path) -> Loaded {
     let (pages, assets) = content::load(root, &config, &mut diagnostics);
     let bases = bases::load(root, &mut diagnostics);
     let templates = load_templates(root, &mut diagnostics);
-    let lock = crate::lock::Lock::load(root).unwrap_or_else(|d| {
+    let strings = i18n::load(root, &config, &mut diagnostics);
+    let lock = lock::load(root).unwrap_or_else(|d| {
         diagnostics.push(d);
-        crate::lock::Lock::default()
+        crate::model::lock::Lock::default()
     });
+    let deployed = options
+        .against
+        .as_deref()
+        .and_then(|dir| deployed::load(dir, &mut diagnostics));
 
     let failed = diagnostics
         .iter()
@@ -62,7 +78,9 @@ pub fn load(root: &Path) -> Loaded {
             bases,
             images,
             templates,
+            strings,
             lock,
+            deployed,
         }),
         _ => None,
     };

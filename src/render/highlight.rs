@@ -16,13 +16,14 @@
 //!   site has thousands of pages with a dozen blocks each.
 //! - **syntect**, with its default grammars, for every other language.
 //!
-//! Grammars are set up once per process, when the first block needs them.
+//! A [`Highlighter`] sets its grammars up when the first block needs them
+//! and keeps them for as long as it lives: a build makes one, the preview
+//! server keeps one.
 
-use std::cell::RefCell;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
-use tree_sitter_highlight::{HighlightConfiguration, HighlightEvent, Highlighter};
+use tree_sitter_highlight::{HighlightConfiguration, HighlightEvent};
 
 /// syntect's scope prefixes and the class of text inside them, most
 /// specific first: the innermost scope of a token that matches one decides
@@ -103,35 +104,30 @@ struct Natives {
     json: HighlightConfiguration,
 }
 
-fn natives() -> Option<&'static Natives> {
-    static NATIVES: OnceLock<Option<Natives>> = OnceLock::new();
-    NATIVES
-        .get_or_init(|| {
-            let names: Vec<&str> = CAPTURES.iter().map(|(name, _)| *name).collect();
-            let config = |language: tree_sitter::Language, name: &str, query: &str| {
-                let mut c = HighlightConfiguration::new(language, name, query, "", "").ok()?;
-                c.configure(&names);
-                Some(c)
-            };
-            Some(Natives {
-                yaml: config(
-                    tree_sitter_yaml::LANGUAGE.into(),
-                    "yaml",
-                    tree_sitter_yaml::HIGHLIGHTS_QUERY,
-                )?,
-                shell: config(
-                    tree_sitter_bash::LANGUAGE.into(),
-                    "bash",
-                    tree_sitter_bash::HIGHLIGHT_QUERY,
-                )?,
-                json: config(
-                    tree_sitter_json::LANGUAGE.into(),
-                    "json",
-                    tree_sitter_json::HIGHLIGHTS_QUERY,
-                )?,
-            })
-        })
-        .as_ref()
+fn natives() -> Option<Natives> {
+    let names: Vec<&str> = CAPTURES.iter().map(|(name, _)| *name).collect();
+    let config = |language: tree_sitter::Language, name: &str, query: &str| {
+        let mut c = HighlightConfiguration::new(language, name, query, "", "").ok()?;
+        c.configure(&names);
+        Some(c)
+    };
+    Some(Natives {
+        yaml: config(
+            tree_sitter_yaml::LANGUAGE.into(),
+            "yaml",
+            tree_sitter_yaml::HIGHLIGHTS_QUERY,
+        )?,
+        shell: config(
+            tree_sitter_bash::LANGUAGE.into(),
+            "bash",
+            tree_sitter_bash::HIGHLIGHT_QUERY,
+        )?,
+        json: config(
+            tree_sitter_json::LANGUAGE.into(),
+            "json",
+            tree_sitter_json::HIGHLIGHTS_QUERY,
+        )?,
+    })
 }
 
 struct Grammars {
@@ -139,77 +135,99 @@ struct Grammars {
     classes: Vec<(Scope, &'static str)>,
 }
 
-fn grammars() -> &'static Grammars {
-    static GRAMMARS: OnceLock<Grammars> = OnceLock::new();
-    GRAMMARS.get_or_init(|| Grammars {
+fn grammars() -> Grammars {
+    Grammars {
         syntaxes: SyntaxSet::load_defaults_newlines(),
         classes: CLASSES
             .iter()
             .filter_map(|(s, c)| Scope::new(s).ok().map(|s| (s, *c)))
             .collect(),
-    })
-}
-
-/// The syntect syntax for a fence's language word, when it knows it.
-fn syntax(lang: &str) -> Option<&'static SyntaxReference> {
-    grammars()
-        .syntaxes
-        .find_syntax_by_token(lang)
-        .filter(|s| s.name != "Plain Text")
-}
-
-/// Highlighted HTML for `code` (the inside of `<code>`), or `None` when the
-/// language is unknown or its grammar fails on the text: the caller then
-/// shows it escaped, as plain text.
-pub fn highlight(lang: &str, code: &str) -> Option<String> {
-    let lang = lang.to_ascii_lowercase();
-    if PLAIN.contains(&lang.as_str()) {
-        return None;
-    }
-    match native(&lang) {
-        Some(n) => highlight_native(n, code),
-        None => highlight_with(syntax(&lang)?, code),
     }
 }
 
-thread_local! {
-    /// One tree-sitter highlighter per rendering thread, reused from block
-    /// to block (it holds a parser and its buffers).
-    static HIGHLIGHTER: RefCell<Highlighter> = RefCell::new(Highlighter::new());
+/// Highlights code blocks; shared by the threads of a build.
+#[derive(Default)]
+pub struct Highlighter {
+    natives: OnceLock<Option<Natives>>,
+    grammars: OnceLock<Grammars>,
+    /// tree-sitter highlighters (a parser and its buffers each) not in use
+    /// by a thread right now, reused from block to block.
+    idle: Mutex<Vec<TsHighlighter>>,
 }
 
-/// Highlights `code` with a tree-sitter grammar.
-fn highlight_native(language: Native, code: &str) -> Option<String> {
-    let n = natives()?;
-    let config = match language {
-        Native::Yaml => &n.yaml,
-        Native::Shell => &n.shell,
-        Native::Json => &n.json,
-    };
-    HIGHLIGHTER.with(|h| {
-        let mut h = h.try_borrow_mut().ok()?;
-        let events = h
-            .highlight(config, code.as_bytes(), None, None, |_| None)
-            .ok()?;
-        let mut out = Html::new(code.len());
-        // The captures open around the text, innermost last.
-        let mut open: Vec<Option<&'static str>> = Vec::new();
-        for event in events {
-            match event.ok()? {
-                HighlightEvent::HighlightStart(h) => {
-                    open.push(class(language, h.0));
-                }
-                HighlightEvent::HighlightEnd => {
-                    open.pop();
-                }
-                HighlightEvent::Source { start, end } => {
-                    let class = open.iter().rev().find_map(|c| *c);
-                    out.text(class, code.get(start..end)?);
-                }
+type TsHighlighter = tree_sitter_highlight::Highlighter;
+
+impl Highlighter {
+    /// Highlighted HTML for `code` (the inside of `<code>`), or `None` when
+    /// the language is unknown or its grammar fails on the text: the
+    /// caller then shows it escaped, as plain text.
+    pub fn highlight(&self, lang: &str, code: &str) -> Option<String> {
+        let lang = lang.to_ascii_lowercase();
+        if PLAIN.contains(&lang.as_str()) {
+            return None;
+        }
+        match native(&lang) {
+            Some(n) => self.highlight_native(n, code),
+            None => {
+                let g = self.grammars.get_or_init(grammars);
+                let syntax = g
+                    .syntaxes
+                    .find_syntax_by_token(&lang)
+                    .filter(|s| s.name != "Plain Text")?;
+                highlight_with(g, syntax, code)
             }
         }
-        Some(out.finish())
-    })
+    }
+
+    /// Highlights `code` with a tree-sitter grammar.
+    fn highlight_native(&self, language: Native, code: &str) -> Option<String> {
+        let n = self.natives.get_or_init(natives).as_ref()?;
+        let config = match language {
+            Native::Yaml => &n.yaml,
+            Native::Shell => &n.shell,
+            Native::Json => &n.json,
+        };
+        let mut h = self
+            .idle
+            .lock()
+            .ok()
+            .and_then(|mut idle| idle.pop())
+            .unwrap_or_default();
+        let html = highlight_events(&mut h, config, language, code);
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(h);
+        }
+        html
+    }
+}
+
+fn highlight_events(
+    h: &mut TsHighlighter,
+    config: &HighlightConfiguration,
+    language: Native,
+    code: &str,
+) -> Option<String> {
+    let events = h
+        .highlight(config, code.as_bytes(), None, None, |_| None)
+        .ok()?;
+    let mut out = Html::new(code.len());
+    // The captures open around the text, innermost last.
+    let mut open: Vec<Option<&'static str>> = Vec::new();
+    for event in events {
+        match event.ok()? {
+            HighlightEvent::HighlightStart(h) => {
+                open.push(class(language, h.0));
+            }
+            HighlightEvent::HighlightEnd => {
+                open.pop();
+            }
+            HighlightEvent::Source { start, end } => {
+                let class = open.iter().rev().find_map(|c| *c);
+                out.text(class, code.get(start..end)?);
+            }
+        }
+    }
+    Some(out.finish())
 }
 
 /// The class of a tree-sitter capture, by its index in [`CAPTURES`].
@@ -223,8 +241,7 @@ fn class(language: Native, capture: usize) -> Option<&'static str> {
 }
 
 /// Highlights `code` with a syntect grammar.
-fn highlight_with(syntax: &SyntaxReference, code: &str) -> Option<String> {
-    let g = grammars();
+fn highlight_with(g: &Grammars, syntax: &SyntaxReference, code: &str) -> Option<String> {
     let mut state = ParseState::new(syntax);
     let mut stack = ScopeStack::new();
     let mut out = Html::new(code.len());
@@ -286,7 +303,7 @@ impl Html {
                 }
                 self.open = class;
             }
-            super::markdown::escape_into(&mut self.html, line);
+            super::escape::escape_into(&mut self.html, line);
             if newline {
                 self.close();
                 self.html.push('\n');
@@ -309,6 +326,10 @@ impl Html {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn highlight(lang: &str, code: &str) -> Option<String> {
+        Highlighter::default().highlight(lang, code)
+    }
 
     /// The text of some HTML: tags dropped, the five escapes undone.
     fn text(html: &str) -> String {

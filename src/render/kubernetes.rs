@@ -2,30 +2,9 @@
 //! `SHA256SUMS` and `files.txt`, plus `versions.txt` and `versions.json`.
 
 use super::OutFile;
-use crate::site::{Base, Site};
+use crate::model::layout::{self, base_path, files_txt, sha256sums};
+use crate::model::site::Site;
 use serde::Serialize;
-
-/// Site path of a base's folder: `/kubernetes/v1.29.0/base/`.
-pub fn base_path(base: &Base) -> String {
-    format!("/kubernetes/{}/base/", base.folder())
-}
-
-/// `SHA256SUMS` in the format `sha256sum -c` reads: every published file of
-/// the base, sorted by name.
-pub fn sha256sums(base: &Base) -> String {
-    base.files
-        .iter()
-        .map(|f| format!("{}  {}\n", f.sha256, f.name))
-        .collect()
-}
-
-/// `files.txt`: the names the download loop fetches, one per line, sorted.
-pub fn files_txt(base: &Base) -> String {
-    let mut names: Vec<&str> = base.files.iter().map(|f| f.name.as_str()).collect();
-    names.push("SHA256SUMS");
-    names.sort_unstable();
-    names.iter().map(|n| format!("{n}\n")).collect()
-}
 
 #[derive(Serialize)]
 pub struct VersionsJson<'a> {
@@ -96,25 +75,9 @@ pub fn files(site: &Site) -> Vec<OutFile> {
         .iter()
         .map(|b| format!("{}\n", b.folder()))
         .collect();
-    out.push(OutFile::new("/kubernetes/versions.txt", txt));
+    out.push(OutFile::new(layout::VERSIONS_TXT, txt));
     let mut json = serde_json::to_string_pretty(&versions(site)).unwrap_or_default();
     json.push('\n');
-    out.push(OutFile::new("/kubernetes/versions.json", json));
-    out
-}
-
-/// The paths [`files`] writes, without computing their content.
-pub fn paths(site: &Site) -> Vec<String> {
-    let mut out = Vec::new();
-    for base in &site.bases {
-        let dir = base_path(base);
-        for f in &base.files {
-            out.push(format!("{dir}{}", f.name));
-        }
-        out.push(format!("{dir}SHA256SUMS"));
-        out.push(format!("{dir}files.txt"));
-    }
-    out.push("/kubernetes/versions.txt".into());
-    out.push("/kubernetes/versions.json".into());
+    out.push(OutFile::new(layout::VERSIONS_JSON, json));
     out
 }

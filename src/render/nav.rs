@@ -3,7 +3,7 @@
 //! tree, read depth first, is the reading order of the previous and next
 //! links.
 
-use crate::site::Page;
+use crate::model::site::Page;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -189,7 +189,7 @@ pub fn html(items: &[NavNode], prefix: &str) -> String {
 }
 
 fn list(out: &mut String, items: &[NavNode], prefix: &str) {
-    use super::markdown::escape_into;
+    use super::escape::escape_into;
     let link = |out: &mut String, item: &NavNode, url: &str| {
         out.push_str("<a href=\"");
         escape_into(out, prefix);
@@ -346,7 +346,7 @@ mod tests {
     fn with_macro(nav: &[NavNode], prefix: &str) -> String {
         let mut tera = tera::Tera::default();
         tera.autoescape_on(vec![".html"]);
-        tera.set_escape_fn(crate::render::markdown::escape);
+        tera.set_escape_fn(crate::render::escape::escape);
         let macros = crate::render::templates::DEFAULTS
             .iter()
             .find(|(name, _)| *name == "macros.html")

@@ -25,9 +25,10 @@
 //! are left out, and listed under `"stop"` so the script ignores them in a
 //! query too.
 
-use super::markdown::Document;
 use super::OutFile;
-use crate::site::{Page, Site};
+use crate::model::document::Document;
+use crate::model::layout;
+use crate::model::site::{Page, Site};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::borrow::Cow;
@@ -40,7 +41,7 @@ const MAX_WORD: usize = 32;
 
 /// Site path of a language's index.
 pub fn index_path(lang: &str) -> String {
-    format!("/{lang}/search-index.json")
+    layout::search_index_path(lang)
 }
 
 /// Words too common to help a search, by language, folded.

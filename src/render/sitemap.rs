@@ -1,13 +1,11 @@
 //! `sitemap.xml`, with each page's language alternates, and `robots.txt`.
 //!
 //! A build never reads the clock: the only date, `<lastmod>`, comes from
-//! `SOURCE_DATE_EPOCH` when it is set, and is left out otherwise.
+//! `SOURCE_DATE_EPOCH` when the command line passes it, and is left out
+//! otherwise.
 
-use super::markdown::escape;
+use super::escape::escape;
 use crate::diagnostics::{rule, Diagnostic};
-
-pub const SITEMAP_PATH: &str = "/sitemap.xml";
-pub const ROBOTS_PATH: &str = "/robots.txt";
 
 /// The variable that fixes the date of a reproducible build.
 pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
@@ -19,12 +17,6 @@ pub struct Entry {
     pub loc: String,
     /// `(hreflang, absolute URL)`, `x-default` included.
     pub alternates: Vec<(String, String)>,
-}
-
-/// The date of the build's `SOURCE_DATE_EPOCH`: see [`source_date`].
-pub fn source_date_from_env() -> Result<Option<String>, Diagnostic> {
-    let epoch = std::env::var_os(SOURCE_DATE_EPOCH).map(|e| e.to_string_lossy().into_owned());
-    source_date(epoch.as_deref())
 }
 
 /// The date of `SOURCE_DATE_EPOCH` (`2024-05-31`), `None` when it is not

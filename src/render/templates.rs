@@ -2,7 +2,7 @@
 //! name by the files of the project's `templates/` folder.
 
 use crate::diagnostics::{rule, Diagnostic};
-use crate::site::Site;
+use crate::model::site::Site;
 use std::error::Error as _;
 use tera::Tera;
 
@@ -20,21 +20,17 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The default assets, by site path: the stylesheet, the colours of
-/// highlighted code and the site's script. A file at the same path under
-/// `static/` (`static/assets/style.css`) replaces one.
-pub const ASSETS: &[(&str, &str)] = &[
-    ("/assets/style.css", include_str!("default/style.css")),
-    ("/assets/syntax.css", include_str!("default/syntax.css")),
-    ("/assets/site.js", include_str!("default/site.js")),
-];
-
-/// The default asset published at `path`, if there is one.
+/// The default asset published at `path` (one of
+/// [`crate::model::layout::DEFAULT_ASSETS`]): the stylesheet, the colours
+/// of highlighted code and the site's script. A file at the same path
+/// under `static/` (`static/assets/style.css`) replaces one.
 pub fn asset(path: &str) -> Option<&'static str> {
-    ASSETS
-        .iter()
-        .find(|(p, _)| *p == path)
-        .map(|(_, text)| *text)
+    match path {
+        "/assets/style.css" => Some(include_str!("default/style.css")),
+        "/assets/syntax.css" => Some(include_str!("default/syntax.css")),
+        "/assets/site.js" => Some(include_str!("default/site.js")),
+        _ => None,
+    }
 }
 
 /// Compiles the defaults and the project's overrides into one engine.
@@ -42,7 +38,7 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
     let mut tera = Tera::default();
     tera.autoescape_on(vec![".html"]);
     // Tera's default also escapes `/`, which makes every URL unreadable.
-    tera.set_escape_fn(crate::render::markdown::escape);
+    tera.set_escape_fn(super::escape::escape);
     let mut all: Vec<(String, String)> = DEFAULTS
         .iter()
         .map(|(n, t)| (n.to_string(), t.to_string()))
@@ -95,4 +91,14 @@ pub fn render(
             None => d,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_default_asset_has_content() {
+        for path in crate::model::layout::DEFAULT_ASSETS {
+            assert!(super::asset(path).is_some_and(|a| !a.is_empty()), "{path}");
+        }
+    }
 }

@@ -3,15 +3,12 @@
 //! download snippet for exactly that version. The build writes it from the
 //! bases; it is not a Markdown page.
 
-use super::kubernetes::base_path;
-use super::markdown::{self, CodeBlock};
-use crate::site::{Base, Site};
+use super::highlight::Highlighter;
+use super::html::code_block_html;
+use crate::model::document::CodeBlock;
+use crate::model::layout::base_path;
+use crate::model::site::{Base, Site};
 use serde::Serialize;
-
-/// Site path of a language's versions page, without the prefix.
-pub fn page_url(lang: &str) -> String {
-    format!("/{lang}/versions/")
-}
 
 /// One published version, as `versions.html` receives it.
 #[derive(Serialize)]
@@ -46,18 +43,18 @@ pub struct File {
 
 /// Every published base, newest first: the header's version picker and the
 /// versions page show them in this order.
-pub fn list(site: &Site) -> Vec<Version> {
+pub fn list(site: &Site, highlighter: &Highlighter) -> Vec<Version> {
     let latest = site.bases.iter().map(|b| &b.version).max();
     let mut out: Vec<Version> = site
         .bases
         .iter()
-        .map(|b| version(site, b, Some(&b.version) == latest))
+        .map(|b| version(site, b, Some(&b.version) == latest, highlighter))
         .collect();
     out.reverse();
     out
 }
 
-fn version(site: &Site, base: &Base, latest: bool) -> Version {
+fn version(site: &Site, base: &Base, latest: bool, highlighter: &Highlighter) -> Version {
     let url = format!("{}{}", site.config.path_prefix(), base_path(base));
     let snippet = snippet(&site.config.base_url, &base.image_tag());
     Version {
@@ -76,8 +73,8 @@ fn version(site: &Site, base: &Base, latest: bool) -> Version {
             })
             .collect(),
         url,
-        snippet_html: shell_block(&snippet),
-        verify_html: shell_block(VERIFY),
+        snippet_html: shell_block(&snippet, highlighter),
+        verify_html: shell_block(VERIFY, highlighter),
         snippet,
     }
 }
@@ -86,13 +83,14 @@ fn version(site: &Site, base: &Base, latest: bool) -> Version {
 const VERIFY: &str = "(cd base && sha256sum -c SHA256SUMS)\n";
 
 /// A shell code block, as pages show them.
-fn shell_block(code: &str) -> String {
-    markdown::code_block_html(&CodeBlock {
+fn shell_block(code: &str, highlighter: &Highlighter) -> String {
+    let block = CodeBlock {
         lang: "sh".into(),
         attrs: Vec::new(),
         code: code.to_string(),
         line: 1,
-    })
+    };
+    code_block_html(&block, highlighter)
 }
 
 /// The download loop of the docs, for `tag`, against the site at `base_url`.

@@ -1,23 +1,22 @@
 //! `basepress serve`: a preview server for a docs project.
 //!
-//! The site is rendered in memory, with the same stages as
-//! [`crate::pipeline::render_site`], and served from there, so the
-//! project's `site/` is never touched. The inputs are watched ([`watch`]);
-//! a change rebuilds the site ([`incremental`]: a page's text alone is
-//! checked and rendered again by itself) and tells every open page, over
+//! The site is rendered in memory by the engine's
+//! [`Session`](crate::engine::session::Session), with the same stages as a
+//! build, and served from there, so the project's `site/` is never
+//! touched. The inputs are watched ([`watch`]); a change rebuilds the site
+//! (a page's text alone is checked and rendered again by itself) and tells
+//! every open page, over
 //! Server-Sent Events, to reload. A failed build keeps the
 //! server up: pages show the findings until they are fixed, and other
 //! files are served from the last good build.
 
 mod http;
-pub mod incremental;
 mod snapshot;
 mod watch;
 
 use crate::diagnostics;
-use incremental::{Output, Session};
+use crate::engine::session::{Output, Session};
 use snapshot::{Build, ErrorPage, Snapshot};
-use std::io::IsTerminal;
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -40,6 +39,10 @@ pub struct Options {
     /// The port; `None` tries [`DEFAULT_PORT`] and the next ones until one
     /// is free, `Some(0)` lets the system choose.
     pub port: Option<u16>,
+    /// Settings of every build.
+    pub build: crate::engine::Options,
+    /// Whether findings printed to the terminal are coloured.
+    pub color: bool,
 }
 
 /// Builds the site, serves it and rebuilds it on changes until Ctrl-C.
@@ -47,7 +50,11 @@ pub struct Options {
 pub fn run(options: Options) -> anyhow::Result<()> {
     let listener = bind(options.bind, options.port)?;
     let addr = listener.local_addr()?;
-    let app = Arc::new(App::new(options.root.clone()));
+    let app = Arc::new(App::new(
+        options.root.clone(),
+        options.build.clone(),
+        options.color,
+    ));
     // Watching starts first, so no change made during the first build is
     // missed.
     let _watch = watch::start(Arc::clone(&app))
@@ -157,7 +164,7 @@ async fn shutdown_signal() {
 
 /// The path below the host that the site of `root` is served at.
 fn prefix_of(root: &Path) -> String {
-    crate::config::load(root)
+    crate::load::config::load(root)
         .map(|c| c.path_prefix())
         .unwrap_or_default()
 }
@@ -183,12 +190,12 @@ pub(crate) struct App {
 }
 
 impl App {
-    fn new(root: PathBuf) -> Self {
+    fn new(root: PathBuf, build: crate::engine::Options, color: bool) -> Self {
         let run_id = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         App {
-            session: Mutex::new(Session::new(root.clone())),
+            session: Mutex::new(Session::new(root.clone(), build)),
             root,
             current: RwLock::new(Arc::new(Snapshot {
                 build: None,
@@ -200,7 +207,7 @@ impl App {
             run_id,
             builds: AtomicU64::new(0),
             printed: Mutex::new(String::new()),
-            color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+            color,
         }
     }
 

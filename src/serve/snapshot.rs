@@ -4,7 +4,7 @@
 //! A [`Snapshot`] never changes once made; a rebuild makes a new one and
 //! swaps it in, so a request sees one build from start to end.
 
-use super::incremental::Body;
+use crate::engine::session::Body;
 use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
@@ -219,7 +219,7 @@ impl ErrorPage {
              <p>basepress serve keeps running. Fix the findings below and save: this page reloads by itself. \
              Files other than pages are still served from the last good build.</p>\n\
              <pre>{}</pre>\n{RELOAD_TAG}\n</body>\n</html>\n",
-            crate::render::markdown::escape(&text)
+            crate::render::escape::escape(&text)
         );
         ErrorPage {
             text,

@@ -4,7 +4,7 @@
 //! input's bytes really changed.
 
 use super::App;
-use crate::config;
+use crate::load::config;
 use notify::{RecursiveMode, Watcher as _};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
@@ -20,7 +20,7 @@ pub const QUIET: Duration = Duration::from_millis(30);
 const MAX_DELAY: Duration = Duration::from_millis(300);
 
 /// The folders of a project whose files are inputs, all below the root.
-pub const INPUT_DIRS: [&str; 4] = ["content", "bases", "templates", "static"];
+pub const INPUT_DIRS: [&str; 5] = ["content", "bases", "templates", "static", "i18n"];
 
 enum Msg {
     Fs(notify::Result<notify::Event>),

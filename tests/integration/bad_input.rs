@@ -272,7 +272,7 @@ fn base_without_an_image_release() {
         1,
         "base-image-release-missing",
     );
-    assert_at(&f, "bases/v2.0.0", None);
+    assert_at(&f, "bases/v2.0.0/kustomization.yaml", None);
 }
 
 #[test]

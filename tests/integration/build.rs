@@ -2,7 +2,7 @@
 //! the same bytes every time.
 
 use crate::support::*;
-use basepress::site::sha256_hex;
+use basepress::model::site::sha256_hex;
 
 #[test]
 fn the_repository_builds_into_a_complete_site() {
@@ -165,7 +165,7 @@ fn timings_name_every_stage_in_order() {
     };
     let o = run(&["build", "--root", &root, "--out", &out, "--timings"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let analyze = ["load", "markdown", "check", "templates"];
+    let analyze = ["load", "analyze", "check", "templates"];
     let mut expected: Vec<&str> = analyze.to_vec();
     expected.extend(["render and write", "swap"]);
     assert_eq!(stages(&o), expected);

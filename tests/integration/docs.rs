@@ -336,7 +336,7 @@ fn the_documented_overlays_build_with_kubectl_like_basepress_merges_them() {
         pages.sort();
         for page in pages {
             let text = std::fs::read_to_string(&page).unwrap();
-            let doc = basepress::render::markdown::render(&text, 1, &|d| d.to_string());
+            let doc = basepress::analyze::markdown::analyze(&text, 1);
             let files: Vec<_> = doc
                 .code_blocks
                 .iter()

@@ -150,7 +150,8 @@ fn seed_project() -> Project {
 fn survive(p: &Project, file: &str, seed: &[u8], bytes: &[u8]) {
     std::fs::write(p.path(file), bytes).unwrap();
     let start = Instant::now();
-    let result = std::panic::catch_unwind(|| basepress::pipeline::check(p.root()));
+    let result =
+        std::panic::catch_unwind(|| basepress::engine::check(p.root(), &Default::default()));
     let took = start.elapsed();
     std::fs::write(p.path(file), seed).unwrap();
     let outcome = result.unwrap_or_else(|_| {
@@ -176,7 +177,7 @@ macro_rules! fuzz_target {
         fn $name() {
             let p = seed_project();
             let seed = std::fs::read(p.path($file)).unwrap();
-            assert_eq!(basepress::pipeline::check(p.root()).exit_code(), 0, "the seed project is clean");
+            assert_eq!(basepress::engine::check(p.root(), &Default::default()).exit_code(), 0, "the seed project is clean");
             proptest!(ProptestConfig::with_cases(cases()), |(e in edits())| {
                 survive(&p, $file, &seed, &apply(&seed, &e));
             });

@@ -5,8 +5,8 @@
 
 use crate::support::*;
 use basepress::diagnostics::render_text;
-use basepress::pipeline::{self, Outcome};
-use basepress::serve::incremental::{Output, Rebuild, Session};
+use basepress::engine::session::{Output, Rebuild, Session};
+use basepress::engine::{self, Outcome};
 use std::path::{Path, PathBuf};
 
 /// Writes `files` (path below `root`, text), rebuilds knowing they
@@ -24,7 +24,7 @@ fn edit(session: &mut Session, root: &Path, files: &[(&str, &str)]) -> Rebuild {
 
 fn rebuild(session: &mut Session, root: &Path, changed: Option<&[PathBuf]>) -> Rebuild {
     let r = session.rebuild(changed);
-    let (full, outcome) = pipeline::render_site(root);
+    let (full, outcome) = engine::render_site(root, &engine::Options::default());
     assert_eq!(
         findings(root, &r.outcome),
         findings(root, &outcome),
@@ -81,7 +81,7 @@ fn page_edits_give_what_a_full_build_gives() {
         format!("{index}\nSee [part one](../es/extra.md#part-one) and [its copy](/en/extra/#part-one).\n"),
     )
     .unwrap();
-    let mut session = Session::new(root);
+    let mut session = Session::new(root, engine::Options::default());
     let r = rebuild(&mut session, root, None);
     assert!(!r.fast);
     assert!(matches!(r.output, Output::Full(_)));
@@ -194,7 +194,7 @@ fn page_edits_give_what_a_full_build_gives() {
 fn other_changes_take_the_full_path() {
     let p = Project::new();
     let root = p.root();
-    let mut session = Session::new(root);
+    let mut session = Session::new(root, engine::Options::default());
     assert!(!rebuild(&mut session, root, None).fast);
     let install = read(root, "content/en/install.md");
 

@@ -119,7 +119,8 @@ fn a_version_with_errors_cannot_be_released() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(stderr(&o).contains("nothing was released"));
     assert!(!p.path("bases/published.lock").exists());
-    assert_eq!(release(&p, "v7.0.0").status.code(), Some(1));
+    // A version without a base is a usage error.
+    assert_eq!(release(&p, "v7.0.0").status.code(), Some(2));
 }
 
 #[test]

@@ -5,8 +5,10 @@
 
 use crate::download::run_loop;
 use crate::support::*;
-use basepress::pipeline;
-use basepress::render::PageCache;
+use basepress::engine::{
+    self,
+    session::{Output, Session},
+};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -749,11 +751,13 @@ fn reload_latency_on_a_thousand_pages() {
 fn the_page_cache_renders_what_a_full_render_renders() {
     let project = copy_repo();
     let root = project.path();
-    let mut cache = PageCache::default();
-    let same = |cache: &mut PageCache, what: &str| {
-        let (cached, o) = pipeline::render_site_cached(root, cache);
-        let (full, _) = pipeline::render_site(root);
-        let cached = cached.unwrap_or_else(|| panic!("{what}: {:?}", o.diagnostics));
+    let mut cache = Session::new(root, engine::Options::default());
+    let same = |cache: &mut Session, what: &str| {
+        let rebuilt = cache.rebuild(None);
+        let Output::Full(cached) = rebuilt.output else {
+            panic!("{what}: {:?}", rebuilt.outcome.diagnostics)
+        };
+        let (full, _) = engine::render_site(root, &engine::Options::default());
         let full = full.unwrap();
         assert_eq!(cached.len(), full.len(), "{what}");
         for (a, b) in cached.iter().zip(&full) {
@@ -763,18 +767,20 @@ fn the_page_cache_renders_what_a_full_render_renders() {
         cached
     };
     same(&mut cache, "first build");
-    assert_eq!(cache.hits, 0);
+    assert_eq!(cache.cache_hits(), 0);
     let pages = count_pages(root);
     same(&mut cache, "nothing changed");
-    assert_eq!(cache.hits, pages, "every page comes from the cache");
-    assert_eq!(cache.markdown_hits, pages, "and so does its Markdown");
+    assert_eq!(cache.cache_hits(), pages, "every page comes from the cache");
 
     let page = root.join("content/en/shutdown.md");
     let text = std::fs::read_to_string(&page).unwrap();
     std::fs::write(&page, format!("{text}\nOne more line.\n")).unwrap();
     same(&mut cache, "a body edit");
-    assert_eq!(cache.hits, pages - 1, "only the edited page is rendered");
-    assert_eq!(cache.markdown_hits, pages - 1);
+    assert_eq!(
+        cache.cache_hits(),
+        pages - 1,
+        "only the edited page is rendered"
+    );
 
     std::fs::write(&page, text.replacen("title: ", "title: Stop and ", 1)).unwrap();
     let files = same(&mut cache, "a title edit");
@@ -800,7 +806,11 @@ fn the_page_cache_renders_what_a_full_render_renders() {
         .filter(|f| String::from_utf8_lossy(&f.bytes).contains("<!-- overridden -->"))
         .count();
     assert_eq!(overridden, pages, "every page uses the new template");
-    assert_eq!(cache.hits, 0, "a new template renders every page again");
+    assert_eq!(
+        cache.cache_hits(),
+        0,
+        "a new template renders every page again"
+    );
 
     let site = std::fs::read_to_string(root.join("site.yaml")).unwrap();
     std::fs::write(
@@ -809,19 +819,19 @@ fn the_page_cache_renders_what_a_full_render_renders() {
     )
     .unwrap();
     same(&mut cache, "a site title edit");
-    assert_eq!(cache.hits, 0);
+    assert_eq!(cache.cache_hits(), 0);
 
-    // A new page changes where links can go: every page's Markdown is
-    // rendered again, and pages that link to it resolve.
+    // A new page changes where links can go: every page is rendered
+    // again, and pages that link to it resolve.
     std::fs::write(
         root.join("content/en/extra.md"),
         "---\ntitle: Extra\n---\n# Extra\n\nBack to [shutdown](shutdown.md).\n",
     )
     .unwrap();
     same(&mut cache, "a new page");
-    assert_eq!(cache.markdown_hits, 0);
+    assert_eq!(cache.cache_hits(), 0);
     same(&mut cache, "again");
-    assert_eq!(cache.markdown_hits, pages + 1);
+    assert_eq!(cache.cache_hits(), pages + 1);
 }
 
 #[test]

@@ -52,7 +52,10 @@ fn each_language_has_a_versions_page_with_every_base() {
             let url = format!("/kubernetes/{v}/base/{f}");
             assert!(es.contains(&format!("<a href=\"{url}\">{f}</a>")), "{url}");
             let bytes = std::fs::read(p.out().join(url.trim_start_matches('/'))).unwrap();
-            assert!(es.contains(&basepress::site::sha256_hex(&bytes)), "{url}");
+            assert!(
+                es.contains(&basepress::model::site::sha256_hex(&bytes)),
+                "{url}"
+            );
         }
         let snippet = text(&es);
         assert!(

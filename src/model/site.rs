@@ -1,12 +1,14 @@
-//! The plain data that flows between stages: `load` builds a [`Site`],
-//! `check` reads it, `render` turns it into output files, `write` puts them
-//! on disk.
+//! A docs project as loaded: its settings, pages, assets, bases, image
+//! data, templates, interface strings and released versions.
 
-use crate::config::Config;
 use crate::diagnostics::Location;
-use crate::images::ImageReleases;
+use crate::model::config::Config;
+use crate::model::i18n::Strings;
+use crate::model::images::ImageReleases;
+use crate::model::lock::Lock;
 use crate::yaml;
 use semver::Version;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Everything a build knows about a docs project.
@@ -25,8 +27,22 @@ pub struct Site {
     pub images: ImageReleases,
     /// Template overrides from `ROOT/templates/`, by name.
     pub templates: Vec<TemplateFile>,
+    /// The interface strings of each language of `config.languages`.
+    pub strings: BTreeMap<String, Strings>,
     /// The released versions (`bases/published.lock`).
-    pub lock: crate::lock::Lock,
+    pub lock: Lock,
+    /// A site deployed earlier whose versions must be published again
+    /// unchanged (`--against DIR`).
+    pub deployed: Option<Deployed>,
+}
+
+/// The base folders of a site deployed earlier: by folder name
+/// (`v1.29.0`), every file and its bytes.
+#[derive(Debug, Clone, Default)]
+pub struct Deployed {
+    /// The folder given, for messages.
+    pub dir: PathBuf,
+    pub bases: BTreeMap<String, BTreeMap<String, Vec<u8>>>,
 }
 
 /// One Markdown page in one language.

@@ -1,6 +1,6 @@
 //! Where a link in a page goes, given every page and file the site has.
 
-use crate::site::{Page, Site};
+use crate::model::site::{Page, Site};
 use std::collections::{BTreeSet, HashMap};
 
 /// The result of resolving one link destination.
@@ -20,28 +20,38 @@ pub enum Target {
 }
 
 /// Every page and published path of a site, to resolve links against.
-pub struct LinkIndex<'a> {
-    site: &'a Site,
-    by_source: HashMap<(&'a str, &'a str), usize>,
-    by_url: HashMap<&'a str, usize>,
-    paths: &'a BTreeSet<String>,
+#[derive(Debug, Clone)]
+pub struct LinkIndex {
+    /// The base URL's path (`/docs`, or empty).
+    prefix: String,
+    /// Each page's URL, in `Site::pages` order.
+    urls: Vec<String>,
+    by_source: HashMap<(String, String), usize>,
+    by_url: HashMap<String, usize>,
+    paths: BTreeSet<String>,
 }
 
-impl<'a> LinkIndex<'a> {
+impl LinkIndex {
     /// `paths` are all the files the build publishes, as site paths.
-    pub fn new(site: &'a Site, paths: &'a BTreeSet<String>) -> Self {
-        let mut by_source = HashMap::new();
-        let mut by_url = HashMap::new();
+    pub fn new(site: &Site, paths: BTreeSet<String>) -> Self {
+        let mut by_source = HashMap::with_capacity(site.pages.len());
+        let mut by_url = HashMap::with_capacity(site.pages.len());
         for (i, p) in site.pages.iter().enumerate() {
-            by_source.insert((p.lang.as_str(), p.rel.as_str()), i);
-            by_url.insert(p.url.as_str(), i);
+            by_source.insert((p.lang.clone(), p.rel.clone()), i);
+            by_url.insert(p.url.clone(), i);
         }
         LinkIndex {
-            site,
+            prefix: site.config.path_prefix(),
+            urls: site.pages.iter().map(|p| p.url.clone()).collect(),
             by_source,
             by_url,
             paths,
         }
+    }
+
+    /// Every path the site publishes.
+    pub fn paths(&self) -> &BTreeSet<String> {
+        &self.paths
     }
 
     /// A SHA-256 of everything [`LinkIndex::resolve`] reads besides the
@@ -49,14 +59,14 @@ impl<'a> LinkIndex<'a> {
     /// language, source path and URL, and every published path.
     pub fn fingerprint(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
-        let pages: Vec<(&str, &str, &str)> = self
-            .site
-            .pages
+        let mut pages: Vec<(&str, &str, &str)> = self
+            .by_source
             .iter()
-            .map(|p| (p.lang.as_str(), p.rel.as_str(), p.url.as_str()))
+            .map(|((lang, rel), &i)| (lang.as_str(), rel.as_str(), self.urls[i].as_str()))
             .collect();
+        pages.sort_unstable();
         let mut h = Sha256::new();
-        let all = (self.site.config.path_prefix(), pages, self.paths);
+        let all = (&self.prefix, pages, &self.paths);
         let _ = serde_json::to_writer(&mut h, &all);
         h.finalize().into()
     }
@@ -77,16 +87,16 @@ impl<'a> LinkIndex<'a> {
             return Target::Internal {
                 path: from.url.clone(),
                 anchor,
-                page: self.by_url.get(from.url.as_str()).copied(),
+                page: self.by_url.get(&from.url).copied(),
             };
         }
         if path.ends_with(".md") {
             return self.resolve_source(from, path, anchor);
         }
-        let prefix = self.site.config.path_prefix();
+        let prefix = &self.prefix;
         let absolute = if let Some(p) = path.strip_prefix('/') {
             let p = format!("/{p}");
-            match p.strip_prefix(&prefix) {
+            match p.strip_prefix(prefix.as_str()) {
                 Some(stripped) if !prefix.is_empty() && stripped.starts_with('/') => {
                     stripped.to_string()
                 }
@@ -143,7 +153,7 @@ impl<'a> LinkIndex<'a> {
         };
         let normal = normal.trim_start_matches('/');
         let (lang, rel) = normal.split_once('/').unwrap_or((normal, ""));
-        match self.by_source.get(&(lang, rel)) {
+        match self.by_source.get(&(lang.to_string(), rel.to_string())) {
             Some(&i) => self.page_target(i, anchor),
             None => Target::Broken(format!("there is no page content/{lang}/{rel}")),
         }
@@ -151,7 +161,7 @@ impl<'a> LinkIndex<'a> {
 
     fn page_target(&self, i: usize, anchor: Option<String>) -> Target {
         Target::Internal {
-            path: self.site.pages[i].url.clone(),
+            path: self.urls.get(i).cloned().unwrap_or_default(),
             anchor,
             page: Some(i),
         }
@@ -166,7 +176,7 @@ impl<'a> LinkIndex<'a> {
         }
         match self.resolve(from, dest) {
             Target::Internal { path, anchor, .. } => {
-                let mut s = format!("{}{path}", self.site.config.path_prefix());
+                let mut s = format!("{}{path}", self.prefix);
                 if let Some(a) = anchor {
                     s.push('#');
                     s.push_str(&a);

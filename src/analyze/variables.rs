@@ -3,7 +3,7 @@
 //! the Markdown (code blocks included) before it is rendered, so a download
 //! snippet always shows the newest published version.
 
-use crate::site::{Page, Site};
+use crate::model::site::{Page, Site};
 use semver::Version;
 use std::collections::BTreeMap;
 

@@ -1,0 +1,271 @@
+//! Reading a page's Markdown into a [`Document`]: its headings with their
+//! ids, its links with where they are, its fenced code blocks and the text
+//! of each section. The HTML is written later, by the render stage, from
+//! the same Markdown and this document (see `render::html`).
+
+use crate::model::document::{CodeBlock, Document, Heading, Link, Section};
+use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use std::collections::{HashMap, HashSet};
+
+/// The Markdown extensions pages may use; rendering parses with the same.
+pub fn options() -> Options {
+    Options::ENABLE_TABLES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_STRIKETHROUGH
+        | Options::ENABLE_TASKLISTS
+        | Options::ENABLE_HEADING_ATTRIBUTES
+}
+
+/// Turns heading text into an id: lowercase ASCII words joined by `-`,
+/// accents removed (`Terminación` → `terminacion`).
+pub fn slugify(text: &str) -> String {
+    let s = slug::slugify(text);
+    if s.is_empty() {
+        "section".to_string()
+    } else {
+        s
+    }
+}
+
+/// The ids of a page's headings, unique: explicit ones (`{#id}`) as
+/// written, generated ones from the heading's text with `-1`, `-2`… added
+/// to the ones already taken.
+struct Ids {
+    used: HashSet<String>,
+    /// For each generated base id, the next suffix worth trying: every
+    /// smaller one is taken already, and taken ids are never released, so
+    /// a page of many identical headings costs linear time.
+    next: HashMap<String, usize>,
+}
+
+impl Ids {
+    fn new(explicit: HashSet<String>) -> Self {
+        Ids {
+            used: explicit,
+            next: HashMap::new(),
+        }
+    }
+
+    fn unique(&mut self, base: String) -> String {
+        if self.used.insert(base.clone()) {
+            return base;
+        }
+        let n = self.next.entry(base.clone()).or_insert(1);
+        loop {
+            let id = format!("{base}-{n}");
+            *n += 1;
+            if self.used.insert(id.clone()) {
+                return id;
+            }
+        }
+    }
+}
+
+/// The first word of a fence's info string and its `key=value` words.
+pub fn info_words(kind: &CodeBlockKind) -> (String, Vec<(String, String)>) {
+    let info = match kind {
+        CodeBlockKind::Fenced(info) => info.as_ref(),
+        CodeBlockKind::Indented => "",
+    };
+    let mut words = info.split_whitespace();
+    let lang = words.next().unwrap_or("").to_string();
+    let attrs = words
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
+        .collect();
+    (lang, attrs)
+}
+
+/// What is being read when an event comes.
+enum Inside {
+    Text,
+    /// A heading: its level, explicit id and text so far.
+    Heading(HeadingLevel, Option<String>, String),
+    /// A code block: its info words, its text so far and where it starts.
+    Code(String, Vec<(String, String)>, String, usize, bool),
+}
+
+/// Reads `body`, whose first line is line `first_line` of its file.
+pub fn analyze(body: &str, first_line: usize) -> Document {
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(body.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let position = |offset: usize| {
+        let idx = line_starts.partition_point(|&s| s <= offset) - 1;
+        (first_line + idx, offset - line_starts[idx] + 1)
+    };
+    // Generated ids avoid every explicit one, even of a later heading: they
+    // are given once the whole page is read.
+    let mut explicit: Vec<Option<String>> = Vec::new();
+    let mut doc = Document {
+        sections: vec![Section::default()],
+        ..Document::default()
+    };
+    let mut inside = Inside::Text;
+    for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        match (&mut inside, event) {
+            (Inside::Text, Event::Start(Tag::Heading { level, id, .. })) => {
+                inside = Inside::Heading(level, id.map(|i| i.to_string()), String::new());
+            }
+            (Inside::Heading(level, id, title), Event::End(TagEnd::Heading(_))) => {
+                doc.sections.push(Section {
+                    heading: Some(doc.headings.len()),
+                    text: String::new(),
+                });
+                explicit.push(id.take());
+                doc.headings.push(Heading {
+                    level: heading_level(*level),
+                    // The slug of the text, until ids are given below.
+                    id: slugify(title),
+                    title: title.trim().to_string(),
+                });
+                inside = Inside::Text;
+            }
+            (Inside::Heading(_, _, title), Event::Text(t) | Event::Code(t)) => {
+                title.push_str(&t);
+            }
+            (Inside::Text, Event::Start(Tag::CodeBlock(kind))) => {
+                let (lang, attrs) = info_words(&kind);
+                let (line, _) = position(range.start);
+                inside = Inside::Code(lang, attrs, String::new(), line, false);
+            }
+            (Inside::Code(_, _, code, line, started), Event::Text(t)) => {
+                if !*started {
+                    // The code starts where its first text does.
+                    *line = position(range.start).0;
+                    *started = true;
+                }
+                code.push_str(&t);
+            }
+            (Inside::Code(lang, attrs, code, line, started), Event::End(TagEnd::CodeBlock)) => {
+                let block = CodeBlock {
+                    lang: std::mem::take(lang),
+                    attrs: std::mem::take(attrs),
+                    code: std::mem::take(code),
+                    // An empty block: the line after its fence.
+                    line: if *started { *line } else { *line + 1 },
+                };
+                add_text(&mut doc, &block.code);
+                doc.code_blocks.push(block);
+                inside = Inside::Text;
+            }
+            (Inside::Code(..), _) => {}
+            (_, Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })) => {
+                let (line, column) = position(range.start);
+                doc.links.push(Link {
+                    dest: dest_url.to_string(),
+                    line,
+                    column,
+                });
+            }
+            (Inside::Text, Event::Text(t) | Event::Code(t)) => add_text(&mut doc, &t),
+            _ => {}
+        }
+    }
+    let mut ids = Ids::new(explicit.iter().flatten().cloned().collect());
+    for (h, id) in doc.headings.iter_mut().zip(explicit) {
+        h.id = match id {
+            Some(id) => id,
+            None => ids.unique(std::mem::take(&mut h.id)),
+        };
+    }
+    // Documents stay in memory until the site is written: no spare capacity.
+    for s in &mut doc.sections {
+        s.text.shrink_to_fit();
+    }
+    doc
+}
+
+/// Adds text to the section being read.
+fn add_text(doc: &mut Document, text: &str) {
+    if let Some(s) = doc.sections.last_mut() {
+        if !s.text.is_empty() {
+            s.text.push(' ');
+        }
+        s.text.push_str(text);
+    }
+}
+
+fn heading_level(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heading_ids_are_slugs_and_unique() {
+        let d = analyze(
+            "# Instalación\n\n## Paso 1\n\n## Paso 1\n\n## Otra {#paso-1-1}\n",
+            1,
+        );
+        let ids: Vec<_> = d.headings.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["instalacion", "paso-1", "paso-1-2", "paso-1-1"]);
+    }
+
+    #[test]
+    fn many_identical_headings_take_linear_time() {
+        let body = "## Same\n\n".repeat(20_000);
+        let d = analyze(&body, 1);
+        assert_eq!(d.headings.len(), 20_000);
+        assert_eq!(d.headings[19_999].id, "same-19999");
+        let unique: HashSet<_> = d.headings.iter().map(|h| &h.id).collect();
+        assert_eq!(unique.len(), 20_000);
+    }
+
+    #[test]
+    fn generated_ids_skip_ones_taken_by_other_headings() {
+        let d = analyze("## A 1\n\n## A\n\n## A\n\n## A\n", 1);
+        let ids: Vec<_> = d.headings.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["a-1", "a", "a-2", "a-3"]);
+    }
+
+    #[test]
+    fn links_keep_their_source_line() {
+        let d = analyze("intro\n\nsee [x](a.md#b) and\n[y](/z)\n", 10);
+        assert_eq!(d.links.len(), 2);
+        assert_eq!((d.links[0].line, d.links[0].column), (12, 5));
+        assert_eq!(d.links[1].line, 13);
+        assert_eq!(d.links[0].dest, "a.md#b");
+    }
+
+    #[test]
+    fn code_blocks_carry_info_attributes_and_lines() {
+        let d = analyze(
+            "text\n\n```yaml file=kustomization.yaml\na: <b>\n```\n\n```\n```\n",
+            1,
+        );
+        let b = &d.code_blocks[0];
+        assert_eq!(b.lang, "yaml");
+        assert_eq!(b.attr("file"), Some("kustomization.yaml"));
+        assert_eq!(b.code, "a: <b>\n");
+        assert_eq!(b.line, 4);
+        assert_eq!(d.code_blocks[1].line, 8);
+    }
+
+    #[test]
+    fn sections_hold_the_text_under_each_heading() {
+        let d = analyze("Intro `code`.\n\n## Drain\n\nThe *drain* waits.\n\n```sh\nkill -TERM 1\n```\n\n## Next\n", 1);
+        let texts: Vec<_> = d
+            .sections
+            .iter()
+            .map(|s| (s.heading, s.text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                (None, "Intro  code ."),
+                (Some(0), "The  drain  waits. kill -TERM 1\n"),
+                (Some(1), ""),
+            ]
+        );
+    }
+}

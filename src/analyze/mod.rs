@@ -1,0 +1,321 @@
+//! Stage 2: what the loaded project means. Every page's Markdown is read
+//! into a [`Document`] (after its `{{ variables }}` are replaced), every
+//! path the site will publish is claimed (two inputs at one path are a
+//! finding), links are resolved against those paths ([`links`]), and the
+//! page graph records which pages link into which, so that a change to one
+//! page can be followed to the pages it reaches.
+//!
+//! The whole-site functions are loops over the per-page ones, which the
+//! preview server calls alone after a page edit: one code path.
+
+pub mod links;
+pub mod markdown;
+pub mod variables;
+
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::model::document::Document;
+use crate::model::layout;
+use crate::model::site::{Page, Site};
+use links::{LinkIndex, Target};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// A project and what the analysis found in it.
+pub struct Analysis {
+    pub site: Site,
+    /// Every published path and page, to resolve links against.
+    pub index: LinkIndex,
+    /// Each page's document, in `site.pages` order.
+    pub docs: Vec<Arc<Document>>,
+    /// Findings about the site as a whole: inputs that collide on a path.
+    pub conflicts: Vec<Diagnostic>,
+    /// By page: its unknown variables (an untranslated copy repeats its
+    /// original's, at the original's place).
+    pub problems: Vec<Vec<Diagnostic>>,
+    pub graph: Graph,
+}
+
+/// How the pages hang together.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    /// Source file (relative to the root) → the pages made from it: the
+    /// original first, then its untranslated copies.
+    pub by_source: HashMap<PathBuf, Vec<usize>>,
+    /// Path below `content/<lang>/` → the pages at it, in every language.
+    pub by_rel: HashMap<String, Vec<usize>>,
+    /// By page: the pages its links point into with an anchor (whose
+    /// findings depend on those pages' headings).
+    pub outbound: Vec<Vec<usize>>,
+    /// By page: the pages whose links point into it with an anchor.
+    pub inbound: Vec<BTreeSet<usize>>,
+}
+
+/// What changed when some pages' bodies were replaced.
+#[derive(Debug, Clone, Default)]
+pub struct Changed {
+    /// The pages whose documents were made again: each edited original
+    /// and its untranslated copies.
+    pub pages: Vec<usize>,
+    /// The pages whose page checks must run again: the edited originals
+    /// and every page linking into a changed one with an anchor.
+    pub recheck: BTreeSet<usize>,
+}
+
+/// Analyses a loaded project.
+pub fn analyze(site: Site) -> Analysis {
+    let (paths, conflicts) = published_paths(&site);
+    let index = LinkIndex::new(&site, paths);
+    let mut graph = Graph::places(&site);
+    // An untranslated copy has its original's document: only originals
+    // are read.
+    let read: Vec<Option<(Arc<Document>, Vec<Diagnostic>)>> = site
+        .pages
+        .par_iter()
+        .map(|p| {
+            p.fallback_from.is_none().then(|| {
+                let (doc, problems) = page(&site, p);
+                (Arc::new(doc), problems)
+            })
+        })
+        .collect();
+    let mut docs: Vec<Arc<Document>> = Vec::with_capacity(read.len());
+    let mut problems = Vec::with_capacity(read.len());
+    for (i, r) in read.into_iter().enumerate() {
+        let (doc, found) = match r {
+            Some(r) => r,
+            None => {
+                let original = graph.original(&site, i);
+                let doc = docs.get(original).cloned().unwrap_or_default();
+                (doc, Vec::new())
+            }
+        };
+        docs.push(doc);
+        problems.push(found);
+    }
+    graph.link(&site, &index, &docs);
+    Analysis {
+        site,
+        index,
+        docs,
+        conflicts,
+        problems,
+        graph,
+    }
+}
+
+impl Analysis {
+    /// Every finding of the analysis.
+    pub fn findings(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.conflicts.iter().chain(self.problems.iter().flatten())
+    }
+
+    /// Puts new bodies in place of some pages' (`(page, body)`, originals
+    /// only, front matter unchanged) and analyses again what they reach.
+    pub fn replace_bodies(&mut self, edits: &[(usize, String)]) -> Changed {
+        let mut changed = Changed::default();
+        for (original, body) in edits {
+            let Some(source) = self.site.pages.get(*original).map(|p| p.source.clone()) else {
+                continue;
+            };
+            changed.recheck.insert(*original);
+            for &j in self.graph.by_source.get(&source).into_iter().flatten() {
+                if let Some(p) = self.site.pages.get_mut(j) {
+                    p.body.clone_from(body);
+                    changed.pages.push(j);
+                }
+            }
+        }
+        let redone: Vec<(usize, Document, Vec<Diagnostic>)> = changed
+            .recheck
+            .par_iter()
+            .map(|&i| {
+                let (doc, problems) = page(&self.site, &self.site.pages[i]);
+                (i, doc, problems)
+            })
+            .collect();
+        for (i, doc, problems) in redone {
+            let doc = Arc::new(doc);
+            self.problems[i] = problems;
+            let source = &self.site.pages[i].source;
+            for &j in self.graph.by_source.get(source).into_iter().flatten() {
+                self.docs[j] = Arc::clone(&doc);
+            }
+        }
+        for &i in &changed.recheck {
+            self.graph
+                .relink(i, targets(&self.index, &self.site.pages[i], &self.docs[i]));
+        }
+        for &j in &changed.pages {
+            changed
+                .recheck
+                .extend(self.graph.inbound.get(j).into_iter().flatten().copied());
+        }
+        changed
+    }
+}
+
+impl Graph {
+    /// Where each page is, without its links.
+    fn places(site: &Site) -> Self {
+        let mut graph = Graph::default();
+        for (i, p) in site.pages.iter().enumerate() {
+            // Originals come before their copies in `site.pages`.
+            graph.by_source.entry(p.source.clone()).or_default().push(i);
+            graph.by_rel.entry(p.rel.clone()).or_default().push(i);
+        }
+        graph
+    }
+
+    /// Adds every page's links.
+    fn link(&mut self, site: &Site, index: &LinkIndex, docs: &[Arc<Document>]) {
+        self.outbound = site
+            .pages
+            .par_iter()
+            .zip(docs)
+            .map(|(page, doc)| targets(index, page, doc))
+            .collect();
+        self.inbound = vec![BTreeSet::new(); site.pages.len()];
+        for (from, to) in self.outbound.iter().enumerate() {
+            for &t in to {
+                if let Some(set) = self.inbound.get_mut(t) {
+                    set.insert(from);
+                }
+            }
+        }
+    }
+
+    /// The original of page `i`: the first page made from its source.
+    pub fn original(&self, site: &Site, i: usize) -> usize {
+        site.pages
+            .get(i)
+            .and_then(|p| self.by_source.get(&p.source))
+            .and_then(|g| g.first().copied())
+            .unwrap_or(i)
+    }
+
+    /// Gives page `i` new outbound links.
+    fn relink(&mut self, i: usize, to: Vec<usize>) {
+        for t in std::mem::take(&mut self.outbound[i]) {
+            if let Some(set) = self.inbound.get_mut(t) {
+                set.remove(&i);
+            }
+        }
+        for &t in &to {
+            if let Some(set) = self.inbound.get_mut(t) {
+                set.insert(i);
+            }
+        }
+        self.outbound[i] = to;
+    }
+}
+
+/// The pages a page's links point into with an anchor.
+fn targets(index: &LinkIndex, page: &Page, doc: &Document) -> Vec<usize> {
+    if page.fallback_from.is_some() {
+        return Vec::new();
+    }
+    let mut out: Vec<usize> = doc
+        .links
+        .iter()
+        .filter_map(|l| match index.resolve(page, &l.dest) {
+            Target::Internal {
+                anchor: Some(_),
+                page: Some(t),
+                ..
+            } => Some(t),
+            _ => None,
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// One page's document, and a finding for each unknown variable: the step
+/// [`analyze`] takes for every page.
+pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
+    let (expanded, problems) = expand(site, page);
+    let mut doc = markdown::analyze(expanded.as_deref().unwrap_or(&page.body), page.body_line);
+    doc.expanded = expanded;
+    (doc, problems)
+}
+
+/// A page's Markdown with its `{{ variables }}` replaced, when it has
+/// any, and a finding for each unknown one.
+fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
+    if !page.body.contains("{{") && !page.body.contains("{%") {
+        return (None, Vec::new());
+    }
+    let vars = variables::Variables::for_page(site, page);
+    let problems = match vars.expand(&page.body) {
+        Ok(b) => return (Some(b).filter(|b| *b != page.body), Vec::new()),
+        Err(p) => p,
+    };
+    let names: Vec<_> = vars.names().collect();
+    let diagnostics = problems
+        .into_iter()
+        .map(|p| {
+            Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
+                .at(Location::at(
+                    &page.source,
+                    page.body_line + p.line - 1,
+                    p.column,
+                ))
+                .help(format!("pages can use: {}", names.join(", ")))
+        })
+        .collect();
+    (None, diagnostics)
+}
+
+/// Every path the build writes, and a finding for each path two inputs
+/// would both be written to.
+pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
+    let mut owners: BTreeMap<String, String> = BTreeMap::new();
+    let mut diagnostics = Vec::new();
+    let mut claim = |path: String, owner: String, diagnostics: &mut Vec<Diagnostic>| {
+        if let Some(first) = owners.get(&path) {
+            diagnostics.push(Diagnostic::new(
+                rule::OUTPUT_CONFLICT,
+                format!("`{first}` and `{owner}` would both be published at `{path}`"),
+            ));
+        } else {
+            owners.insert(path, owner);
+        }
+    };
+    for fixed in [
+        layout::ROOT_PATH,
+        layout::NOT_FOUND_PATH,
+        layout::SITEMAP_PATH,
+    ] {
+        claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
+    }
+    for l in &site.config.languages {
+        let owner = || format!("basepress (the {} versions page)", l.code);
+        claim(layout::versions_file(&l.code), owner(), &mut diagnostics);
+        let owner = format!("basepress (the {} search index)", l.code);
+        claim(layout::search_index_path(&l.code), owner, &mut diagnostics);
+    }
+    for p in &site.pages {
+        claim(
+            layout::page_file(p),
+            p.source.display().to_string(),
+            &mut diagnostics,
+        );
+    }
+    for p in layout::kubernetes_paths(site) {
+        claim(p, "the bases".into(), &mut diagnostics);
+    }
+    for path in layout::generated_assets(site) {
+        claim(path.to_string(), "basepress".into(), &mut diagnostics);
+    }
+    for a in &site.assets {
+        claim(
+            a.url.clone(),
+            a.source.display().to_string(),
+            &mut diagnostics,
+        );
+    }
+    (owners.into_keys().collect(), diagnostics)
+}

@@ -1,0 +1,173 @@
+//! Released versions stay published byte for byte: against the lock
+//! (`bases/published.lock`) and, with `--against`, against a site deployed
+//! earlier. Every base also needs an image release of its version.
+
+use super::Context;
+use crate::diagnostics::{rule, Diagnostic};
+use crate::model::layout;
+use crate::model::lock::{Lock, FILE};
+use crate::model::site::{Base, Deployed, Site};
+use semver::Version;
+use std::collections::BTreeMap;
+
+/// Every base ships with an image release of the same version.
+pub fn image_release(ctx: &Context, base: &Base) -> Vec<Diagnostic> {
+    if ctx.site.images.has_release(&base.version) {
+        return Vec::new();
+    }
+    vec![Diagnostic::new(
+        rule::BASE_IMAGE_RELEASE_MISSING,
+        format!(
+            "base {} has no image release {} in {}",
+            base.folder(),
+            base.version,
+            ctx.site.config.image.releases.display()
+        ),
+    )
+    .in_file(base.dir.join(layout::KUSTOMIZATION))]
+}
+
+/// The lock and the deployed site against the bases.
+pub fn check(ctx: &Context) -> Vec<Diagnostic> {
+    let site = ctx.site;
+    let mut out = if site.lock.versions.is_empty() {
+        Vec::new()
+    } else {
+        against_lock(site)
+    };
+    if let Some(deployed) = &site.deployed {
+        out.extend(against_deployed(deployed, &site.bases));
+    }
+    out
+}
+
+/// Findings about released versions: changed, or gone; and bases not
+/// released yet.
+fn against_lock(site: &Site) -> Vec<Diagnostic> {
+    let (lock, bases) = (&site.lock, &site.bases);
+    let mut out = Vec::new();
+    for version in lock.versions.keys() {
+        let Some(base) = bases.iter().find(|b| &b.version == version) else {
+            out.push(
+                Diagnostic::new(
+                    rule::RELEASED_VERSION_MISSING,
+                    format!("v{version} was released, and its base is gone from bases/"),
+                )
+                .in_file(FILE),
+            );
+            continue;
+        };
+        for diff in differences(lock, version, base) {
+            out.push(
+                Diagnostic::new(
+                    rule::RELEASED_VERSION_CHANGED,
+                    format!("v{version} is released and immutable, but {diff}"),
+                )
+                .in_file(base.dir.join(layout::KUSTOMIZATION)),
+            );
+        }
+    }
+    for base in bases
+        .iter()
+        .filter(|b| !lock.versions.contains_key(&b.version))
+    {
+        out.push(
+            Diagnostic::new(
+                rule::VERSION_UNRELEASED,
+                format!(
+                    "{} is published but not released yet: its files may still change",
+                    base.folder()
+                ),
+            )
+            .in_file(base.dir.join(layout::KUSTOMIZATION))
+            .help(format!(
+                "run `basepress release {}` once it is final",
+                base.folder()
+            )),
+        );
+    }
+    out
+}
+
+/// What differs between the released files of `version` and `base`:
+/// one message per changed, added or removed file.
+fn differences(lock: &Lock, version: &Version, base: &Base) -> Vec<String> {
+    let Some(locked) = lock.versions.get(version) else {
+        return Vec::new();
+    };
+    let short = |sha: &str| sha.get(..12).unwrap_or(sha).to_string();
+    let mut out = Vec::new();
+    for (name, sha) in locked {
+        match base.file(name) {
+            None => out.push(format!("`{name}` was released and is no longer published")),
+            Some(f) if &f.sha256 != sha => out.push(format!(
+                "`{name}` changed since it was released (sha256 {} → {})",
+                short(sha),
+                short(&f.sha256)
+            )),
+            Some(_) => {}
+        }
+    }
+    for f in &base.files {
+        if !locked.contains_key(&f.name) {
+            out.push(format!("`{}` was added after the release", f.name));
+        }
+    }
+    out
+}
+
+/// A version deployed earlier must be published here, with the same bytes.
+fn against_deployed(deployed: &Deployed, bases: &[Base]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (folder, theirs) in &deployed.bases {
+        let Some(base) = bases.iter().find(|b| &b.folder() == folder) else {
+            out.push(
+                Diagnostic::new(
+                    rule::RELEASED_VERSION_MISSING,
+                    format!(
+                        "{folder} is deployed at {}, and this build does not publish it",
+                        deployed.dir.display()
+                    ),
+                )
+                .help(format!(
+                    "restore bases/{folder}: installers may have pinned it"
+                )),
+            );
+            continue;
+        };
+        let at = base.dir.join(layout::KUSTOMIZATION);
+        let mut ours: BTreeMap<String, Vec<u8>> = base
+            .files
+            .iter()
+            .map(|f| (f.name.clone(), f.bytes.clone()))
+            .collect();
+        ours.insert("SHA256SUMS".into(), layout::sha256sums(base).into_bytes());
+        ours.insert("files.txt".into(), layout::files_txt(base).into_bytes());
+        for (name, bytes) in theirs {
+            let problem = match ours.get(name) {
+                None => Some(format!("`{name}` is deployed and no longer published")),
+                Some(b) if b != bytes => Some(format!("`{name}` differs from the deployed one")),
+                Some(_) => None,
+            };
+            if let Some(p) = problem {
+                out.push(
+                    Diagnostic::new(
+                        rule::RELEASED_VERSION_CHANGED,
+                        format!("{folder} is deployed, but {p}"),
+                    )
+                    .in_file(&at),
+                );
+            }
+        }
+        for name in ours.keys().filter(|n| !theirs.contains_key(*n)) {
+            out.push(
+                Diagnostic::new(
+                    rule::RELEASED_VERSION_CHANGED,
+                    format!("{folder} is deployed, but `{name}` was added since"),
+                )
+                .in_file(&at),
+            );
+        }
+    }
+    out
+}

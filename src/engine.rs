@@ -1,0 +1,480 @@
+//! The one engine every command drives:
+//!
+//! - `check` = load → analyze → check;
+//! - `build` = check → render → write (only when no error was found);
+//! - `release` = check → lock the base;
+//! - `serve` = the same stages held in memory by a [`session::Session`],
+//!   which after a page edit runs the per-page steps of the same stages on
+//!   the pages the edit reaches, and otherwise runs them all again.
+//!
+//! Settings that come from outside the project (the source date, the site
+//! to compare against) arrive as [`Options`]; no stage reads the
+//! environment.
+
+pub mod session;
+
+use crate::analyze::{self, Analysis};
+use crate::check::{self, Findings, Tools};
+use crate::diagnostics::{self, rule, Diagnostic, Location, Rule};
+use crate::load;
+use crate::model::site::Site;
+use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
+use crate::write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Settings of a run beyond the project itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A previously deployed site folder whose versions must be published
+    /// unchanged.
+    pub against: Option<PathBuf>,
+    /// `SOURCE_DATE_EPOCH`, as the command line found it: the date of the
+    /// sitemap's entries.
+    pub source_date_epoch: Option<String>,
+}
+
+/// The rules the stages raise themselves, outside the checks of
+/// [`check::CHECKS`]: reading inputs, analysing them, rendering, writing
+/// and releasing.
+pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
+    (
+        "load",
+        &[
+            rule::IO_UNREADABLE,
+            rule::CONFIG_INVALID,
+            rule::FRONT_MATTER_INVALID,
+            rule::IMAGE_DATA_INVALID,
+            rule::KUSTOMIZATION_INVALID,
+            rule::I18N_INVALID,
+            rule::CONTENT_LAYOUT,
+            rule::BASE_VERSION_INVALID,
+            rule::BASE_VERSION_DUPLICATE,
+            rule::BASE_REFERENCE_MISSING,
+            rule::BASE_REFERENCE_OUTSIDE,
+            rule::BASE_FILE_NAME_UNSAFE,
+            rule::BASE_SYMLINK,
+            rule::BASE_UNREFERENCED_FILE,
+            rule::MANIFEST_YAML_INVALID,
+            rule::TRANSLATION_MISSING,
+            rule::LOCK_INVALID,
+            rule::INPUT_SYMLINK,
+            rule::INPUT_TOO_LARGE,
+        ],
+    ),
+    (
+        "analyze",
+        &[rule::OUTPUT_CONFLICT, rule::DOC_VARIABLE_UNKNOWN],
+    ),
+    (
+        "render",
+        &[rule::TEMPLATE_INVALID, rule::SOURCE_DATE_INVALID],
+    ),
+    ("write", &[rule::OUTPUT_UNSAFE, rule::IO_UNREADABLE]),
+    ("release", &[rule::RELEASE_VERSION_UNKNOWN]),
+];
+
+/// What a run found and did.
+pub struct Outcome {
+    /// Findings in a stable order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What was published, when the run wrote a site.
+    pub written: Option<Summary>,
+    /// Translation coverage per language, when the site could be read.
+    pub coverage: Vec<Coverage>,
+    /// Links to other hosts, with where each first appears (`check`).
+    pub external_links: Vec<(String, Location)>,
+    /// How long each stage took.
+    pub timings: Timings,
+}
+
+impl Outcome {
+    pub fn exit_code(&self) -> u8 {
+        diagnostics::exit_code(&self.diagnostics)
+    }
+
+    fn new(diagnostics: Vec<Diagnostic>, timings: Timings) -> Self {
+        Outcome {
+            diagnostics,
+            written: None,
+            coverage: Vec::new(),
+            external_links: Vec::new(),
+            timings,
+        }
+    }
+}
+
+/// How long each stage of a run took, in the order they ran.
+#[derive(Debug, Clone, Default)]
+pub struct Timings {
+    pub stages: Vec<(&'static str, Duration)>,
+    since: Option<Instant>,
+}
+
+impl Timings {
+    pub fn start() -> Self {
+        Timings {
+            stages: Vec::new(),
+            since: Some(Instant::now()),
+        }
+    }
+
+    /// Ends `stage` now; the next one starts.
+    pub fn lap(&mut self, stage: &'static str) {
+        let now = Instant::now();
+        if let Some(since) = self.since.replace(now) {
+            self.stages.push((stage, now - since));
+        }
+    }
+}
+
+impl std::fmt::Display for Timings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .stages
+            .iter()
+            .map(|(stage, d)| format!("{stage} {:.3} s", d.as_secs_f64()))
+            .collect();
+        f.write_str(&parts.join(", "))
+    }
+}
+
+/// How much of the default language's pages one language translates.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Coverage {
+    pub language: String,
+    pub translated: usize,
+    pub total: usize,
+    /// Source paths (below content/<default>/) without a translation.
+    pub missing: Vec<String>,
+}
+
+/// A one-line account of a written site.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub pages: usize,
+    pub languages: usize,
+    pub versions: Vec<String>,
+    pub files: usize,
+}
+
+/// A project loaded, analysed and checked: what `check` reports, what
+/// `build` renders, what `release` locks and what the preview server
+/// keeps between rebuilds.
+pub struct Checked {
+    pub analysis: Analysis,
+    pub findings: Findings,
+    /// What loading found without stopping (untranslated pages, files a
+    /// base does not reference…).
+    pub loaded: Vec<Diagnostic>,
+    /// The compiled templates, or why they do not compile.
+    pub templates: Result<tera::Tera, Vec<Diagnostic>>,
+}
+
+impl Checked {
+    pub fn site(&self) -> &Site {
+        &self.analysis.site
+    }
+
+    /// Every finding of every stage so far, with the exceptions of
+    /// site.yaml applied, sorted, without repeats.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut all: Vec<Diagnostic> = self.loaded.clone();
+        all.extend(self.analysis.findings().cloned());
+        all.extend(self.findings.all().cloned());
+        if let Err(errors) = &self.templates {
+            all.extend(errors.iter().cloned());
+        }
+        check::finish(Some(&self.site().config), all)
+    }
+
+    /// What a written site holds.
+    pub fn summary(&self, files: usize) -> Summary {
+        let site = self.site();
+        Summary {
+            pages: site.pages.len(),
+            languages: site.config.languages.len(),
+            versions: site.bases.iter().map(|b| b.folder()).collect(),
+            files,
+        }
+    }
+
+    /// Translation coverage per language.
+    pub fn coverage(&self) -> Vec<Coverage> {
+        let site = self.site();
+        let default = &site.config.default_language;
+        let total = site.pages.iter().filter(|p| &p.lang == default).count();
+        site.config
+            .languages
+            .iter()
+            .map(|l| {
+                let missing: Vec<String> = site
+                    .pages
+                    .iter()
+                    .filter(|p| p.lang == l.code && p.fallback_from.is_some())
+                    .map(|p| p.rel.clone())
+                    .collect();
+                Coverage {
+                    language: l.code.clone(),
+                    translated: total - missing.len(),
+                    total,
+                    missing,
+                }
+            })
+            .collect()
+    }
+
+    /// Every link to another host, once, with the first place it appears.
+    /// They are not checked (no network): this is the list to check by hand.
+    pub fn external_links(&self) -> Vec<(String, Location)> {
+        let site = self.site();
+        let mut seen = std::collections::BTreeMap::new();
+        for (page, doc) in site.pages.iter().zip(&self.analysis.docs) {
+            if page.fallback_from.is_some() {
+                continue;
+            }
+            for link in doc
+                .links
+                .iter()
+                .filter(|l| analyze::links::is_external(&l.dest))
+            {
+                seen.entry(link.dest.clone())
+                    .or_insert_with(|| Location::at(&page.source, link.line, link.column));
+            }
+        }
+        seen.into_iter().collect()
+    }
+}
+
+/// Load, analyze and check: the stages every command runs. `Err` holds
+/// the findings of a project that could not be read.
+pub fn load_and_check(
+    root: &Path,
+    options: &Options,
+    tools: &Tools,
+    timings: &mut Timings,
+) -> Result<Checked, Vec<Diagnostic>> {
+    let load_options = load::Options {
+        against: options.against.clone(),
+    };
+    let loaded = load::load(root, &load_options);
+    timings.lap("load");
+    let Some(site) = loaded.site else {
+        return Err(check::finish(None, loaded.diagnostics));
+    };
+    let analysis = analyze::analyze(site);
+    timings.lap("analyze");
+    let findings = check::run(&analysis, tools);
+    timings.lap("check");
+    let templates = render::templates::engine(&analysis.site);
+    timings.lap("templates");
+    Ok(Checked {
+        analysis,
+        findings,
+        loaded: loaded.diagnostics,
+        templates,
+    })
+}
+
+/// The date of the sitemap's entries, from `SOURCE_DATE_EPOCH`.
+fn lastmod(options: &Options) -> Result<Option<String>, Diagnostic> {
+    render::sitemap::source_date(options.source_date_epoch.as_deref())
+}
+
+/// Renders a checked project that has no error: each file goes to `emit`
+/// (see [`Renderer::site_into`]). `Err` holds the findings that stopped it.
+pub fn render(
+    checked: &Checked,
+    options: &Options,
+    highlighter: &Highlighter,
+    cache: Option<&mut PageCache>,
+    emit: &(dyn Fn(OutFile) + Sync),
+) -> Result<usize, Vec<Diagnostic>> {
+    let tera = checked.templates.as_ref().map_err(Clone::clone)?;
+    let lastmod = lastmod(options).map_err(|d| vec![d])?;
+    let renderer = Renderer::new(&checked.analysis, tera, highlighter, lastmod.as_deref());
+    renderer.site_into(cache, emit)
+}
+
+/// Loads and checks the project at `root`; writes nothing.
+pub fn check(root: &Path, options: &Options) -> Outcome {
+    let mut timings = Timings::start();
+    let checked = load_and_check(root, options, &Tools::default(), &mut timings);
+    match checked {
+        Err(diagnostics) => Outcome::new(diagnostics, timings),
+        Ok(checked) => {
+            let mut outcome = Outcome::new(checked.diagnostics(), timings);
+            outcome.coverage = checked.coverage();
+            outcome.external_links = checked.external_links();
+            outcome
+        }
+    }
+}
+
+/// Where a rendered site goes.
+enum Target<'a> {
+    /// Kept in memory and returned, sorted by path.
+    Memory,
+    /// Written into this folder, replacing it once complete.
+    Disk(&'a Path),
+}
+
+/// Loads, checks, renders and, only when no error was found, replaces
+/// `out` with the new site.
+///
+/// Pages are written as they are rendered, into a folder beside `out`
+/// that replaces it at the end: the build never holds the whole site in
+/// memory, and a failed build leaves `out` as it was.
+pub fn build(root: &Path, out: &Path, options: &Options) -> Outcome {
+    run(root, options, Target::Disk(out)).1
+}
+
+/// Loads, checks and renders the project at `root` in memory, writing
+/// nothing: the site's files when no error was found, and the outcome
+/// (with `written` describing the files, as if written).
+pub fn render_site(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Outcome) {
+    run(root, options, Target::Memory)
+}
+
+fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>, Outcome) {
+    let mut timings = Timings::start();
+    let checked = match load_and_check(root, options, &Tools::default(), &mut timings) {
+        Ok(c) => c,
+        Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
+    };
+    let mut diagnostics = checked.diagnostics();
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return (None, Outcome::new(diagnostics, timings));
+    }
+    let highlighter = Highlighter::default();
+    let rendered = match target {
+        Target::Memory => {
+            let files = std::sync::Mutex::new(Vec::new());
+            render(&checked, options, &highlighter, None, &|f| {
+                if let Ok(mut files) = files.lock() {
+                    files.push(f);
+                }
+            })
+            .map(|count| {
+                timings.lap("render");
+                let mut files = files.into_inner().unwrap_or_default();
+                files.sort_by(|a, b| a.path.cmp(&b.path));
+                (count, Some(files))
+            })
+        }
+        Target::Disk(out) => write::Staging::new(out)
+            .map_err(|d| vec![d])
+            .and_then(|staging| {
+                let put = |f: OutFile| staging.put(&f.path, &f.bytes);
+                let count = render(&checked, options, &highlighter, None, &put)?;
+                timings.lap("render and write");
+                staging.finish().map_err(|d| vec![d])?;
+                timings.lap("swap");
+                Ok((count, None))
+            }),
+    };
+    match rendered {
+        Ok((count, files)) => {
+            let mut outcome = Outcome::new(diagnostics, timings);
+            outcome.written = Some(checked.summary(count));
+            (files, outcome)
+        }
+        Err(errors) => {
+            // Template and output errors: exceptions do not apply to them.
+            diagnostics.extend(errors);
+            let diagnostics = check::finish(None, diagnostics);
+            (None, Outcome::new(diagnostics, timings))
+        }
+    }
+}
+
+/// Adds the base of `version` (`v1.30.0` or `1.30.0`) to
+/// bases/published.lock, only when every check passes. `Ok` carries what
+/// happened, for people.
+pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, Box<Outcome>> {
+    let mut timings = Timings::start();
+    let fail = |d: Vec<Diagnostic>| Box::new(Outcome::new(d, Timings::default()));
+    let checked = load_and_check(root, options, &Tools::default(), &mut timings).map_err(fail)?;
+    let mut diagnostics = checked.diagnostics();
+    let site = checked.site();
+    let wanted = semver::Version::parse(version.trim_start_matches('v'));
+    let Some(base) = wanted
+        .ok()
+        .and_then(|v| site.bases.iter().find(|b| b.version == v))
+    else {
+        // A base folder that did not load has findings of its own.
+        let folder = format!("bases/v{}", version.trim_start_matches('v'));
+        let in_folder = |d: &Diagnostic| {
+            d.location
+                .as_ref()
+                .is_some_and(|l| l.file.starts_with(&folder))
+        };
+        if diagnostics.iter().any(|d| d.is_error() && in_folder(d)) {
+            return Err(fail(diagnostics));
+        }
+        let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
+        diagnostics.push(
+            Diagnostic::new(
+                rule::RELEASE_VERSION_UNKNOWN,
+                format!("there is no base {version} to release"),
+            )
+            .help(format!("bases: {}", published.join(", "))),
+        );
+        return Err(fail(diagnostics));
+    };
+    // Releasing is the point where the version must be final: its own
+    // `version-unreleased` warning is the only finding allowed.
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(fail(diagnostics));
+    }
+    let mut lock = site.lock.clone();
+    if lock.versions.contains_key(&base.version) {
+        return Ok(format!(
+            "{} is already released; nothing changed",
+            base.folder()
+        ));
+    }
+    let files = base
+        .files
+        .iter()
+        .map(|f| (f.name.as_str(), f.sha256.as_str()));
+    lock.add(&base.version, files);
+    write::save_lock(root, &lock).map_err(|d| fail(vec![d]))?;
+    Ok(format!(
+        "released {}: {} files recorded in {}",
+        base.folder(),
+        base.files.len(),
+        crate::model::lock::FILE
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Every rule is raised by a check of the registry or by a stage, and
+    /// by nothing else: the runner's debug assertion holds the checks to
+    /// the rules they declare.
+    #[test]
+    fn every_rule_has_a_raiser() {
+        let mut declared: BTreeSet<&str> = BTreeSet::new();
+        for c in check::CHECKS {
+            declared.extend(c.rules.iter().map(|r| r.id));
+        }
+        for (_, rules) in STAGE_RULES {
+            declared.extend(rules.iter().map(|r| r.id));
+        }
+        let all: BTreeSet<&str> = rule::ALL.iter().map(|r| r.id).collect();
+        let unraised: Vec<_> = all.difference(&declared).collect();
+        assert!(
+            unraised.is_empty(),
+            "rules no check or stage raises: {unraised:?}"
+        );
+        let unknown: Vec<_> = declared.difference(&all).collect();
+        assert!(
+            unknown.is_empty(),
+            "declared rules not in the catalogue: {unknown:?}"
+        );
+    }
+}

@@ -1,0 +1,430 @@
+//! The engine held in memory, for a program that builds the same project
+//! again and again (`basepress serve`).
+//!
+//! A [`Session`] keeps what the last build loaded, analysed, checked and
+//! rendered. When only the bodies of existing pages changed (their front
+//! matter, and so their title, place, weight, base and description, are
+//! the same), a rebuild runs the per-page steps of the same stages on what
+//! the edit reaches: it reads those pages again, analyses them (and their
+//! untranslated copies), runs the page checks again on them and on the
+//! pages that link into them with an anchor, renders the pages that show
+//! them (the page, its untranslated copies and its translations, whose
+//! language switcher lists its headings), and makes the search index of a
+//! language again only when the words of its sections changed (on first
+//! request). Anything else (a new or removed file, front matter, an
+//! asset, a base, a template, site.yaml, the image data) runs every stage
+//! again, with the render cache.
+//!
+//! Both paths give the same files and the same findings as a build of the
+//! same inputs (`tests/integration/incremental.rs` holds them to that).
+
+use super::{load_and_check, Checked, Options, Outcome, Timings};
+use crate::check::{self, Tools};
+use crate::diagnostics::Diagnostic;
+use crate::load;
+use crate::model::document::Document;
+use crate::model::site::Page;
+use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
+use bytes::Bytes;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+/// The bytes of one file of the site: ready, or made when first asked for
+/// (a search index after a page edit: only a reader who searches needs it).
+#[derive(Clone)]
+pub enum Body {
+    Ready(Bytes),
+    Search(Arc<LazySearch>),
+}
+
+impl Body {
+    /// The bytes, made now when they were not yet.
+    pub fn bytes(&self) -> Bytes {
+        match self {
+            Body::Ready(b) => b.clone(),
+            Body::Search(s) => s.bytes(),
+        }
+    }
+
+    /// Whether [`Body::bytes`] returns at once.
+    pub fn is_ready(&self) -> bool {
+        match self {
+            Body::Ready(_) => true,
+            Body::Search(s) => s.bytes.get().is_some(),
+        }
+    }
+}
+
+/// A language's search index, made on first use from the documents of a
+/// build, which it keeps.
+pub struct LazySearch {
+    prefix: String,
+    lang: String,
+    /// Title, URL and document of each page, in reading order.
+    pages: Vec<(String, String, Arc<Document>)>,
+    bytes: OnceLock<Bytes>,
+}
+
+impl LazySearch {
+    fn bytes(&self) -> Bytes {
+        self.bytes
+            .get_or_init(|| {
+                let entries: Vec<render::search::Entry> = self
+                    .pages
+                    .iter()
+                    .map(|(title, url, doc)| render::search::Entry { title, url, doc })
+                    .collect();
+                Bytes::from(render::search::index_of(&self.prefix, &self.lang, &entries))
+            })
+            .clone()
+    }
+}
+
+/// How a rebuild went.
+pub struct Rebuild {
+    pub outcome: Outcome,
+    pub output: Output,
+    /// Whether it took the fast path.
+    pub fast: bool,
+    /// Pages rendered through their template (a full build: those not
+    /// taken from the cache).
+    pub rendered: usize,
+}
+
+/// What a rebuild gives to serve.
+pub enum Output {
+    /// It found errors (see the outcome): nothing to serve.
+    Failed,
+    /// Every file of the site.
+    Full(Vec<OutFile>),
+    /// The files that may have changed since the last good build (a
+    /// fast-path rebuild neither adds nor removes files).
+    Changed(Vec<(String, Body)>),
+}
+
+/// What a project's builds keep for the next one.
+pub struct Session {
+    root: PathBuf,
+    options: Options,
+    tools: Tools,
+    highlighter: Highlighter,
+    /// Pages of earlier full builds, by their template input.
+    cache: PageCache,
+    state: Option<State>,
+}
+
+/// The last build's checked project and its files.
+struct State {
+    checked: Checked,
+    /// Each language's pages in reading order.
+    orders: BTreeMap<String, Vec<usize>>,
+    /// The files of the last good build of this state, when there is one.
+    files: Option<Files>,
+}
+
+struct Files {
+    by_path: HashMap<String, Body>,
+    /// Pages whose documents changed while the build failed: rendered
+    /// again when it passes.
+    stale_pages: BTreeSet<usize>,
+    /// Languages whose search index must be made again, for the same reason.
+    stale_languages: BTreeSet<String>,
+}
+
+impl Session {
+    pub fn new(root: impl Into<PathBuf>, options: Options) -> Self {
+        Session {
+            root: root.into(),
+            options,
+            tools: Tools::default(),
+            highlighter: Highlighter::default(),
+            cache: PageCache::default(),
+            state: None,
+        }
+    }
+
+    /// How many pages the last full build took from the cache.
+    pub fn cache_hits(&self) -> usize {
+        self.cache.hits
+    }
+
+    /// Every file of the last good build (bytes made now where they were
+    /// not yet), sorted by path; `None` when no build has passed since the
+    /// last full build.
+    pub fn files(&self) -> Option<Vec<OutFile>> {
+        let files = self.state.as_ref()?.files.as_ref()?;
+        let mut out: Vec<OutFile> = files
+            .by_path
+            .iter()
+            .map(|(path, body)| OutFile::new(path.clone(), body.bytes()))
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Some(out)
+    }
+
+    /// Builds again. `changed` lists the input files whose bytes changed
+    /// (or that appeared or went away) since the last call; `None` when
+    /// that is not known, which builds everything again.
+    pub fn rebuild(&mut self, changed: Option<&[PathBuf]>) -> Rebuild {
+        if let Some(paths) = changed {
+            if let Some(r) = self.fast(paths) {
+                return r;
+            }
+        }
+        self.full()
+    }
+
+    /// Runs every stage, as a build does, keeping what the fast path needs.
+    fn full(&mut self) -> Rebuild {
+        self.state = None;
+        let mut timings = Timings::start();
+        let checked = match load_and_check(&self.root, &self.options, &self.tools, &mut timings) {
+            Ok(c) => c,
+            Err(diagnostics) => return failed(diagnostics, false),
+        };
+        let orders = render::reading_orders(checked.site());
+        let mut diagnostics = checked.diagnostics();
+        let mut files = None;
+        if !diagnostics.iter().any(Diagnostic::is_error) {
+            let rendered = std::sync::Mutex::new(Vec::new());
+            let result = super::render(
+                &checked,
+                &self.options,
+                &self.highlighter,
+                Some(&mut self.cache),
+                &|f| {
+                    if let Ok(mut all) = rendered.lock() {
+                        all.push(f);
+                    }
+                },
+            );
+            match result {
+                Ok(_) => {
+                    let mut all = rendered.into_inner().unwrap_or_default();
+                    all.sort_by(|a, b| a.path.cmp(&b.path));
+                    files = Some(all);
+                }
+                Err(errors) => {
+                    diagnostics.extend(errors);
+                    diagnostics = check::finish(None, diagnostics);
+                }
+            }
+        }
+        let mut state = State {
+            checked,
+            orders,
+            files: None,
+        };
+        let rebuild = match files {
+            Some(files) => {
+                let summary = state.checked.summary(files.len());
+                state.files = Some(Files {
+                    by_path: files
+                        .iter()
+                        .map(|f| (f.path.clone(), Body::Ready(f.bytes.clone())))
+                        .collect(),
+                    stale_pages: BTreeSet::new(),
+                    stale_languages: BTreeSet::new(),
+                });
+                let pages = state.checked.site().pages.len();
+                let mut outcome = Outcome::new(diagnostics, timings);
+                outcome.written = Some(summary);
+                Rebuild {
+                    outcome,
+                    output: Output::Full(files),
+                    fast: false,
+                    rendered: pages.saturating_sub(self.cache.hits),
+                }
+            }
+            None => failed(diagnostics, false),
+        };
+        self.state = Some(state);
+        rebuild
+    }
+
+    /// The fast path, when every changed file is the body of a page of
+    /// the last build; `None` when every stage must run again.
+    fn fast(&mut self, changed: &[PathBuf]) -> Option<Rebuild> {
+        let state = self.state.as_mut()?;
+        state.files.as_ref()?;
+        let analysis = &state.checked.analysis;
+        // Every condition first, so that nothing changes unless all hold.
+        let mut edits: Vec<(usize, String)> = Vec::new();
+        for path in changed {
+            // A page of the last build (its source is below content/).
+            let source = path.strip_prefix(&self.root).ok()?;
+            let &original = analysis.graph.by_source.get(source)?.first()?;
+            let old = analysis.site.pages.get(original)?;
+            if old.fallback_from.is_some() {
+                return None;
+            }
+            // A symbolic link is not followed: a full build reports it.
+            if !std::fs::symlink_metadata(path).ok()?.file_type().is_file() {
+                return None;
+            }
+            let new = load::page(&self.root, &old.lang, path).ok()?;
+            if !same_place(old, &new) {
+                return None;
+            }
+            if new.body != old.body && !edits.iter().any(|(i, _)| *i == original) {
+                edits.push((original, new.body));
+            }
+        }
+        let rebuild = state.apply(&edits, &self.options, &self.tools, &self.highlighter);
+        Some(rebuild)
+    }
+}
+
+impl State {
+    /// Puts the new bodies of pages in place (`(page, body)`, originals
+    /// only) and runs again the per-page steps of every stage on what they
+    /// reach.
+    fn apply(
+        &mut self,
+        edits: &[(usize, String)],
+        options: &Options,
+        tools: &Tools,
+        highlighter: &Highlighter,
+    ) -> Rebuild {
+        let checked = &mut self.checked;
+        let before: Vec<(usize, Arc<Document>)> = edits
+            .iter()
+            .filter_map(|(i, _)| Some((*i, Arc::clone(checked.analysis.docs.get(*i)?))))
+            .collect();
+        let changed = checked.analysis.replace_bodies(edits);
+        check::rerun_pages(
+            &checked.analysis,
+            tools,
+            &mut checked.findings,
+            &changed.recheck,
+        );
+        let analysis = &checked.analysis;
+        let site = &analysis.site;
+
+        // Search indexes: only where the words of a section changed.
+        let mut languages: BTreeSet<String> = BTreeSet::new();
+        for (i, old) in &before {
+            let page = &site.pages[*i];
+            let sections = |doc| render::search::page_sections(&page.lang, &page.title, doc);
+            if sections(old) != sections(&analysis.docs[*i]) {
+                for &j in analysis
+                    .graph
+                    .by_source
+                    .get(&page.source)
+                    .into_iter()
+                    .flatten()
+                {
+                    languages.insert(site.pages[j].lang.clone());
+                }
+            }
+        }
+        // The pages that show a changed document: at the same path in
+        // every language (translations list each other's headings).
+        let mut show: BTreeSet<usize> = BTreeSet::new();
+        for &j in &changed.pages {
+            let rel = &site.pages[j].rel;
+            show.extend(
+                analysis
+                    .graph
+                    .by_rel
+                    .get(rel)
+                    .into_iter()
+                    .flatten()
+                    .copied(),
+            );
+        }
+        let diagnostics = checked.diagnostics();
+        let summary = checked.summary(self.files.as_ref().map_or(0, |f| f.by_path.len()));
+        let Some(files) = self.files.as_mut() else {
+            return failed(diagnostics, true);
+        };
+        files.stale_pages.extend(show);
+        files.stale_languages.extend(languages);
+        if diagnostics.iter().any(Diagnostic::is_error) {
+            return failed(diagnostics, true);
+        }
+        let which: Vec<usize> = files.stale_pages.iter().copied().collect();
+        let (Ok(tera), Ok(lastmod)) = (checked.templates.as_ref(), super::lastmod(options)) else {
+            return failed(diagnostics, true);
+        };
+        let renderer = Renderer::new(analysis, tera, highlighter, lastmod.as_deref());
+        let pages = match renderer.pages(&which) {
+            Ok(p) => p,
+            Err(errors) => {
+                let mut diagnostics = diagnostics;
+                diagnostics.extend(errors);
+                return failed(check::finish(None, diagnostics), true);
+            }
+        };
+        let mut changed: Vec<(String, Body)> = pages
+            .into_iter()
+            .map(|f| (f.path, Body::Ready(f.bytes)))
+            .collect();
+        let prefix = site.config.path_prefix();
+        for lang in &files.stale_languages {
+            let order = self.orders.get(lang).map_or(&[][..], Vec::as_slice);
+            let pages = order
+                .iter()
+                .map(|&i| {
+                    let p = &site.pages[i];
+                    (
+                        p.title.clone(),
+                        p.url.clone(),
+                        Arc::clone(&analysis.docs[i]),
+                    )
+                })
+                .collect();
+            let lazy = LazySearch {
+                prefix: prefix.clone(),
+                lang: lang.clone(),
+                pages,
+                bytes: OnceLock::new(),
+            };
+            changed.push((
+                render::search::index_path(lang),
+                Body::Search(Arc::new(lazy)),
+            ));
+        }
+        for (path, body) in &changed {
+            files.by_path.insert(path.clone(), body.clone());
+        }
+        let rendered = which.len();
+        files.stale_pages.clear();
+        files.stale_languages.clear();
+        let mut outcome = Outcome::new(diagnostics, Timings::default());
+        outcome.written = Some(summary);
+        Rebuild {
+            outcome,
+            output: Output::Changed(changed),
+            fast: true,
+            rendered,
+        }
+    }
+}
+
+/// Whether a page read again has everything but its body as before: its
+/// front matter, its place and the line its body starts at.
+fn same_place(old: &Page, new: &Page) -> bool {
+    old.lang == new.lang
+        && old.rel == new.rel
+        && old.source == new.source
+        && old.url == new.url
+        && old.title == new.title
+        && old.weight == new.weight
+        && old.description == new.description
+        && old.base == new.base
+        && old.base_line == new.base_line
+        && old.body_line == new.body_line
+        && old.fallback_from == new.fallback_from
+}
+
+/// A rebuild that found errors.
+fn failed(diagnostics: Vec<Diagnostic>, fast: bool) -> Rebuild {
+    Rebuild {
+        outcome: Outcome::new(diagnostics, Timings::default()),
+        output: Output::Failed,
+        fast,
+        rendered: 0,
+    }
+}

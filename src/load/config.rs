@@ -1,0 +1,116 @@
+//! Reading `site.yaml` into a [`Config`].
+
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::model::config::Config;
+pub use crate::model::config::FILE_NAME;
+use crate::yaml;
+use std::path::Path;
+
+/// Reads and validates `ROOT/site.yaml`.
+pub fn load(root: &Path) -> Result<Config, Diagnostic> {
+    let path = root.join(FILE_NAME);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Diagnostic::new(
+            rule::CONFIG_INVALID,
+            format!("cannot read {FILE_NAME}: {e}"),
+        )
+        .in_file(FILE_NAME)
+        .help(format!(
+            "run basepress in a docs project (a folder with {FILE_NAME}), or pass --root DIR"
+        ))
+    })?;
+    let config: Config = yaml::from_str(&text).map_err(|e| {
+        let loc = match (e.line, e.column) {
+            (Some(l), Some(c)) => Location::at(FILE_NAME, l, c),
+            _ => Location::file(FILE_NAME),
+        };
+        Diagnostic::new(rule::CONFIG_INVALID, e.message).at(loc)
+    })?;
+    validate(&config, &text)?;
+    Ok(config)
+}
+
+fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
+    let fail = |needle: &str, msg: String| {
+        let loc = yaml::locate_scalar(text, needle)
+            .map(|(l, c)| Location::at(FILE_NAME, l, c))
+            .unwrap_or_else(|| Location::file(FILE_NAME));
+        Diagnostic::new(rule::CONFIG_INVALID, msg).at(loc)
+    };
+    if config.languages.is_empty() {
+        return Err(fail(
+            "languages",
+            "`languages` is empty: list at least one".into(),
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for lang in &config.languages {
+        let ok = !lang.code.is_empty()
+            && lang
+                .code
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+            && !lang.code.starts_with('-');
+        if !ok {
+            return Err(fail(
+                &lang.code,
+                format!(
+                    "language code `{}` is not a plain language tag (letters, digits, `-`)",
+                    lang.code
+                ),
+            ));
+        }
+        if !seen.insert(lang.code.as_str()) {
+            return Err(fail(
+                &lang.code,
+                format!("language `{}` is listed twice", lang.code),
+            ));
+        }
+    }
+    if config.language(&config.default_language).is_none() {
+        return Err(fail(
+            &config.default_language,
+            format!(
+                "default_language `{}` is not one of `languages`",
+                config.default_language
+            ),
+        ));
+    }
+    for e in &config.exceptions {
+        match crate::diagnostics::rule::by_id(&e.rule) {
+            None => {
+                return Err(fail(
+                    &e.rule,
+                    format!(
+                        "exception names `{}`, which is not a rule (see `basepress rules`)",
+                        e.rule
+                    ),
+                ))
+            }
+            Some(r) if r.class == crate::diagnostics::Class::Input => {
+                return Err(fail(
+                    &e.rule,
+                    format!(
+                        "`{}` is about unreadable input and cannot be excepted",
+                        e.rule
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+        if e.reason.trim().is_empty() {
+            return Err(fail(
+                &e.rule,
+                format!("the exception for `{}` needs a `reason`", e.rule),
+            ));
+        }
+    }
+    let name = &config.image.name;
+    if name.is_empty() || name.contains([':', '@', '/']) {
+        return Err(fail(
+            name,
+            format!("image name `{name}` must be a bare name, without registry, tag or digest"),
+        ));
+    }
+    Ok(())
+}

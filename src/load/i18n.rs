@@ -1,0 +1,187 @@
+//! The interface strings of each language: the built-in ones (Spanish,
+//! Portuguese, English) under the project's `i18n/<lang>.yaml`, which may
+//! change some of them or give all of them for another language.
+
+use super::{read_input, relative, walk_files};
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::model::config::Config;
+use crate::model::i18n::{Strings, KEYS};
+use crate::yaml;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The folder of a project's interface strings.
+pub const DIR: &str = "i18n";
+
+/// The built-in strings, by language code.
+const BUILT_IN: &[(&str, &str)] = &[
+    ("es", include_str!("i18n/es.yaml")),
+    ("pt", include_str!("i18n/pt.yaml")),
+    ("en", include_str!("i18n/en.yaml")),
+];
+
+/// The built-in strings of `lang` (`pt-BR` takes Portuguese's), if any.
+fn built_in(lang: &str) -> Option<BTreeMap<String, String>> {
+    let base = lang.split('-').next().unwrap_or(lang);
+    let (_, text) = BUILT_IN.iter().find(|(code, _)| *code == base)?;
+    yaml::from_str(text).ok()
+}
+
+/// Every language's strings, complete; a finding for each unknown key,
+/// each file that is not a language of the site and each language that
+/// lacks strings.
+pub fn load(
+    root: &Path,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, Strings> {
+    let mut project: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (path, name) in walk_files(root, &root.join(DIR), diagnostics) {
+        let source = relative(root, &path);
+        let Some(code) = name.strip_suffix(".yaml") else {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::I18N_INVALID,
+                    format!("`{name}` is not a strings file (`<lang>.yaml`)"),
+                )
+                .in_file(&source),
+            );
+            continue;
+        };
+        if config.language(code).is_none() {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::I18N_INVALID,
+                    format!("`{code}` is not a language listed in site.yaml"),
+                )
+                .in_file(&source)
+                .help("name the file after a language code of site.yaml, or add the language"),
+            );
+            continue;
+        }
+        let text = match read_input(root, &path).map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            Ok(Err(_)) => {
+                diagnostics.push(
+                    Diagnostic::new(rule::I18N_INVALID, "the file is not valid UTF-8")
+                        .in_file(&source),
+                );
+                continue;
+            }
+            Err(d) => {
+                diagnostics.push(d);
+                continue;
+            }
+        };
+        match parse(&text, &source) {
+            Ok(strings) => {
+                project.insert(code.to_string(), strings);
+            }
+            Err(d) => diagnostics.push(d),
+        }
+    }
+
+    let mut out = BTreeMap::new();
+    for lang in &config.languages {
+        let own = project.remove(&lang.code);
+        let mut strings = built_in(&lang.code).unwrap_or_default();
+        let has_own = own.is_some();
+        strings.extend(own.unwrap_or_default());
+        let missing: Vec<&str> = KEYS
+            .iter()
+            .copied()
+            .filter(|k| !strings.contains_key(*k))
+            .collect();
+        if !missing.is_empty() {
+            let file = format!("{DIR}/{}.yaml", lang.code);
+            let what = if has_own {
+                format!("{file} lacks")
+            } else {
+                format!(
+                    "basepress has no built-in strings for `{}`, and there is no {file} with",
+                    lang.code
+                )
+            };
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::I18N_INVALID,
+                    format!(
+                        "{what} the interface strings {}",
+                        missing
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .in_file(file)
+                .help(format!(
+                    "add `{}: …` (and the others) in {}'s own words; the built-in src/load/i18n/en.yaml lists every string",
+                    missing[0], lang.name
+                )),
+            );
+        }
+        out.insert(lang.code.clone(), Strings(strings));
+    }
+    out
+}
+
+/// A strings file: a mapping of known keys to text.
+fn parse(text: &str, source: &Path) -> Result<BTreeMap<String, String>, Diagnostic> {
+    let at = |line: Option<usize>, column: Option<usize>| match (line, column) {
+        (Some(l), Some(c)) => Location::at(source, l, c),
+        _ => Location::file(source),
+    };
+    let strings: BTreeMap<String, String> = yaml::from_str(text).map_err(|e| {
+        Diagnostic::new(rule::I18N_INVALID, e.message)
+            .at(at(e.line, e.column))
+            .help("write one `key: text` line per string")
+    })?;
+    let positions = yaml::documents_with_positions(text)
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .map(|d| d.positions)
+        .unwrap_or_default();
+    if let Some(key) = strings.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        let (l, c) = positions
+            .get(&format!("/{}", yaml::pointer_segment(key)))
+            .map_or((None, None), |(l, c)| (Some(l), Some(c)));
+        let mut d = Diagnostic::new(
+            rule::I18N_INVALID,
+            format!("`{key}` is not an interface string"),
+        )
+        .at(at(l, c));
+        if let Some(k) = crate::diagnostics::closest(key, KEYS.iter().copied()) {
+            d = d.help(format!("did you mean `{k}`?"));
+        }
+        return Err(d);
+    }
+    Ok(strings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_languages_have_every_string() {
+        for (code, _) in BUILT_IN {
+            let s = built_in(code).expect("parses");
+            for k in KEYS {
+                assert!(s.contains_key(*k), "{code} lacks {k}");
+            }
+            assert_eq!(s.len(), KEYS.len(), "{code} has unknown keys");
+        }
+        assert!(built_in("pt-BR").is_some());
+        assert!(built_in("de").is_none());
+    }
+
+    #[test]
+    fn unknown_keys_are_located() {
+        let e = parse("menu: Menü\nmenue: x\n", Path::new("i18n/de.yaml")).unwrap_err();
+        assert_eq!(e.rule.id, "strings-invalid");
+        let loc = e.location.unwrap();
+        assert_eq!((loc.line, loc.column), (Some(2), Some(1)));
+        assert!(e.help.unwrap().contains("`menu`"));
+    }
+}

@@ -1,0 +1,73 @@
+//! Reading `bases/published.lock` into a [`Lock`].
+
+use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::model::lock::{Lock, FILE};
+use semver::Version;
+use std::path::Path;
+
+/// Reads the lock of the project at `root`; an absent file is an empty
+/// lock.
+pub fn load(root: &Path) -> Result<Lock, Diagnostic> {
+    let text = match std::fs::read_to_string(root.join(FILE)) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
+        Err(e) => {
+            return Err(
+                Diagnostic::new(rule::IO_UNREADABLE, format!("cannot read: {e}")).in_file(FILE),
+            )
+        }
+    };
+    parse(&text)
+}
+
+/// Parses the text of a lock.
+pub fn parse(text: &str) -> Result<Lock, Diagnostic> {
+    let mut lock = Lock::default();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| {
+            Diagnostic::new(rule::LOCK_INVALID, format!("{why}: `{line}`"))
+                .at(Location::line(FILE, i + 1))
+        };
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [version, file, sha] = fields[..] else {
+            return Err(bad("a line must hold a version, a file name and a SHA-256"));
+        };
+        let version = version
+            .strip_prefix('v')
+            .and_then(|v| Version::parse(v).ok())
+            .ok_or_else(|| bad("not a version like v1.30.0"))?;
+        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad("not a SHA-256 in hex"));
+        }
+        lock.versions
+            .entry(version)
+            .or_default()
+            .insert(file.to_string(), sha.to_ascii_lowercase());
+    }
+    Ok(lock)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_render_round_trip_and_errors() {
+        let sha = "a".repeat(64);
+        let text = format!("# c\nv1.30.0 b.yaml {sha}\nv1.29.0 a.yaml {sha}\n");
+        let lock = parse(&text).unwrap();
+        assert_eq!(lock.versions.len(), 2);
+        let rendered = lock.render();
+        assert!(rendered.ends_with(&format!("v1.29.0 a.yaml {sha}\nv1.30.0 b.yaml {sha}\n")));
+        assert_eq!(parse(&rendered).unwrap(), lock);
+
+        let e = parse("v1.29.0 a.yaml nothex\n").unwrap_err();
+        assert_eq!(e.rule.id, "lock-invalid");
+        assert_eq!(e.location.unwrap().line, Some(1));
+        assert!(parse("1.29.0 a.yaml x y\n").is_err());
+    }
+}

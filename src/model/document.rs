@@ -1,0 +1,66 @@
+//! What the analysis of a page's Markdown gives the later stages: its
+//! headings (for the table of contents and anchors), links (for the link
+//! check), code blocks (for the example checks) and text (for search).
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Heading {
+    pub level: u8,
+    pub id: String,
+    pub title: String,
+}
+
+/// A link as written in the source, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub dest: String,
+    /// 1-based line in the page's source file.
+    pub line: usize,
+    pub column: usize,
+}
+
+/// A fenced code block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeBlock {
+    /// First word of the info string (`yaml`).
+    pub lang: String,
+    /// `key=value` words after it (`file=kustomization.yaml`).
+    pub attrs: Vec<(String, String)>,
+    pub code: String,
+    /// 1-based line of the first line of code in the source file.
+    pub line: usize,
+}
+
+impl CodeBlock {
+    pub fn attr(&self, key: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The text of a page between two headings, for the search index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Section {
+    /// Index in [`Document::headings`] of the heading that opens it; `None`
+    /// for the text before the first heading.
+    pub heading: Option<usize>,
+    /// Its words as written (prose, inline code and code blocks), separated
+    /// by spaces.
+    pub text: String,
+}
+
+/// A page's Markdown, analysed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Document {
+    /// The Markdown after `{{ variables }}` were replaced, when that changed
+    /// it (the page's own body otherwise): what is rendered.
+    pub expanded: Option<String>,
+    pub headings: Vec<Heading>,
+    pub links: Vec<Link>,
+    pub code_blocks: Vec<CodeBlock>,
+    /// Always at least one: the text before the first heading.
+    pub sections: Vec<Section>,
+}
