@@ -250,3 +250,91 @@ fn other_changes_take_the_full_path() {
     );
     assert!(r.fast);
 }
+
+/// Text a page edit adds, each raising a finding of a page check.
+const SNIPPETS: &[(&str, &str)] = &[
+    ("link-broken", "See [gone](gone.md)."),
+    ("anchor-missing", "See [the drain](shutdown.md#nowhere)."),
+    ("doc-yaml-invalid", "```yaml\na: [1\n```"),
+    ("doc-env-key-unknown", "Set `RUNNER_NOT_A_KEY` first."),
+    ("doc-variable-unknown", "Version {{ lastest }}."),
+    (
+        "credential-leak",
+        "RUNNER_BOOTSTRAP_TOKEN=wst_9f8a7b6c5d4e3f2a1b0c",
+    ),
+    (
+        "replicas-not-one",
+        "```yaml file=kustomization.yaml\nresources: [base]\npatches:\n  - path: two.yaml\n```\n\n```yaml file=two.yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: whystack-agent\nspec:\n  replicas: 2\n```",
+    ),
+    (
+        "doc-patch-target-missing",
+        "```yaml file=kustomization.yaml\nresources: [base]\npatches:\n  - path: other.yaml\n```\n\n```yaml file=other.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nothing\n```",
+    ),
+    ("none", "Just one more sentence about the drain."),
+];
+
+/// A seeded walk of page edits (each snippet added to or taken from a
+/// page, pages restored): after every step the fast path gives what a
+/// full build gives. Every page check of the registry has a snippet.
+#[test]
+fn random_page_edits_give_what_a_full_build_gives() {
+    for check in basepress::check::CHECKS {
+        if matches!(check.scope, basepress::check::Scope::Page(_)) {
+            assert!(
+                SNIPPETS
+                    .iter()
+                    .any(|(rule, _)| check.rules.iter().any(|r| r.id == *rule)),
+                "no snippet raises a rule of page check `{}`",
+                check.id
+            );
+        }
+    }
+    let project = copy_repo();
+    let root = project.path();
+    // The first shows no overlay, so one added there is assembled alone.
+    let pages = [
+        "content/en/egress.md",
+        "content/en/shutdown.md",
+        "content/es/installation.md",
+        "content/pt/secrets.md",
+    ];
+    let originals: Vec<String> = pages.iter().map(|p| read(root, p)).collect();
+    let mut current = originals.clone();
+    let mut session = Session::new(root, engine::Options::default());
+    rebuild(&mut session, root, None);
+    // Each snippet raises its rule, at the page's line.
+    for (i, (rule, snippet)) in SNIPPETS.iter().enumerate() {
+        let p = if snippet.contains("file=") {
+            0
+        } else {
+            i % pages.len()
+        };
+        let text = format!("{}\n\n{snippet}\n", originals[p]);
+        let r = edit(&mut session, root, &[(pages[p], &text)]);
+        assert!(r.fast);
+        if *rule != "none" {
+            assert!(has(&r, rule, pages[p]), "{rule} is not found: {snippet}");
+        }
+        edit(&mut session, root, &[(pages[p], &originals[p])]);
+    }
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for step in 0..24 {
+        let p = next(pages.len());
+        let text = match next(4) {
+            0 => originals[p].clone(),
+            _ => {
+                let (_, snippet) = SNIPPETS[next(SNIPPETS.len())];
+                format!("{}\n\n{snippet}\n", current[p])
+            }
+        };
+        current[p] = text;
+        let r = edit(&mut session, root, &[(pages[p], &current[p])]);
+        assert!(r.fast, "step {step}: a body edit takes the fast path");
+    }
+}

@@ -285,30 +285,6 @@ fn save(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-/// Adds `per_language` generated pages to every language of a copy of the
-/// repository, each with headings, a table, a code block, variables and
-/// links to its neighbour and to another page.
-fn generate_pages(root: &Path, per_language: usize) {
-    for lang in ["es", "pt", "en"] {
-        let dir = root.join(format!("content/{lang}/gen"));
-        std::fs::create_dir_all(&dir).unwrap();
-        for i in 1..=per_language {
-            let next = i % per_language + 1;
-            let page = format!(
-                "---\ntitle: Generated page {i}\nweight: {w}\ndescription: A generated page.\n---\n\
-                 # Generated page {i}\n\nSee the [next page](page-{next}.md#details) and the \
-                 [installation](../installation.md). The latest release is {{{{ latest }}}}.\n\n\
-                 ## Details\n\n| key | value |\n| --- | --- |\n| a | {i} |\n| b | {next} |\n\n\
-                 ```sh\ncurl -fsSL https://docs.example.com/kubernetes/v{{{{ latest }}}}/base/files.txt\n```\n\n\
-                 - item one\n- item **two**\n\n## More\n\nParagraph {i}. Lorem ipsum dolor sit amet, \
-                 consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore.\n",
-                w = 100 + i
-            );
-            std::fs::write(dir.join(format!("page-{i}.md")), page).unwrap();
-        }
-    }
-}
-
 fn count_pages(root: &Path) -> usize {
     walkdir::WalkDir::new(root.join("content"))
         .into_iter()
@@ -602,6 +578,9 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
             "release"
         }
     );
+    // A bound for a debug build on a busy machine: the reload comes at
+    // once, not after a timeout (bench/reload.sh measures it).
+    assert!(took < Duration::from_secs(5), "the reload took {took:?}");
     let r = get(&server.url("/es/installation/"));
     assert_eq!(r.status, 200);
     assert!(r.text().contains("Para instalar HOY el agente"));
@@ -702,49 +681,22 @@ fn reload_latencies(server: &Server, page: &Path, url: &str, n: usize) -> Vec<u1
     times
 }
 
-fn report_latency(what: &str, pages: usize, times: &[u128]) {
-    eprintln!(
-        "serve: reload latency on {what} ({pages} pages), write to event: min {} ms, median {} ms, max {} ms",
-        times[0],
-        times[times.len() / 2],
-        times[times.len() - 1]
-    );
-}
-
+/// Every reload of a page edit reaches open pages within a bound that a
+/// debug build on a busy machine keeps: the watcher's short wait and one
+/// fast rebuild, not a full one after a timeout. The speed itself is a
+/// benchmark's (`bench/reload.sh`, `examples/reload_latency.rs`).
 #[test]
-fn reload_latency_on_the_bundled_site() {
+fn page_edits_reload_promptly() {
     let project = copy_repo();
     let server = Server::start(project.path());
     let times = reload_latencies(
         &server,
         &project.path().join("content/es/health-probes.md"),
         "/es/health-probes/",
-        7,
+        5,
     );
-    report_latency("the bundled site", count_pages(project.path()), &times);
-}
-
-#[test]
-fn reload_latency_on_a_thousand_pages() {
-    let project = copy_repo();
-    generate_pages(project.path(), 330);
-    let pages = count_pages(project.path());
-    assert!(pages >= 1000, "{pages}");
-    let server = Server::start(project.path());
-    let times = reload_latencies(
-        &server,
-        &project.path().join("content/pt/gen/page-200.md"),
-        "/pt/gen/page-200/",
-        7,
-    );
-    report_latency("a generated site", pages, &times);
-    assert!(
-        server.printed_soon(&format!(
-            ": 1 changed; 3 of {pages} pages rendered again (a page edit)"
-        )),
-        "a body edit renders the page in its 3 languages and changes one file: {}",
-        server.stderr()
-    );
+    let median = times[times.len() / 2];
+    assert!(median < 2_000, "median reload {median} ms: {times:?}");
 }
 
 #[test]
@@ -956,6 +908,7 @@ fn a_bounded_load_test_has_no_failed_request() {
     });
     let secs = start.elapsed().as_secs_f64();
     let failed = failed.into_inner();
+    assert!(secs < 120.0, "{TOTAL} requests took {secs:.1} s");
     eprintln!(
         "serve: {TOTAL} requests from {CLIENTS} clients over loopback in {secs:.2} s: {:.0} requests/s, {failed} failed",
         TOTAL as f64 / secs
