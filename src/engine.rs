@@ -461,6 +461,9 @@ mod tests {
         let mut declared: BTreeSet<&str> = BTreeSet::new();
         for c in check::CHECKS {
             declared.extend(c.rules.iter().map(|r| r.id));
+            for id in c.reraises {
+                assert!(check::CHECKS.iter().any(|o| o.id == *id), "{id}");
+            }
         }
         for (_, rules) in STAGE_RULES {
             declared.extend(rules.iter().map(|r| r.id));

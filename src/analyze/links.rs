@@ -26,7 +26,8 @@ pub struct LinkIndex {
     prefix: String,
     /// Each page's URL, in `Site::pages` order.
     urls: Vec<String>,
-    by_source: HashMap<(String, String), usize>,
+    /// Language → path below `content/<lang>/` → page.
+    by_source: HashMap<String, HashMap<String, usize>>,
     by_url: HashMap<String, usize>,
     paths: BTreeSet<String>,
 }
@@ -37,7 +38,10 @@ impl LinkIndex {
         let mut by_source = HashMap::with_capacity(site.pages.len());
         let mut by_url = HashMap::with_capacity(site.pages.len());
         for (i, p) in site.pages.iter().enumerate() {
-            by_source.insert((p.lang.clone(), p.rel.clone()), i);
+            by_source
+                .entry(p.lang.clone())
+                .or_insert_with(HashMap::new)
+                .insert(p.rel.clone(), i);
             by_url.insert(p.url.clone(), i);
         }
         LinkIndex {
@@ -62,7 +66,11 @@ impl LinkIndex {
         let mut pages: Vec<(&str, &str, &str)> = self
             .by_source
             .iter()
-            .map(|((lang, rel), &i)| (lang.as_str(), rel.as_str(), self.urls[i].as_str()))
+            .flat_map(|(lang, pages)| {
+                pages
+                    .iter()
+                    .map(move |(rel, &i)| (lang.as_str(), rel.as_str(), self.urls[i].as_str()))
+            })
             .collect();
         pages.sort_unstable();
         let mut h = Sha256::new();
@@ -153,7 +161,7 @@ impl LinkIndex {
         };
         let normal = normal.trim_start_matches('/');
         let (lang, rel) = normal.split_once('/').unwrap_or((normal, ""));
-        match self.by_source.get(&(lang.to_string(), rel.to_string())) {
+        match self.by_source.get(lang).and_then(|pages| pages.get(rel)) {
             Some(&i) => self.page_target(i, anchor),
             None => Target::Broken(format!("there is no page content/{lang}/{rel}")),
         }

@@ -45,8 +45,23 @@ pub struct Check {
     /// What it makes sure of, for people.
     pub about: &'static str,
     pub scope: Scope,
-    /// Every rule it may raise.
+    /// Every rule it may raise itself.
     pub rules: &'static [&'static Rule],
+    /// Checks whose rules it may raise too, by id: the overlay check runs
+    /// the object checks on what an overlay builds.
+    pub reraises: &'static [&'static str],
+}
+
+impl Check {
+    /// Whether this check may raise `rule`.
+    pub fn declares(&self, rule: &Rule) -> bool {
+        self.rules.iter().any(|r| r.id == rule.id)
+            || self
+                .reraises
+                .iter()
+                .filter_map(|id| CHECKS.iter().find(|c| c.id == *id))
+                .any(|c| c.declares(rule))
+    }
 }
 
 /// Every check, in the order they run.
@@ -59,6 +74,7 @@ pub const CHECKS: &[Check] = &[
             objects: false,
         },
         rules: &[rule::BASE_IMAGE_RELEASE_MISSING],
+        reraises: &[],
     },
     Check {
         id: "releases",
@@ -69,6 +85,7 @@ pub const CHECKS: &[Check] = &[
             rule::RELEASED_VERSION_CHANGED,
             rule::VERSION_UNRELEASED,
         ],
+        reraises: &[],
     },
     Check {
         id: "manifests",
@@ -78,6 +95,7 @@ pub const CHECKS: &[Check] = &[
             objects: true,
         },
         rules: manifests::RULES,
+        reraises: &[],
     },
     Check {
         id: "pods",
@@ -87,6 +105,7 @@ pub const CHECKS: &[Check] = &[
             objects: true,
         },
         rules: pods::RULES,
+        reraises: &[],
     },
     Check {
         id: "base-credentials",
@@ -96,18 +115,21 @@ pub const CHECKS: &[Check] = &[
             objects: false,
         },
         rules: &[rule::CREDENTIAL_LEAK],
+        reraises: &[],
     },
     Check {
         id: "asset-credentials",
         about: "no published asset carries a credential",
         scope: Scope::Site(leaks::assets),
         rules: &[rule::CREDENTIAL_LEAK],
+        reraises: &[],
     },
     Check {
         id: "links",
         about: "every link and anchor of a page resolves",
         scope: Scope::Page(links::check_page),
         rules: &[rule::LINK_BROKEN, rule::ANCHOR_MISSING],
+        reraises: &[],
     },
     Check {
         id: "docs",
@@ -118,18 +140,21 @@ pub const CHECKS: &[Check] = &[
             rule::DOC_YAML_INVALID,
             rule::DOC_ENV_KEY_UNKNOWN,
         ],
+        reraises: &[],
     },
     Check {
         id: "overlays",
         about: "the overlay a page shows builds on its base and passes the base's checks",
         scope: Scope::Page(overlays::check_page),
         rules: overlays::RULES,
+        reraises: &["manifests", "pods"],
     },
     Check {
         id: "page-credentials",
         about: "no page carries a credential",
         scope: Scope::Page(leaks::page),
         rules: &[rule::CREDENTIAL_LEAK],
+        reraises: &[],
     },
 ];
 
@@ -180,7 +205,7 @@ impl Findings {
 fn declared(check: &Check, found: Vec<Diagnostic>) -> Vec<Diagnostic> {
     for d in &found {
         debug_assert!(
-            check.rules.iter().any(|r| r.id == d.rule.id),
+            check.declares(d.rule),
             "check `{}` raised `{}`, which it does not declare",
             check.id,
             d.rule.id

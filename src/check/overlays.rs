@@ -17,32 +17,14 @@ use crate::model::site::{Base, GeneratedEntry, Generator, GeneratorKind, Page, P
 use crate::yaml::{self, Value};
 use std::collections::HashSet;
 
-/// The rules of [`check_page`]: its own, and those of the object checks
-/// it runs on what the overlay builds.
+/// The rules of [`check_page`] itself; it also raises those of the object
+/// checks it runs on what the overlay builds.
 pub const RULES: &[&Rule] = &[
     rule::DOC_OVERLAY_INVALID,
     rule::DOC_PATCH_TARGET_MISSING,
     rule::DOC_PATCH_UNKNOWN_NAME,
     rule::DOC_GENERATOR_UNKNOWN,
     rule::DOC_IMAGE_UNKNOWN,
-    // The object checks' rules but those of BASE_ONLY.
-    rule::MANIFEST_KIND_UNCHECKED,
-    rule::MANIFEST_UNKNOWN_FIELD,
-    rule::MANIFEST_TYPE_INVALID,
-    rule::PROBE_COMMAND_MISSING,
-    rule::COMMAND_ARGS_INVALID,
-    rule::LIVENESS_USES_READINESS,
-    rule::PROBE_NEEDS_PORT,
-    rule::TERMINATION_GRACE_TOO_SHORT,
-    rule::HEALTH_DIR_NOT_WRITABLE,
-    rule::SECURITY_USER_MISMATCH,
-    rule::RUN_AS_NON_ROOT_MISSING,
-    rule::REPLICAS_NOT_ONE,
-    rule::ENV_KEY_UNKNOWN,
-    rule::ENV_VALUE_INVALID,
-    rule::ENV_REQUIREMENT_MISSING,
-    rule::ENV_VALUE_NOT_IMPLEMENTED,
-    rule::LEARNED_STORE_ON_IDENTITY,
 ];
 
 /// Rules about what a base must leave to overlays: an overlay is where
