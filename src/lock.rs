@@ -9,7 +9,7 @@ use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::site::Base;
 use semver::Version;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const FILE: &str = "bases/published.lock";
 
@@ -90,12 +90,10 @@ impl Lock {
         );
     }
 
-    /// Writes the lock atomically (a temporary file renamed over it).
+    /// Writes the lock atomically and durably (see
+    /// [`crate::write::replace_file`]).
     pub fn save(&self, root: &Path) -> std::io::Result<()> {
-        let path = root.join(FILE);
-        let tmp: PathBuf = path.with_extension("lock.tmp");
-        std::fs::write(&tmp, self.render())?;
-        std::fs::rename(&tmp, &path)
+        crate::write::replace_file(&root.join(FILE), self.render().as_bytes())
     }
 
     /// What differs between the released files of `version` and `base`:

@@ -285,6 +285,9 @@ fn render_stages(
 /// bases/published.lock, only when every check passes. `Ok` carries what
 /// happened, for people.
 pub fn release(root: &Path, version: &str) -> Result<String, Box<Outcome>> {
+    // One release at a time: the lock is read, checked and written under it.
+    let _lock = write::lock_exclusive(&root.join(crate::lock::FILE))
+        .map_err(|d| Box::new(Outcome::new(vec![d], None)))?;
     let (analyzed, diagnostics) = analyze(root, None, &mut Timings::default());
     let fail = |mut d: Vec<Diagnostic>, extra: Option<Diagnostic>| {
         d.extend(extra);
