@@ -179,6 +179,8 @@ pub(crate) struct App {
     session: Mutex<Session>,
     /// The findings printed last, not to repeat them at every rebuild.
     printed: Mutex<String>,
+    /// Download loops in progress, each served from one build.
+    downloads: snapshot::Downloads,
     color: bool,
 }
 
@@ -200,6 +202,7 @@ impl App {
             run_id,
             builds: AtomicU64::new(0),
             printed: Mutex::new(String::new()),
+            downloads: snapshot::Downloads::default(),
             color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
         }
     }
