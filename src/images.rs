@@ -2,7 +2,17 @@
 //!
 //! The checks read these facts instead of knowing the product, so another
 //! product can reuse basepress by writing its own data file. Each fact holds
-//! for the releases its `versions` requirement matches.
+//! for the releases its `versions` requirement matches ([`holds_for`]), and
+//! at most one fact of each kind (one `user`, one `ports`, one per command
+//! name and per environment key) may hold for a release.
+//!
+//! Pre-releases (`1.31.0-rc.1`) are versions as semver defines them: they
+//! come before their release (`1.31.0-rc.1 < 1.31.0`) and after every
+//! earlier one, so `>=1.29.0` holds for `1.31.0-rc.1` and `>=1.31.0` does
+//! not (write `>=1.31.0-rc.1` for a fact that the release candidate already
+//! has). The latest base is the highest release that is not a pre-release
+//! when there is one ([`latest`]): a release candidate is never what
+//! readers get by default.
 
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::yaml;
@@ -172,36 +182,38 @@ impl ImageReleases {
 
     /// The command facts that hold for release `v`.
     pub fn commands_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a CommandFact> {
-        self.commands.iter().filter(move |c| c.versions.matches(v))
+        self.commands
+            .iter()
+            .filter(move |c| holds_for(&c.versions, v))
     }
 
     /// The environment facts that hold for release `v`.
     pub fn env_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a EnvFact> {
-        self.env.iter().filter(move |e| e.versions.matches(v))
+        self.env.iter().filter(move |e| holds_for(&e.versions, v))
     }
 
     pub fn user_at(&self, v: &Version) -> Option<&UserFact> {
-        self.user.iter().find(|u| u.versions.matches(v))
+        self.user.iter().find(|u| holds_for(&u.versions, v))
     }
 
     /// The environment fact for `key` at release `v`.
     pub fn env_fact(&self, v: &Version, key: &str) -> Option<&EnvFact> {
         self.env
             .iter()
-            .find(|e| e.key == key && e.versions.matches(v))
+            .find(|e| e.key == key && holds_for(&e.versions, v))
     }
 
     /// The environment fact with `role` at release `v`.
     pub fn env_role(&self, v: &Version, role: EnvRole) -> Option<&EnvFact> {
         self.env
             .iter()
-            .find(|e| e.role == Some(role) && e.versions.matches(v))
+            .find(|e| e.role == Some(role) && holds_for(&e.versions, v))
     }
 
     pub fn ports_at(&self, v: &Version) -> Option<&[u16]> {
         self.ports
             .iter()
-            .find(|p| p.versions.matches(v))
+            .find(|p| holds_for(&p.versions, v))
             .map(|p| p.listen.as_slice())
     }
 
@@ -215,14 +227,15 @@ impl ImageReleases {
 
 /// Reads the image release data file named in site.yaml.
 pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, Diagnostic> {
-    let text = std::fs::read_to_string(root.join(rel)).map_err(|e| {
+    let bytes = crate::input::read_optional(root, &root.join(rel))?.ok_or_else(|| {
         Diagnostic::new(
             rule::IMAGE_DATA_INVALID,
-            format!("cannot read the image release data: {e}"),
+            "cannot read the image release data: there is no such file",
         )
         .in_file(rel)
         .help("create the file, or point `image.releases` in site.yaml at it")
     })?;
+    let text = crate::input::utf8(bytes, rel, rule::IMAGE_DATA_INVALID)?;
     let data: ImageReleases = yaml::from_str(&text).map_err(|e| {
         let loc = match (e.line, e.column) {
             (Some(l), Some(c)) => Location::at(rel, l, c),
@@ -260,7 +273,145 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
             ));
         }
     }
+    if let Some((what, v, first, second)) = contradiction(&data) {
+        return Err(fail(
+            &second.to_string(),
+            format!(
+                "two `{what}` facts hold for release {v} (`{first}` and `{second}`): the data contradicts itself"
+            ),
+        )
+        .help("narrow the `versions` of one fact so that one fact of each kind holds for each release"));
+    }
     Ok(data)
+}
+
+/// The first release for which two facts of one kind hold: the kind, the
+/// release and both facts' `versions`.
+fn contradiction(data: &ImageReleases) -> Option<(String, &Version, &VersionReq, &VersionReq)> {
+    let mut kinds: Vec<(String, Vec<&VersionReq>)> = vec![
+        (
+            "user".into(),
+            data.user.iter().map(|f| &f.versions).collect(),
+        ),
+        (
+            "ports".into(),
+            data.ports.iter().map(|f| &f.versions).collect(),
+        ),
+    ];
+    let mut by_name: std::collections::BTreeMap<String, Vec<&VersionReq>> = Default::default();
+    for c in &data.commands {
+        by_name
+            .entry(format!("commands` `{}", c.name))
+            .or_default()
+            .push(&c.versions);
+    }
+    for e in &data.env {
+        by_name
+            .entry(format!("env` `{}", e.key))
+            .or_default()
+            .push(&e.versions);
+    }
+    kinds.extend(by_name);
+    for v in &data.releases {
+        for (what, reqs) in &kinds {
+            let mut holding = reqs.iter().filter(|r| holds_for(r, v));
+            if let (Some(first), Some(second)) = (holding.next(), holding.next()) {
+                return Some((what.clone(), v, first, second));
+            }
+        }
+    }
+    None
+}
+
+/// Whether a fact for `req` holds for release `v`, comparing versions by
+/// semver precedence, pre-releases included (the `semver` crate's own
+/// `matches` never lets `>=1.29.0` match `1.31.0-rc.1`, as Cargo wants for
+/// dependencies; a fact about 1.29.0 and later holds for that release
+/// candidate). Ranges (`^`, `~`, `*`, partial versions) end before the
+/// pre-releases of the release that ends them: `~1.30` is `>=1.30.0,
+/// <1.31.0-0`.
+pub fn holds_for(req: &VersionReq, v: &Version) -> bool {
+    if v.pre.is_empty() {
+        return req.matches(v);
+    }
+    req.comparators.iter().all(|c| comparator_holds(c, v))
+}
+
+fn comparator_holds(c: &semver::Comparator, v: &Version) -> bool {
+    use semver::Op;
+    use std::cmp::Ordering::*;
+    let at = |major: u64, minor: u64, patch: u64, pre: &semver::Prerelease| Version {
+        major,
+        minor,
+        patch,
+        pre: pre.clone(),
+        build: semver::BuildMetadata::EMPTY,
+    };
+    let zero = semver::Prerelease::new("0").unwrap_or(semver::Prerelease::EMPTY);
+    let none = semver::Prerelease::EMPTY;
+    let cmp = |a: &Version| precedence(v, a);
+    let (major, minor, patch) = (c.major, c.minor, c.patch);
+    // The version the comparator names, missing parts as 0.
+    let named = at(major, minor.unwrap_or(0), patch.unwrap_or(0), &c.pre);
+    // The first version after the range a partial version stands for.
+    let after_partial = match (minor, patch) {
+        (None, _) => at(major + 1, 0, 0, &zero),
+        (Some(m), None) => at(major, m + 1, 0, &zero),
+        (Some(m), Some(p)) => at(major, m, p + 1, &zero),
+    };
+    let in_range = |lo: &Version, hi: &Version| cmp(lo) != Less && cmp(hi) == Less;
+    match c.op {
+        Op::Exact if patch.is_some() => cmp(&named) == Equal,
+        Op::Exact | Op::Wildcard => {
+            in_range(&at(major, minor.unwrap_or(0), 0, &none), &after_partial)
+        }
+        Op::Greater if patch.is_some() => cmp(&named) == Greater,
+        Op::Greater => cmp(&after_partial) != Less,
+        Op::GreaterEq => cmp(&named) != Less,
+        Op::Less if patch.is_some() => cmp(&named) == Less,
+        Op::Less => cmp(&at(major, minor.unwrap_or(0), 0, &zero)) == Less,
+        Op::LessEq if patch.is_some() => cmp(&named) != Greater,
+        Op::LessEq => cmp(&after_partial) == Less,
+        Op::Tilde => {
+            let end = match minor {
+                None => at(major + 1, 0, 0, &zero),
+                Some(m) => at(major, m + 1, 0, &zero),
+            };
+            in_range(&named, &end)
+        }
+        Op::Caret => {
+            let end = match (major, minor, patch) {
+                (0, None, _) => at(1, 0, 0, &zero),
+                (0, Some(0), None) => at(0, 1, 0, &zero),
+                (0, Some(0), Some(p)) => at(0, 0, p + 1, &zero),
+                (0, Some(m), _) => at(0, m + 1, 0, &zero),
+                (n, _, _) => at(n + 1, 0, 0, &zero),
+            };
+            in_range(&named, &end)
+        }
+        // A comparator kind added to semver later: the crate's own rule.
+        _ => c.matches(v),
+    }
+}
+
+/// Semver precedence: build metadata does not count.
+fn precedence(a: &Version, b: &Version) -> std::cmp::Ordering {
+    (a.major, a.minor, a.patch, &a.pre).cmp(&(b.major, b.minor, b.patch, &b.pre))
+}
+
+/// The latest of some published versions: the highest that is not a
+/// pre-release, or the highest pre-release when all are.
+pub fn latest<'a>(versions: impl IntoIterator<Item = &'a Version>) -> Option<&'a Version> {
+    let (mut release, mut any): (Option<&Version>, Option<&Version>) = (None, None);
+    for v in versions {
+        if v.pre.is_empty() && release.is_none_or(|r| v > r) {
+            release = Some(v);
+        }
+        if any.is_none_or(|a| v > a) {
+            any = Some(v);
+        }
+    }
+    release.or(any)
 }
 
 #[cfg(test)]
@@ -296,6 +447,68 @@ env:
         assert!(matches!(&d.commands[1].args, Args::OneOf(a) if a.len() == 2));
         assert_eq!(d.ports_at(&v1), Some(&[][..]));
         assert_eq!(d.user_at(&v1).map(|u| u.uid), Some(1000));
+    }
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn pre_releases_follow_semver_precedence() {
+        let holds = |req: &str, ver: &str| holds_for(&req.parse().unwrap(), &v(ver));
+        assert!(holds(">=1.29.0", "1.31.0-rc.1"));
+        assert!(!holds(">=1.31.0", "1.31.0-rc.1"));
+        assert!(holds(">=1.31.0-rc.1", "1.31.0-rc.2"));
+        assert!(holds("<1.31.0", "1.31.0-rc.1"));
+        assert!(!holds("<1.31", "1.31.0-rc.1"));
+        assert!(holds("*", "1.31.0-rc.1"));
+        assert!(holds("^1.2", "1.31.0-rc.1"));
+        assert!(!holds("^1.2", "2.0.0-rc.1"));
+        assert!(!holds("~1.30", "1.31.0-rc.1"));
+        assert!(holds("~1.31.0-rc.1", "1.31.0-rc.3"));
+        assert!(holds("=1.31.0-rc.1", "1.31.0-rc.1"));
+        assert!(!holds("=1.31.0", "1.31.0-rc.1"));
+        assert!(holds(">=1.0.0, <2.0.0", "1.5.0-beta"));
+        assert!(holds(">1.30", "1.31.0-rc.1"));
+        // Releases keep the crate's rules.
+        assert!(holds(">=1.29.0", "1.30.0") && !holds(">=1.31.0", "1.30.0"));
+    }
+
+    #[test]
+    fn the_latest_is_not_a_pre_release_when_a_release_exists() {
+        let vs = [v("1.30.0"), v("1.31.0-rc.1"), v("1.29.0")];
+        assert_eq!(latest(&vs), Some(&vs[0]));
+        let pre = [v("1.31.0-rc.1"), v("1.31.0-rc.2")];
+        assert_eq!(latest(&pre), Some(&pre[1]));
+        assert_eq!(latest(&[]), None);
+    }
+
+    #[test]
+    fn contradictory_facts_are_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DATA.replace(
+            "user: [{versions: \"*\", name: node, uid: 1000, gid: 1000}]",
+            "user:\n  - {versions: \"*\", name: node, uid: 1000, gid: 1000}\n  - {versions: \">=1.1.0\", name: root, uid: 0, gid: 0}",
+        );
+        assert_ne!(data, DATA);
+        std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
+        let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
+        assert_eq!(e.rule.id, "image-data-invalid");
+        assert!(
+            e.message
+                .contains("two `user` facts hold for release 1.1.0"),
+            "{}",
+            e.message
+        );
+        let data = DATA.replace(
+            "  - {name: health, versions: \">=1.1.0\", args: [[live], [ready]]}",
+            "  - {name: health, versions: \">=1.1.0\", args: [[live], [ready]]}\n  - {name: health, versions: \"^1\", args: any}",
+        );
+        std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
+        let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
+        assert!(e.message.contains("`commands` `health`"), "{}", e.message);
+        std::fs::write(dir.path().join("images.yaml"), DATA).unwrap();
+        assert!(load(dir.path(), Path::new("images.yaml"), "agent").is_ok());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod check;
 pub mod config;
 pub mod diagnostics;
 pub mod images;
+pub mod input;
 pub mod kustomize;
 pub mod load;
 pub mod lock;

@@ -26,16 +26,14 @@ impl Lock {
     /// Reads the lock of the project at `root`; an absent file is an empty
     /// lock.
     pub fn load(root: &Path) -> Result<Lock, Diagnostic> {
-        let text = match std::fs::read_to_string(root.join(FILE)) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-            Err(e) => {
-                return Err(
-                    Diagnostic::new(rule::IO_UNREADABLE, format!("cannot read: {e}")).in_file(FILE),
-                )
-            }
-        };
-        Lock::parse(&text)
+        match crate::input::read_optional(root, &root.join(FILE))? {
+            None => Ok(Lock::default()),
+            Some(bytes) => Lock::parse(&crate::input::utf8(
+                bytes,
+                Path::new(FILE),
+                rule::LOCK_INVALID,
+            )?),
+        }
     }
 
     pub fn parse(text: &str) -> Result<Lock, Diagnostic> {
@@ -227,7 +225,7 @@ pub fn check_against(deployed: &Path, bases: &[Base]) -> Vec<Diagnostic> {
             .collect();
         theirs.sort();
         for name in &theirs {
-            let bytes = std::fs::read(deployed_dir.join(name)).unwrap_or_default();
+            let bytes = crate::input::read_file(&deployed_dir.join(name)).unwrap_or_default();
             let problem = match ours.get(name) {
                 None => Some(format!("`{name}` is deployed and no longer published")),
                 Some(b) if *b != bytes => Some(format!("`{name}` differs from the deployed one")),

@@ -50,6 +50,8 @@ pub fn load(root: &Path) -> Loaded {
         crate::lock::Lock::default()
     });
 
+    diagnostics.extend(crate::input::case_conflicts(&pages, &assets, &bases));
+
     let failed = diagnostics
         .iter()
         .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input);
@@ -81,13 +83,11 @@ fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Templat
     let dir = root.join("templates");
     let mut out = Vec::new();
     for (path, name) in walk_files(root, &dir, diagnostics) {
-        match read_input(root, &path).map(String::from_utf8) {
-            Ok(Ok(text)) => out.push(TemplateFile {
-                name,
-                source: relative(root, &path),
-                text,
-            }),
-            Ok(Err(e)) => diagnostics.push(unreadable(root, &path, &e)),
+        let source = relative(root, &path);
+        let text = read_input(root, &path)
+            .and_then(|b| crate::input::utf8(b, &source, rule::IO_UNREADABLE));
+        match text {
+            Ok(text) => out.push(TemplateFile { name, source, text }),
             Err(d) => diagnostics.push(d),
         }
     }
@@ -95,22 +95,17 @@ fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Templat
 }
 
 /// The largest input file basepress reads.
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
+pub const MAX_FILE_BYTES: u64 = crate::input::MAX_FILE_BYTES;
 
-/// Reads an input file, refusing ones over [`MAX_FILE_BYTES`].
+/// Reads an input file: see [`crate::input::read`] (no link followed,
+/// regular files only, at most [`MAX_FILE_BYTES`]).
 pub(crate) fn read_input(root: &Path, path: &Path) -> Result<Vec<u8>, Diagnostic> {
-    let meta = std::fs::metadata(path).map_err(|e| unreadable(root, path, &e))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(Diagnostic::new(
-            rule::INPUT_TOO_LARGE,
-            format!(
-                "the file has {} bytes; basepress reads at most {MAX_FILE_BYTES}",
-                meta.len()
-            ),
-        )
-        .in_file(relative(root, path)));
-    }
-    std::fs::read(path).map_err(|e| unreadable(root, path, &e))
+    crate::input::read(root, path)
+}
+
+/// [`read_input`], with `None` when there is no file at `path`.
+pub(crate) fn read_input_optional(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, Diagnostic> {
+    crate::input::read_optional(root, path)
 }
 
 /// Every file below `dir` (none when it does not exist), sorted, with its
@@ -122,8 +117,13 @@ pub(crate) fn walk_files(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    if !dir.is_dir() {
-        return out;
+    match crate::input::dir_state(root, dir) {
+        Ok(true) => {}
+        Ok(false) => return out,
+        Err(d) => {
+            diagnostics.push(d);
+            return out;
+        }
     }
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let entry = match entry {
@@ -149,6 +149,8 @@ pub(crate) fn walk_files(
         if entry.file_type().is_file() {
             let rel = slash_path(entry.path().strip_prefix(dir).unwrap_or(entry.path()));
             out.push((entry.into_path(), rel));
+        } else if !entry.file_type().is_dir() {
+            diagnostics.push(crate::input::not_a_file(root, entry.path()));
         }
     }
     out
