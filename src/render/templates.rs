@@ -1,6 +1,8 @@
 //! Tera templates: the defaults compiled into the binary, overridden by
 //! name by the files of the project's `templates/` folder.
 
+mod cycles;
+
 use crate::diagnostics::{rule, Diagnostic};
 use crate::site::Site;
 use std::error::Error as _;
@@ -65,6 +67,20 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
             None => d,
         }]
     })?;
+    // Before anything renders: endless recursion would overflow the stack.
+    let circles: Vec<Diagnostic> = cycles::find(&tera)
+        .into_iter()
+        .map(|p| {
+            let d = Diagnostic::new(rule::TEMPLATE_RECURSION, p.message);
+            match site.templates.iter().find(|t| t.name == p.template) {
+                Some(t) => d.in_file(&t.source),
+                None => d,
+            }
+        })
+        .collect();
+    if !circles.is_empty() {
+        return Err(circles);
+    }
     Ok(tera)
 }
 
