@@ -8,6 +8,7 @@ mod build;
 mod docs;
 mod download;
 mod fuzz;
+mod hostile;
 mod incremental;
 mod races;
 mod rules;
