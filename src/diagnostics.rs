@@ -374,6 +374,9 @@ fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error
 const QUOTE_MAX: usize = 80;
 /// The longest a line of a printed message may be, in characters.
 const LINE_MAX: usize = 240;
+/// The longest a line of a printed remedy may be: remedies list names
+/// (every variable a page can use), not lines of a file.
+const HELP_LINE_MAX: usize = 2_000;
 /// The most lines a printed message may have.
 const LINES_MAX: usize = 24;
 
@@ -382,10 +385,19 @@ const LINES_MAX: usize = 24;
 /// values from the inputs (a key, a line of an env file, a YAML error's
 /// value); this is where none of them can echo a whole file.
 pub fn cut_message(message: &str) -> String {
+    cut_lines(message, LINE_MAX)
+}
+
+/// [`cut_message`] for a remedy, whose lines may be longer.
+pub fn cut_help(help: &str) -> String {
+    cut_lines(help, HELP_LINE_MAX)
+}
+
+fn cut_lines(message: &str, line_max: usize) -> String {
     let mut lines = message.lines();
     let mut out = Vec::new();
     for line in lines.by_ref().take(LINES_MAX) {
-        out.push(cut_line(line));
+        out.push(cut_line(line, line_max));
     }
     if lines.next().is_some() {
         out.push("…".to_string());
@@ -393,8 +405,8 @@ pub fn cut_message(message: &str) -> String {
     out.join("\n")
 }
 
-fn cut_line(line: &str) -> String {
-    let mut out = String::with_capacity(line.len().min(LINE_MAX * 4));
+fn cut_line(line: &str, line_max: usize) -> String {
+    let mut out = String::with_capacity(line.len().min(line_max * 4));
     let mut quote: Option<(char, usize)> = None;
     let mut chars = 0;
     for c in line.chars() {
@@ -413,7 +425,7 @@ fn cut_line(line: &str) -> String {
             None if c == '`' || c == '"' => quote = Some((c, 0)),
             None => {}
         }
-        if chars == LINE_MAX {
+        if chars == line_max {
             out.push('…');
             return out;
         }
@@ -514,7 +526,7 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
         let _ = writeln!(
             out,
             "  = help: {}",
-            escape_controls(&cut_message(d.remedy()))
+            escape_controls(&cut_help(d.remedy()))
         );
         out.push('\n');
     }
@@ -583,7 +595,7 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let messages: Vec<(String, String)> = diagnostics
         .iter()
-        .map(|d| (cut_message(&d.message), cut_message(d.remedy())))
+        .map(|d| (cut_message(&d.message), cut_help(d.remedy())))
         .collect();
     let report = JsonReport {
         version: 1,
@@ -667,7 +679,7 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
             escape_data(&format!(
                 "{} ({})",
                 cut_message(&d.message),
-                cut_message(d.remedy())
+                cut_help(d.remedy())
             ))
         );
     }
