@@ -340,12 +340,14 @@ pub fn lock_exclusive(target: &Path) -> Result<FileLock, Diagnostic> {
         )
         .help("check that the folder is writable; the lock file may be removed when no basepress runs")
     };
-    match path.parent().map(std::fs::symlink_metadata) {
+    // The folder may be reached through a link (`--out /srv/www/site` with
+    // `/srv/www` a link); the lock file itself never is.
+    match path.parent().map(std::fs::metadata) {
         Some(Ok(m)) if m.is_dir() => {}
         Some(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(FileLock { held: None })
         }
-        _ => return Err(cannot(&"its folder is not a folder")),
+        _ => return Err(cannot(&"the path holding it is not a folder")),
     }
     let mut announced = false;
     loop {

@@ -108,6 +108,12 @@ pub(crate) fn read_input_optional(root: &Path, path: &Path) -> Result<Option<Vec
     crate::input::read_optional(root, path)
 }
 
+/// The deepest a folder may be below an input folder (`content/<lang>/`,
+/// `static/`, `templates/`): the sidebar, the page context and the
+/// templates' macros walk the tree level by level, and a tree thousands of
+/// folders deep overflowed the stack.
+pub const MAX_FOLDER_DEPTH: usize = 32;
+
 /// Every file below `dir` (none when it does not exist), sorted, with its
 /// path below `dir` in `/` form. Hidden files and folders are skipped;
 /// symbolic links are reported and skipped, never followed.
@@ -125,7 +131,8 @@ pub(crate) fn walk_files(
             return out;
         }
     }
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+    let mut entries = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
+    while let Some(entry) = entries.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -144,6 +151,18 @@ pub(crate) fn walk_files(
                 )
                 .in_file(relative(root, entry.path())),
             );
+            continue;
+        }
+        if entry.file_type().is_dir() && entry.depth() > MAX_FOLDER_DEPTH {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::CONTENT_LAYOUT,
+                    format!("this folder is more than {MAX_FOLDER_DEPTH} folders deep"),
+                )
+                .in_file(relative(root, entry.path()))
+                .help("flatten the tree: the sidebar and the templates walk it level by level"),
+            );
+            entries.skip_current_dir();
             continue;
         }
         if entry.file_type().is_file() {

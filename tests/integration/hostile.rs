@@ -250,18 +250,45 @@ fn templates_that_never_stop_are_an_error_naming_them() {
             );
         }
     }
-    // The sidebar macro walks its tree: a page drawing it still builds.
+    // The sidebar macro walks its tree: a page drawing it builds, as deep
+    // as folders may go.
     let p = Project::new();
     p.write(
         "templates/page.html",
         "{% import \"macros.html\" as m %}<html><body>{{ m::nav(items=nav, prefix=\"\") }}{{ page.content | safe }}</body></html>\n",
     );
+    let deepest = "d/".repeat(32);
     p.write(
-        "content/en/guide/deep/er/page.md",
+        &format!("content/en/{deepest}page.md"),
         "---\ntitle: Deep\n---\n# Deep\n",
     );
     let o = run_bounded(&["build", "--root", &p.root().to_string_lossy()]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Deeper is refused before anything walks it (at 1,500 folders the
+    // stack overflowed).
+    let mut path = p.path("content/en");
+    for _ in 0..1500 {
+        path.push("d");
+        if !path.exists() {
+            std::fs::create_dir(&path).unwrap();
+        }
+    }
+    std::fs::write(path.join("page.md"), "---\ntitle: Deeper\n---\n").unwrap();
+    let o = run_bounded(&[
+        "build",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        findings(&report, "content-layout")
+            .iter()
+            .any(|(_, m)| m.contains("more than 32 folders deep")),
+        "{report:#}"
+    );
 }
 
 #[test]
