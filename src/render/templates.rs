@@ -2,6 +2,7 @@
 //! name by the files of the project's `templates/` folder.
 
 mod cycles;
+mod nesting;
 
 use crate::diagnostics::{rule, Diagnostic};
 use crate::site::Site;
@@ -54,6 +55,29 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
             Some(slot) => slot.1 = t.text.clone(),
             None => all.push((t.name.clone(), t.text.clone())),
         }
+    }
+    // The engine's parser descends once per level: a deep template would
+    // overflow the stack before it could say anything.
+    let deep: Vec<Diagnostic> = all
+        .iter()
+        .filter_map(|(name, text)| {
+            let (what, line) = nesting::too_deep(text)?;
+            let d = Diagnostic::new(
+                rule::TEMPLATE_INVALID,
+                format!(
+                    "`{name}` nests {what} more than {} deep",
+                    nesting::MAX_NESTING
+                ),
+            )
+            .help("split the template into macros or included templates");
+            Some(match site.templates.iter().find(|t| &t.name == name) {
+                Some(t) => d.at(crate::diagnostics::Location::line(&t.source, line)),
+                None => d,
+            })
+        })
+        .collect();
+    if !deep.is_empty() {
+        return Err(deep);
     }
     tera.add_raw_templates(all).map_err(|e| {
         let source = site

@@ -292,6 +292,25 @@ fn templates_that_never_stop_are_an_error_naming_them() {
 }
 
 #[test]
+fn a_deeply_nested_template_is_an_error_not_a_crash() {
+    for text in [
+        "{% if true %}".repeat(20_000) + "x" + &"{% endif %}".repeat(20_000),
+        format!("{{{{ {}1{} }}}}", "(".repeat(20_000), ")".repeat(20_000)),
+    ] {
+        let p = Project::new();
+        p.write("templates/page.html", &text);
+        let (code, report) = check(&p);
+        assert_eq!(code, 2, "{report:#}");
+        assert!(
+            findings(&report, "template-invalid")
+                .iter()
+                .any(|(f, m)| f == "templates/page.html" && m.contains("more than 64 deep")),
+            "{report:#}"
+        );
+    }
+}
+
+#[test]
 fn names_that_differ_only_in_case_are_an_error() {
     for (a, b) in [
         ("content/en/Install.md", "content/en/install.md"),
