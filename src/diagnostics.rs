@@ -523,11 +523,7 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
                 }
             }
         }
-        let _ = writeln!(
-            out,
-            "  = help: {}",
-            escape_controls(&cut_help(d.remedy()))
-        );
+        let _ = writeln!(out, "  = help: {}", escape_controls(&cut_help(d.remedy())));
         out.push('\n');
     }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
@@ -754,7 +750,7 @@ mod tests {
             1,
             1,
         ));
-        let text = render_text(&[d.clone()], Path::new("/nonexistent"), false);
+        let text = render_text(std::slice::from_ref(&d), Path::new("/nonexistent"), false);
         assert!(
             !text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'),
             "{text:?}"

@@ -44,9 +44,9 @@ pub fn read(root: &Path, path: &Path) -> Result<Vec<u8>, Diagnostic> {
 pub fn read_optional(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, Diagnostic> {
     let rel = relative(root, path);
     let result = match path.strip_prefix(root) {
-        Ok(below) => open_below(root, below).and_then(|f| read_capped(f)),
+        Ok(below) => open_below(root, below).and_then(read_capped),
         // Not named from the root: only the last component is checked.
-        Err(_) => open_one(path).and_then(|f| read_capped(f)),
+        Err(_) => open_one(path).and_then(read_capped),
     };
     match result {
         Ok(bytes) => Ok(Some(bytes)),
@@ -61,7 +61,7 @@ pub fn read_optional(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, Diagno
 /// [`MAX_FILE_BYTES`].
 pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
     open_one(path)
-        .and_then(|f| read_capped(f))
+        .and_then(read_capped)
         .map_err(|why| match why {
             Refused::Io(e) => e,
             Refused::Missing => std::io::ErrorKind::NotFound.into(),
@@ -504,7 +504,7 @@ mod tests {
 
         rustix::fs::mkfifoat(
             rustix::fs::CWD,
-            &root.join("real/pipe.md"),
+            root.join("real/pipe.md"),
             rustix::fs::Mode::from_bits_truncate(0o644),
         )
         .unwrap();

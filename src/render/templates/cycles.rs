@@ -298,13 +298,13 @@ impl<'a> Walker<'a> {
 
     fn node(&mut self, node: &'a Node) {
         match node {
-            Node::Extends(_, parent) => self.to_template(parent),
+            Node::Extends(_, parent) => self.lead_to_template(parent),
             Node::Include(_, names, _) => {
                 for n in names {
-                    self.to_template(n);
+                    self.lead_to_template(n);
                 }
             }
-            Node::ImportMacro(_, file, _) => self.to_template(file),
+            Node::ImportMacro(_, file, _) => self.lead_to_template(file),
             Node::VariableBlock(_, e) => self.expr(e),
             Node::Set(_, set) => self.expr(&set.value),
             Node::FilterSection(_, f, _) => {
@@ -343,7 +343,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn to_template(&mut self, name: &str) {
+    fn lead_to_template(&mut self, name: &str) {
         if self.tera.get_template(name).is_ok() {
             self.edges.push((Vertex::Template(name.to_string()), false));
         }

@@ -29,9 +29,7 @@ pub fn too_deep(text: &str) -> Option<(&'static str, usize)> {
             }
         };
         let inner_start = open + 2;
-        let Some(len) = rest[inner_start..].find(close) else {
-            return None;
-        };
+        let len = rest[inner_start..].find(close)?;
         let inner = &rest[inner_start..inner_start + len];
         if close == "%}" {
             let word = inner
