@@ -2,7 +2,6 @@
 //! named [`Rule`], so people and scripts can rely on stable ids.
 
 use serde::Serialize;
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// How bad a finding is.
@@ -221,7 +220,7 @@ pub mod rule {
             "An input file is a symbolic link, which can point outside the project.",
             "Replace the link with a copy of the file.";
         INPUT_TOO_LARGE = "input-too-large", Input, Error,
-            "An input file is larger than basepress accepts (4 MiB for pages, templates and base files).",
+            "An input file is larger than basepress accepts (4 MiB for any input).",
             "Split the file; a docs page or a base file that large is almost surely a mistake.";
         LINK_BROKEN = "link-broken", Check, Error,
             "A link in a page points to a page or file that the site does not have.",
@@ -229,6 +228,15 @@ pub mod rule {
         ANCHOR_MISSING = "anchor-missing", Check, Error,
             "A link names an anchor that the target page has no heading for.",
             "Use the id of an existing heading: `basepress check` prints the ones the page has.";
+        INPUT_NOT_A_FILE = "input-not-a-file", Input, Error,
+            "An input is a FIFO, a socket, a device or a folder where a regular file is expected: reading it could block the build or never end.",
+            "Replace it with a regular file, or move it out of the project.";
+        NAME_CASE_CONFLICT = "name-case-conflict", Check, Error,
+            "Two files or folders differ only in case (`Install.md` and `install.md`): a disk that ignores case (macOS, Windows, many hosts) keeps only one of them.",
+            "Rename one of the two so that their names differ in more than case.";
+        TEMPLATE_RECURSION = "template-recursion", Input, Error,
+            "Templates include, extend or import one another in a circle, or a macro calls itself (or another that calls it back) without descending into its argument: rendering would never end.",
+            "Break the circle the message names; a macro may call itself only on a part of its argument, as in `{% for item in items %}{{ self::nav(items=item.children) }}{% endfor %}`.";
     }
 
     /// Looks a rule up by its id.
@@ -251,6 +259,8 @@ pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&
 /// line and column when known.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct Location {
+    /// Written lossily into JSON when it is not UTF-8.
+    #[serde(serialize_with = "lossy_path")]
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<usize>,
@@ -358,186 +368,9 @@ pub fn exit_code(diagnostics: &[Diagnostic]) -> u8 {
     code
 }
 
-/// Output formats for findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// For people, in the style of rustc and cargo.
-    Text,
-    /// One JSON document, for scripts (schema in README.md).
-    Json,
-    /// GitHub Actions workflow commands (`::error file=…`).
-    Github,
-}
-
-/// Renders findings for people. `root` is where the files named in
-/// locations live, to quote the offending line.
-pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> String {
-    let paint = |code: &str, s: &str| {
-        if color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    };
-    let mut out = String::new();
-    for d in diagnostics {
-        let (word, code) = match d.severity {
-            Severity::Error => ("error", "1;31"),
-            Severity::Warning => ("warning", "1;33"),
-        };
-        let head = format!("{word}[{}]", d.rule.id);
-        let _ = writeln!(
-            out,
-            "{}{}",
-            paint(code, &head),
-            paint("1", &format!(": {}", d.message))
-        );
-        if let Some(loc) = &d.location {
-            let mut place = loc.file.display().to_string();
-            if let Some(line) = loc.line {
-                let _ = write!(place, ":{line}");
-                if let Some(col) = loc.column {
-                    let _ = write!(place, ":{col}");
-                }
-            }
-            let _ = writeln!(out, "  {} {place}", paint("1;34", "-->"));
-            if let Some(text) = loc.line.and_then(|n| source_line(&root.join(&loc.file), n)) {
-                let n = loc.line.unwrap_or(0).to_string();
-                let pad = " ".repeat(n.len());
-                let (text, col) = excerpt(&text, loc.column.unwrap_or(1));
-                let _ = writeln!(out, "  {pad} {}", paint("1;34", "|"));
-                let _ = writeln!(out, "  {} {} {text}", paint("1;34", &n), paint("1;34", "|"));
-                if loc.column.is_some() {
-                    let caret = " ".repeat(col.saturating_sub(1)) + "^";
-                    let _ = writeln!(
-                        out,
-                        "  {pad} {} {}",
-                        paint("1;34", "|"),
-                        paint(code, &caret)
-                    );
-                }
-            }
-        }
-        let _ = writeln!(out, "  = help: {}", d.remedy());
-        out.push('\n');
-    }
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
-    if !diagnostics.is_empty() {
-        let _ = writeln!(out, "{errors} error(s), {warnings} warning(s)");
-    }
-    out
-}
-
-/// At most 100 characters of a long line around `column`, and the
-/// column within them.
-fn excerpt(line: &str, column: usize) -> (String, usize) {
-    const WIDTH: usize = 100;
-    let chars: Vec<char> = line.chars().collect();
-    if chars.len() <= WIDTH {
-        return (line.to_string(), column);
-    }
-    let start = column.saturating_sub(WIDTH / 2).min(chars.len() - WIDTH);
-    let mut text: String = chars[start..start + WIDTH].iter().collect();
-    let mut col = column - start;
-    if start > 0 {
-        text.insert(0, '…');
-        col += 1;
-    }
-    if start + WIDTH < chars.len() {
-        text.push('…');
-    }
-    (text, col)
-}
-
-fn source_line(path: &Path, line: usize) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let l = text.lines().nth(line.checked_sub(1)?)?;
-    Some(l.trim_end().to_string())
-}
-
-#[derive(Serialize)]
-struct JsonDiagnostic<'a> {
-    rule: &'static str,
-    severity: Severity,
-    class: Class,
-    message: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    location: Option<&'a Location>,
-    remedy: &'a str,
-}
-
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    version: u32,
-    errors: usize,
-    warnings: usize,
-    exit_code: u8,
-    findings: Vec<JsonDiagnostic<'a>>,
-}
-
-/// Renders findings as one JSON document (schema version 1).
-pub fn render_json(diagnostics: &[Diagnostic]) -> String {
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let report = JsonReport {
-        version: 1,
-        errors,
-        warnings: diagnostics.len() - errors,
-        exit_code: exit_code(diagnostics),
-        findings: diagnostics
-            .iter()
-            .map(|d| JsonDiagnostic {
-                rule: d.rule.id,
-                severity: d.severity,
-                class: d.rule.class,
-                message: &d.message,
-                location: d.location.as_ref(),
-                remedy: d.remedy(),
-            })
-            .collect(),
-    };
-    let mut s = serde_json::to_string_pretty(&report).unwrap_or_default();
-    s.push('\n');
-    s
-}
-
-/// Renders findings as GitHub Actions workflow commands.
-pub fn render_github(diagnostics: &[Diagnostic]) -> String {
-    fn escape_data(s: &str) -> String {
-        s.replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A")
-    }
-    fn escape_prop(s: &str) -> String {
-        escape_data(s).replace(':', "%3A").replace(',', "%2C")
-    }
-    let mut out = String::new();
-    for d in diagnostics {
-        let kind = match d.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        };
-        let mut props = vec![format!("title={}", escape_prop(d.rule.id))];
-        if let Some(loc) = &d.location {
-            props.push(format!(
-                "file={}",
-                escape_prop(&loc.file.display().to_string())
-            ));
-            if let Some(l) = loc.line {
-                props.push(format!("line={l}"));
-            }
-            if let Some(c) = loc.column {
-                props.push(format!("col={c}"));
-            }
-        }
-        let _ = writeln!(
-            out,
-            "::{kind} {}::{}",
-            props.join(","),
-            escape_data(&format!("{} ({})", d.message, d.remedy()))
-        );
-    }
-    out
+/// A path as JSON text: bytes that are not UTF-8 become U+FFFD.
+fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&path.to_string_lossy())
 }
 
 #[cfg(test)]
@@ -581,29 +414,5 @@ mod tests {
         assert_eq!(exit_code(std::slice::from_ref(&warn)), 0);
         assert_eq!(exit_code(&[warn.clone(), check.clone()]), 1);
         assert_eq!(exit_code(&[check, input, warn]), 2);
-    }
-
-    #[test]
-    fn long_lines_are_cut_around_the_column() {
-        let line = "a".repeat(300);
-        let (text, col) = excerpt(&line, 200);
-        assert_eq!(text.chars().count(), 102);
-        assert_eq!(text.chars().nth(col - 1), Some('a'));
-        assert_eq!(col, 51);
-        assert_eq!(excerpt("short", 3), ("short".to_string(), 3));
-    }
-
-    #[test]
-    fn github_format_escapes_properties() {
-        let d = Diagnostic::new(rule::LINK_BROKEN, "bad, really\nbad").at(Location::at(
-            "content/es/a,b.md",
-            3,
-            4,
-        ));
-        let s = render_github(&[d]);
-        assert_eq!(
-            s,
-            "::error title=link-broken,file=content/es/a%2Cb.md,line=3,col=4::bad, really%0Abad (Point the link at an existing page (by its .md source path or its URL) or published file.)\n"
-        );
     }
 }

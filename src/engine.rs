@@ -60,15 +60,25 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::LOCK_INVALID,
             rule::INPUT_SYMLINK,
             rule::INPUT_TOO_LARGE,
+            rule::INPUT_NOT_A_FILE,
+            rule::NAME_CASE_CONFLICT,
         ],
     ),
     (
         "analyze",
-        &[rule::OUTPUT_CONFLICT, rule::DOC_VARIABLE_UNKNOWN],
+        &[
+            rule::OUTPUT_CONFLICT,
+            rule::NAME_CASE_CONFLICT,
+            rule::DOC_VARIABLE_UNKNOWN,
+        ],
     ),
     (
         "render",
-        &[rule::TEMPLATE_INVALID, rule::SOURCE_DATE_INVALID],
+        &[
+            rule::TEMPLATE_INVALID,
+            rule::TEMPLATE_RECURSION,
+            rule::SOURCE_DATE_INVALID,
+        ],
     ),
     ("write", &[rule::OUTPUT_UNSAFE, rule::IO_UNREADABLE]),
     ("release", &[rule::RELEASE_VERSION_UNKNOWN]),
@@ -394,6 +404,9 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
 pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, Box<Outcome>> {
     let mut timings = Timings::start();
     let fail = |d: Vec<Diagnostic>| Box::new(Outcome::new(d, Timings::default()));
+    // One release at a time: the lock is read, checked and written under it.
+    let _lock =
+        write::lock_exclusive(&root.join(crate::model::lock::FILE)).map_err(|d| fail(vec![d]))?;
     let checked = load_and_check(root, options, &Tools::default(), &mut timings).map_err(fail)?;
     let mut diagnostics = checked.diagnostics();
     let site = checked.site();

@@ -7,8 +7,8 @@
 //!
 //! 1. [`model`]: the plain data every stage passes on (the site, its pages
 //!    and bases, the image data, the lock, analysed documents, the output
-//!    layout), on top of the libraries [`diagnostics`], [`yaml`] and
-//!    [`kustomize`].
+//!    layout), on top of the libraries [`diagnostics`], [`input`] (the one
+//!    reader of input files), [`yaml`] and [`kustomize`].
 //! 2. [`load`] reads a project from disk into a [`model::Site`].
 //! 3. [`analyze`] reads every page's Markdown into a document, claims every
 //!    published path and resolves links.
@@ -21,7 +21,9 @@
 //! The command line (`src/main.rs`) sits on top.
 
 pub mod diagnostics;
+pub mod input;
 pub mod kustomize;
+pub mod report;
 pub mod yaml;
 
 pub mod model;

@@ -1,5 +1,6 @@
-use basepress::diagnostics::{self, rule, Format};
+use basepress::diagnostics::{self, rule};
 use basepress::engine::{self, Outcome};
+use basepress::report::{self, Format};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -176,7 +177,11 @@ fn main() -> ExitCode {
             if external && format == Format::Text {
                 for (url, at) in &outcome.external_links {
                     let line = at.line.unwrap_or(0);
-                    println!("{url}  ({}:{line})", at.file.display());
+                    println!(
+                        "{}  ({}:{line})",
+                        report::escape_controls(url),
+                        report::escape_controls(&at.file.display().to_string())
+                    );
                 }
             }
             if format == Format::Text && outcome.diagnostics.is_empty() {
@@ -274,9 +279,9 @@ fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
     match format {
         Format::Text => eprint!(
             "{}",
-            diagnostics::render_text(&outcome.diagnostics, root, color())
+            report::render_text(&outcome.diagnostics, root, color())
         ),
-        Format::Json => print!("{}", diagnostics::render_json(&outcome.diagnostics)),
-        Format::Github => print!("{}", diagnostics::render_github(&outcome.diagnostics)),
+        Format::Json => print!("{}", report::render_json(&outcome.diagnostics)),
+        Format::Github => print!("{}", report::render_github(&outcome.diagnostics)),
     }
 }

@@ -19,7 +19,7 @@ use crate::model::site::{Page, Site};
 use links::{LinkIndex, Target};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// A project and what the analysis found in it.
@@ -65,7 +65,8 @@ pub struct Changed {
 
 /// Analyses a loaded project.
 pub fn analyze(site: Site) -> Analysis {
-    let (paths, conflicts) = published_paths(&site);
+    let (paths, mut conflicts) = published_paths(&site);
+    conflicts.extend(case_conflicts(&site));
     let index = LinkIndex::new(&site, paths);
     let mut graph = Graph::places(&site);
     // An untranslated copy has its original's document: only originals
@@ -267,6 +268,61 @@ fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
         })
         .collect();
     (None, diagnostics)
+}
+
+/// Site paths that differ only in case, which one disk of most readers and
+/// hosts (macOS, Windows, many object stores) cannot hold both of: one
+/// overwrites the other. Every folder on the way counts (`/en/Guide/` and
+/// `/en/guide.png` clash on `guide`), as do the files of each base folder.
+fn case_conflicts(site: &Site) -> Vec<Diagnostic> {
+    let mut published: Vec<(String, &Path)> = Vec::new();
+    for p in &site.pages {
+        published.push((layout::page_file(p), &p.source));
+    }
+    for a in &site.assets {
+        published.push((a.url.clone(), &a.source));
+    }
+    for b in &site.bases {
+        for f in &b.files {
+            let path = format!("{}{}", layout::base_path(b), f.name);
+            published.push((path, &b.dir));
+        }
+    }
+    let mut seen: HashMap<String, (String, &Path)> = HashMap::new();
+    let mut reported = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for (path, source) in &published {
+        let mut end = 0;
+        for (i, _) in path.match_indices('/').skip(1).chain([(path.len(), "")]) {
+            end = end.max(i);
+            let prefix = &path[..end];
+            let folded = prefix.to_lowercase();
+            match seen.get(&folded) {
+                None => {
+                    seen.insert(folded, (prefix.to_string(), source));
+                }
+                Some((other, other_source)) if other != prefix => {
+                    if reported.insert(folded) {
+                        out.push(
+                            Diagnostic::new(
+                                rule::NAME_CASE_CONFLICT,
+                                format!(
+                                    "`{prefix}` (from {}) and `{other}` (from {}) differ only in case: \
+                                     on a disk that ignores case one replaces the other",
+                                    source.display(),
+                                    other_source.display()
+                                ),
+                            )
+                            .in_file(source),
+                        );
+                    }
+                    break;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    out
 }
 
 /// Every path the build writes, and a finding for each path two inputs

@@ -25,7 +25,7 @@ impl Variables {
     /// release the page documents.
     pub fn for_page(site: &Site, page: &Page) -> Variables {
         let mut v = BTreeMap::new();
-        let latest = site.bases.iter().map(|b| &b.version).max();
+        let latest = crate::model::images::latest(site.bases.iter().map(|b| &b.version));
         if let Some(l) = latest {
             v.insert("latest".into(), l.to_string());
         }

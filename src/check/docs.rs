@@ -12,7 +12,7 @@ use semver::Version;
 pub fn documented_version<'a>(site: &'a Site, page: &'a Page) -> Option<&'a Version> {
     page.base
         .as_ref()
-        .or_else(|| site.bases.iter().map(|b| &b.version).max())
+        .or_else(|| crate::model::images::latest(site.bases.iter().map(|b| &b.version)))
 }
 
 /// The release page `i` documents exists, its YAML examples parse and the

@@ -187,6 +187,10 @@ fn is_remote(path: &str) -> bool {
 
 pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
     let dir = root.join("bases");
+    if let Err(d) = crate::input::dir_state(root, &dir) {
+        diagnostics.push(d);
+        return Vec::new();
+    }
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -195,15 +199,28 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
             return Vec::new();
         }
     };
-    let mut folders: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .filter(|p| {
-            !p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
-        })
-        .collect();
+    let mut folders = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => folders.push(path),
+            // A link to a folder would be read as a base folder.
+            Ok(t) if t.is_symlink() && path.is_dir() => diagnostics.push(
+                Diagnostic::new(
+                    rule::BASE_SYMLINK,
+                    format!(
+                        "`{}` is a symbolic link to a folder, not a base folder",
+                        relative(root, &path).display()
+                    ),
+                )
+                .in_file(relative(root, &path)),
+            ),
+            _ => {}
+        }
+    }
     folders.sort();
 
     let mut bases: Vec<Base> = Vec::new();
@@ -267,9 +284,17 @@ fn load_base(
     let rel_dir = relative(root, folder);
     let k_rel = rel_dir.join(KUSTOMIZATION);
     let k_path = folder.join(KUSTOMIZATION);
-    let text = match std::fs::read_to_string(&k_path) {
-        Ok(t) => t,
-        Err(e) => {
+    let read = super::read_input_optional(root, &k_path).and_then(|b| {
+        b.map(|b| crate::input::utf8(b, &k_rel, rule::KUSTOMIZATION_INVALID))
+            .transpose()
+    });
+    let text = match read {
+        Ok(Some(t)) => t,
+        Err(d) => {
+            diagnostics.push(d);
+            return None;
+        }
+        Ok(None) => {
             let other = ["kustomization.yml", "Kustomization"]
                 .into_iter()
                 .find(|n| folder.join(n).is_file());
@@ -282,7 +307,7 @@ fn load_base(
             diagnostics.push(
                 Diagnostic::new(
                     rule::KUSTOMIZATION_INVALID,
-                    format!("cannot read {KUSTOMIZATION}: {e}"),
+                    format!("cannot read {KUSTOMIZATION}: the file does not exist"),
                 )
                 .in_file(&k_rel)
                 .help(help),
@@ -420,6 +445,20 @@ fn load_base(
         }
     };
     entries.sort_by_key(|e| e.file_name());
+    let names_on_disk: Vec<String> = entries
+        .iter()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    for (first, second) in crate::input::case_clashes(names_on_disk.iter().map(String::as_str)) {
+        ok = false;
+        diagnostics.push(
+            Diagnostic::new(
+                rule::NAME_CASE_CONFLICT,
+                format!("`{first}` and `{second}` differ only in case: a disk that ignores case keeps only one"),
+            )
+            .in_file(rel_dir.join(second)),
+        );
+    }
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(false);
@@ -492,10 +531,12 @@ fn parse_manifests(
             Ok(t) => t,
             Err(e) => {
                 ok = false;
-                diagnostics.push(
-                    Diagnostic::new(rule::MANIFEST_YAML_INVALID, format!("not UTF-8: {e}"))
-                        .in_file(&rel),
-                );
+                diagnostics.push(crate::input::utf8_error(
+                    &file.bytes,
+                    &e,
+                    &rel,
+                    rule::MANIFEST_YAML_INVALID,
+                ));
                 continue;
             }
         };

@@ -9,16 +9,17 @@ use std::path::Path;
 /// Reads and validates `ROOT/site.yaml`.
 pub fn load(root: &Path) -> Result<Config, Diagnostic> {
     let path = root.join(FILE_NAME);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let bytes = crate::input::read_optional(root, &path)?.ok_or_else(|| {
         Diagnostic::new(
             rule::CONFIG_INVALID,
-            format!("cannot read {FILE_NAME}: {e}"),
+            format!("cannot read {FILE_NAME}: there is no such file"),
         )
         .in_file(FILE_NAME)
         .help(format!(
             "run basepress in a docs project (a folder with {FILE_NAME}), or pass --root DIR"
         ))
     })?;
+    let text = crate::input::utf8(bytes, Path::new(FILE_NAME), rule::CONFIG_INVALID)?;
     let config: Config = yaml::from_str(&text).map_err(|e| {
         let loc = match (e.line, e.column) {
             (Some(l), Some(c)) => Location::at(FILE_NAME, l, c),
@@ -104,6 +105,17 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
                 format!("the exception for `{}` needs a `reason`", e.rule),
             ));
         }
+    }
+    let releases = &config.image.releases;
+    if !crate::input::stays_inside(releases) {
+        return Err(fail(
+            &releases.to_string_lossy(),
+            format!(
+                "`image.releases` is `{}`, which is not a path inside the project",
+                releases.display()
+            ),
+        )
+        .help("name the image data file relative to the project folder, without `..` (e.g. `image-releases.yaml`)"));
     }
     let name = &config.image.name;
     if name.is_empty() || name.contains([':', '@', '/']) {

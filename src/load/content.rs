@@ -32,6 +32,10 @@ pub fn load(
     let mut sources: Vec<(String, PathBuf)> = Vec::new();
     let mut assets = Vec::new();
 
+    if let Err(d) = crate::input::dir_state(root, &content) {
+        diagnostics.push(d);
+        return (Vec::new(), Vec::new());
+    }
     match std::fs::read_dir(&content) {
         Ok(entries) => {
             let mut names: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
@@ -164,14 +168,7 @@ fn is_url_safe(segment: &str) -> bool {
 pub(super) fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
     let source = relative(root, path);
     let raw = read_input(root, path)?;
-    let text = String::from_utf8(raw).map_err(|e| {
-        Diagnostic::new(
-            rule::IO_UNREADABLE,
-            format!("the page is not valid UTF-8: {e}"),
-        )
-        .in_file(&source)
-        .help("save the file as UTF-8")
-    })?;
+    let text = crate::input::utf8(raw, &source, rule::IO_UNREADABLE)?;
     let (front, body, body_line) = split_front_matter(&text).ok_or_else(|| {
         Diagnostic::new(
             rule::FRONT_MATTER_INVALID,

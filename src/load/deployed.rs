@@ -38,7 +38,7 @@ pub fn load(dir: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Deployed> {
         let mut files = BTreeMap::new();
         for file in std::fs::read_dir(&base_dir).into_iter().flatten().flatten() {
             let name = file.file_name().to_string_lossy().into_owned();
-            match std::fs::read(file.path()) {
+            match crate::input::read_file(&file.path()) {
                 Ok(bytes) => {
                     files.insert(name, bytes);
                 }

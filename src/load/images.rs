@@ -1,20 +1,21 @@
 //! Reading the image release data file into [`ImageReleases`].
 
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::model::images::ImageReleases;
+use crate::model::images::{holds_for, ImageReleases};
 use crate::yaml;
+use semver::{Version, VersionReq};
 use std::path::Path;
 
-/// Reads the image release data file named in site.yaml.
 pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, Diagnostic> {
-    let text = std::fs::read_to_string(root.join(rel)).map_err(|e| {
+    let bytes = crate::input::read_optional(root, &root.join(rel))?.ok_or_else(|| {
         Diagnostic::new(
             rule::IMAGE_DATA_INVALID,
-            format!("cannot read the image release data: {e}"),
+            "cannot read the image release data: there is no such file",
         )
         .in_file(rel)
         .help("create the file, or point `image.releases` in site.yaml at it")
     })?;
+    let text = crate::input::utf8(bytes, rel, rule::IMAGE_DATA_INVALID)?;
     let data: ImageReleases = yaml::from_str(&text).map_err(|e| {
         let loc = match (e.line, e.column) {
             (Some(l), Some(c)) => Location::at(rel, l, c),
@@ -52,13 +53,95 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
             ));
         }
     }
+    if let Some((what, v, first, second)) = contradiction(&data) {
+        return Err(fail(
+            &second.to_string(),
+            format!(
+                "two `{what}` facts hold for release {v} (`{first}` and `{second}`): the data contradicts itself"
+            ),
+        )
+        .help("narrow the `versions` of one fact so that one fact of each kind holds for each release"));
+    }
     Ok(data)
 }
 
+/// The first release for which two facts of one kind hold: the kind, the
+/// release and both facts' `versions`.
+fn contradiction(data: &ImageReleases) -> Option<(String, &Version, &VersionReq, &VersionReq)> {
+    let mut kinds: Vec<(String, Vec<&VersionReq>)> = vec![
+        (
+            "user".into(),
+            data.user.iter().map(|f| &f.versions).collect(),
+        ),
+        (
+            "ports".into(),
+            data.ports.iter().map(|f| &f.versions).collect(),
+        ),
+    ];
+    let mut by_name: std::collections::BTreeMap<String, Vec<&VersionReq>> = Default::default();
+    for c in &data.commands {
+        by_name
+            .entry(format!("commands` `{}", c.name))
+            .or_default()
+            .push(&c.versions);
+    }
+    for e in &data.env {
+        by_name
+            .entry(format!("env` `{}", e.key))
+            .or_default()
+            .push(&e.versions);
+    }
+    kinds.extend(by_name);
+    for v in &data.releases {
+        for (what, reqs) in &kinds {
+            let mut holding = reqs.iter().filter(|r| holds_for(r, v));
+            if let (Some(first), Some(second)) = (holding.next(), holding.next()) {
+                return Some((what.clone(), v, first, second));
+            }
+        }
+    }
+    None
+}
+
+/// Whether a fact for `req` holds for release `v`, comparing versions by
+/// semver precedence, pre-releases included (the `semver` crate's own
+/// `matches` never lets `>=1.29.0` match `1.31.0-rc.1`, as Cargo wants for
+/// dependencies; a fact about 1.29.0 and later holds for that release
+/// candidate). Ranges (`^`, `~`, `*`, partial versions) end before the
+/// pre-releases of the release that ends them: `~1.30` is `>=1.30.0,
+/// <1.31.0-0`.
 #[cfg(test)]
 mod tests {
     use super::*;
-    use semver::Version;
+    use crate::model::images::tests::DATA;
+
+    #[test]
+    fn contradictory_facts_are_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DATA.replace(
+            "user: [{versions: \"*\", name: node, uid: 1000, gid: 1000}]",
+            "user:\n  - {versions: \"*\", name: node, uid: 1000, gid: 1000}\n  - {versions: \">=1.1.0\", name: root, uid: 0, gid: 0}",
+        );
+        assert_ne!(data, DATA);
+        std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
+        let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
+        assert_eq!(e.rule.id, "image-data-invalid");
+        assert!(
+            e.message
+                .contains("two `user` facts hold for release 1.1.0"),
+            "{}",
+            e.message
+        );
+        let data = DATA.replace(
+            "  - {name: health, versions: \">=1.1.0\", args: [[live], [ready]]}",
+            "  - {name: health, versions: \">=1.1.0\", args: [[live], [ready]]}\n  - {name: health, versions: \"^1\", args: any}",
+        );
+        std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
+        let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
+        assert!(e.message.contains("`commands` `health`"), "{}", e.message);
+        std::fs::write(dir.path().join("images.yaml"), DATA).unwrap();
+        assert!(load(dir.path(), Path::new("images.yaml"), "agent").is_ok());
+    }
 
     #[test]
     fn the_bundled_data_file_parses() {

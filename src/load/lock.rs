@@ -8,16 +8,14 @@ use std::path::Path;
 /// Reads the lock of the project at `root`; an absent file is an empty
 /// lock.
 pub fn load(root: &Path) -> Result<Lock, Diagnostic> {
-    let text = match std::fs::read_to_string(root.join(FILE)) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Lock::default()),
-        Err(e) => {
-            return Err(
-                Diagnostic::new(rule::IO_UNREADABLE, format!("cannot read: {e}")).in_file(FILE),
-            )
-        }
-    };
-    parse(&text)
+    match crate::input::read_optional(root, &root.join(FILE))? {
+        None => Ok(Lock::default()),
+        Some(bytes) => parse(&crate::input::utf8(
+            bytes,
+            Path::new(FILE),
+            rule::LOCK_INVALID,
+        )?),
+    }
 }
 
 /// Parses the text of a lock.

@@ -99,13 +99,11 @@ fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Templat
     let dir = root.join("templates");
     let mut out = Vec::new();
     for (path, name) in walk_files(root, &dir, diagnostics) {
-        match read_input(root, &path).map(String::from_utf8) {
-            Ok(Ok(text)) => out.push(TemplateFile {
-                name,
-                source: relative(root, &path),
-                text,
-            }),
-            Ok(Err(e)) => diagnostics.push(unreadable(root, &path, &e)),
+        let source = relative(root, &path);
+        let text = read_input(root, &path)
+            .and_then(|b| crate::input::utf8(b, &source, rule::IO_UNREADABLE));
+        match text {
+            Ok(text) => out.push(TemplateFile { name, source, text }),
             Err(d) => diagnostics.push(d),
         }
     }
@@ -113,23 +111,24 @@ fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Templat
 }
 
 /// The largest input file basepress reads.
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
+pub const MAX_FILE_BYTES: u64 = crate::input::MAX_FILE_BYTES;
 
-/// Reads an input file, refusing ones over [`MAX_FILE_BYTES`].
+/// Reads an input file: see [`crate::input::read`] (no link followed,
+/// regular files only, at most [`MAX_FILE_BYTES`]).
 pub(crate) fn read_input(root: &Path, path: &Path) -> Result<Vec<u8>, Diagnostic> {
-    let meta = std::fs::metadata(path).map_err(|e| unreadable(root, path, &e))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(Diagnostic::new(
-            rule::INPUT_TOO_LARGE,
-            format!(
-                "the file has {} bytes; basepress reads at most {MAX_FILE_BYTES}",
-                meta.len()
-            ),
-        )
-        .in_file(relative(root, path)));
-    }
-    std::fs::read(path).map_err(|e| unreadable(root, path, &e))
+    crate::input::read(root, path)
 }
+
+/// [`read_input`], with `None` when there is no file at `path`.
+pub(crate) fn read_input_optional(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, Diagnostic> {
+    crate::input::read_optional(root, path)
+}
+
+/// The deepest a folder may be below an input folder (`content/<lang>/`,
+/// `static/`, `templates/`): the sidebar, the page context and the
+/// templates' macros walk the tree level by level, and a tree thousands of
+/// folders deep overflowed the stack.
+pub const MAX_FOLDER_DEPTH: usize = 32;
 
 /// Every file below `dir` (none when it does not exist), sorted, with its
 /// path below `dir` in `/` form. Hidden files and folders are skipped;
@@ -140,10 +139,16 @@ pub(crate) fn walk_files(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
-    if !dir.is_dir() {
-        return out;
+    match crate::input::dir_state(root, dir) {
+        Ok(true) => {}
+        Ok(false) => return out,
+        Err(d) => {
+            diagnostics.push(d);
+            return out;
+        }
     }
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+    let mut entries = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter();
+    while let Some(entry) = entries.next() {
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
@@ -164,9 +169,23 @@ pub(crate) fn walk_files(
             );
             continue;
         }
+        if entry.file_type().is_dir() && entry.depth() > MAX_FOLDER_DEPTH {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::CONTENT_LAYOUT,
+                    format!("this folder is more than {MAX_FOLDER_DEPTH} folders deep"),
+                )
+                .in_file(relative(root, entry.path()))
+                .help("flatten the tree: the sidebar and the templates walk it level by level"),
+            );
+            entries.skip_current_dir();
+            continue;
+        }
         if entry.file_type().is_file() {
             let rel = slash_path(entry.path().strip_prefix(dir).unwrap_or(entry.path()));
             out.push((entry.into_path(), rel));
+        } else if !entry.file_type().is_dir() {
+            diagnostics.push(crate::input::not_a_file(root, entry.path()));
         }
     }
     out

@@ -2,7 +2,17 @@
 //!
 //! The checks read these facts instead of knowing the product, so another
 //! product can reuse basepress by writing its own data file. Each fact holds
-//! for the releases its `versions` requirement matches.
+//! for the releases its `versions` requirement matches ([`holds_for`]), and
+//! at most one fact of each kind (one `user`, one `ports`, one per command
+//! name and per environment key) may hold for a release.
+//!
+//! Pre-releases (`1.31.0-rc.1`) are versions as semver defines them: they
+//! come before their release (`1.31.0-rc.1 < 1.31.0`) and after every
+//! earlier one, so `>=1.29.0` holds for `1.31.0-rc.1` and `>=1.31.0` does
+//! not (write `>=1.31.0-rc.1` for a fact that the release candidate already
+//! has). The latest base is the highest release that is not a pre-release
+//! when there is one ([`latest`]): a release candidate is never what
+//! readers get by default.
 
 use semver::{Version, VersionReq};
 use serde::Deserialize;
@@ -169,36 +179,38 @@ impl ImageReleases {
 
     /// The command facts that hold for release `v`.
     pub fn commands_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a CommandFact> {
-        self.commands.iter().filter(move |c| c.versions.matches(v))
+        self.commands
+            .iter()
+            .filter(move |c| holds_for(&c.versions, v))
     }
 
     /// The environment facts that hold for release `v`.
     pub fn env_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a EnvFact> {
-        self.env.iter().filter(move |e| e.versions.matches(v))
+        self.env.iter().filter(move |e| holds_for(&e.versions, v))
     }
 
     pub fn user_at(&self, v: &Version) -> Option<&UserFact> {
-        self.user.iter().find(|u| u.versions.matches(v))
+        self.user.iter().find(|u| holds_for(&u.versions, v))
     }
 
     /// The environment fact for `key` at release `v`.
     pub fn env_fact(&self, v: &Version, key: &str) -> Option<&EnvFact> {
         self.env
             .iter()
-            .find(|e| e.key == key && e.versions.matches(v))
+            .find(|e| e.key == key && holds_for(&e.versions, v))
     }
 
     /// The environment fact with `role` at release `v`.
     pub fn env_role(&self, v: &Version, role: EnvRole) -> Option<&EnvFact> {
         self.env
             .iter()
-            .find(|e| e.role == Some(role) && e.versions.matches(v))
+            .find(|e| e.role == Some(role) && holds_for(&e.versions, v))
     }
 
     pub fn ports_at(&self, v: &Version) -> Option<&[u16]> {
         self.ports
             .iter()
-            .find(|p| p.versions.matches(v))
+            .find(|p| holds_for(&p.versions, v))
             .map(|p| p.listen.as_slice())
     }
 
@@ -210,12 +222,97 @@ impl ImageReleases {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::yaml;
+/// Reads the image release data file named in site.yaml.
+pub fn holds_for(req: &VersionReq, v: &Version) -> bool {
+    if v.pre.is_empty() {
+        return req.matches(v);
+    }
+    req.comparators.iter().all(|c| comparator_holds(c, v))
+}
 
-    const DATA: &str = r#"
+fn comparator_holds(c: &semver::Comparator, v: &Version) -> bool {
+    use semver::Op;
+    use std::cmp::Ordering::*;
+    let at = |major: u64, minor: u64, patch: u64, pre: &semver::Prerelease| Version {
+        major,
+        minor,
+        patch,
+        pre: pre.clone(),
+        build: semver::BuildMetadata::EMPTY,
+    };
+    let zero = semver::Prerelease::new("0").unwrap_or(semver::Prerelease::EMPTY);
+    let none = semver::Prerelease::EMPTY;
+    let cmp = |a: &Version| precedence(v, a);
+    let (major, minor, patch) = (c.major, c.minor, c.patch);
+    // The version the comparator names, missing parts as 0.
+    let named = at(major, minor.unwrap_or(0), patch.unwrap_or(0), &c.pre);
+    // The first version after the range a partial version stands for.
+    let after_partial = match (minor, patch) {
+        (None, _) => at(major + 1, 0, 0, &zero),
+        (Some(m), None) => at(major, m + 1, 0, &zero),
+        (Some(m), Some(p)) => at(major, m, p + 1, &zero),
+    };
+    let in_range = |lo: &Version, hi: &Version| cmp(lo) != Less && cmp(hi) == Less;
+    match c.op {
+        Op::Exact if patch.is_some() => cmp(&named) == Equal,
+        Op::Exact | Op::Wildcard => {
+            in_range(&at(major, minor.unwrap_or(0), 0, &none), &after_partial)
+        }
+        Op::Greater if patch.is_some() => cmp(&named) == Greater,
+        Op::Greater => cmp(&after_partial) != Less,
+        Op::GreaterEq => cmp(&named) != Less,
+        Op::Less if patch.is_some() => cmp(&named) == Less,
+        Op::Less => cmp(&at(major, minor.unwrap_or(0), 0, &zero)) == Less,
+        Op::LessEq if patch.is_some() => cmp(&named) != Greater,
+        Op::LessEq => cmp(&after_partial) == Less,
+        Op::Tilde => {
+            let end = match minor {
+                None => at(major + 1, 0, 0, &zero),
+                Some(m) => at(major, m + 1, 0, &zero),
+            };
+            in_range(&named, &end)
+        }
+        Op::Caret => {
+            let end = match (major, minor, patch) {
+                (0, None, _) => at(1, 0, 0, &zero),
+                (0, Some(0), None) => at(0, 1, 0, &zero),
+                (0, Some(0), Some(p)) => at(0, 0, p + 1, &zero),
+                (0, Some(m), _) => at(0, m + 1, 0, &zero),
+                (n, _, _) => at(n + 1, 0, 0, &zero),
+            };
+            in_range(&named, &end)
+        }
+        // A comparator kind added to semver later: the crate's own rule.
+        _ => c.matches(v),
+    }
+}
+
+/// Semver precedence: build metadata does not count.
+fn precedence(a: &Version, b: &Version) -> std::cmp::Ordering {
+    (a.major, a.minor, a.patch, &a.pre).cmp(&(b.major, b.minor, b.patch, &b.pre))
+}
+
+/// The latest of some published versions: the highest that is not a
+/// pre-release, or the highest pre-release when all are.
+pub fn latest<'a>(versions: impl IntoIterator<Item = &'a Version>) -> Option<&'a Version> {
+    let (mut release, mut any): (Option<&Version>, Option<&Version>) = (None, None);
+    for v in versions {
+        if v.pre.is_empty() && release.is_none_or(|r| v > r) {
+            release = Some(v);
+        }
+        if any.is_none_or(|a| v > a) {
+            any = Some(v);
+        }
+    }
+    release.or(any)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A small data file, for the tests of this module and of its loader.
+    pub(crate) const DATA: &str = r#"
 name: agent
 releases: [1.0.0, 1.1.0]
 user: [{versions: "*", name: node, uid: 1000, gid: 1000}]
@@ -234,7 +331,7 @@ env:
 
     #[test]
     fn facts_follow_versions() {
-        let d: ImageReleases = yaml::from_str(DATA).unwrap();
+        let d: ImageReleases = crate::yaml::from_str(DATA).unwrap();
         let v1: Version = "1.0.0".parse().unwrap();
         let v2: Version = "1.1.0".parse().unwrap();
         assert_eq!(d.commands_at(&v1).count(), 1);
@@ -244,5 +341,39 @@ env:
         assert!(matches!(&d.commands[1].args, Args::OneOf(a) if a.len() == 2));
         assert_eq!(d.ports_at(&v1), Some(&[][..]));
         assert_eq!(d.user_at(&v1).map(|u| u.uid), Some(1000));
+    }
+
+    fn v(s: &str) -> Version {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn pre_releases_follow_semver_precedence() {
+        let holds = |req: &str, ver: &str| holds_for(&req.parse().unwrap(), &v(ver));
+        assert!(holds(">=1.29.0", "1.31.0-rc.1"));
+        assert!(!holds(">=1.31.0", "1.31.0-rc.1"));
+        assert!(holds(">=1.31.0-rc.1", "1.31.0-rc.2"));
+        assert!(holds("<1.31.0", "1.31.0-rc.1"));
+        assert!(!holds("<1.31", "1.31.0-rc.1"));
+        assert!(holds("*", "1.31.0-rc.1"));
+        assert!(holds("^1.2", "1.31.0-rc.1"));
+        assert!(!holds("^1.2", "2.0.0-rc.1"));
+        assert!(!holds("~1.30", "1.31.0-rc.1"));
+        assert!(holds("~1.31.0-rc.1", "1.31.0-rc.3"));
+        assert!(holds("=1.31.0-rc.1", "1.31.0-rc.1"));
+        assert!(!holds("=1.31.0", "1.31.0-rc.1"));
+        assert!(holds(">=1.0.0, <2.0.0", "1.5.0-beta"));
+        assert!(holds(">1.30", "1.31.0-rc.1"));
+        // Releases keep the crate's rules.
+        assert!(holds(">=1.29.0", "1.30.0") && !holds(">=1.31.0", "1.30.0"));
+    }
+
+    #[test]
+    fn the_latest_is_not_a_pre_release_when_a_release_exists() {
+        let vs = [v("1.30.0"), v("1.31.0-rc.1"), v("1.29.0")];
+        assert_eq!(latest(&vs), Some(&vs[0]));
+        let pre = [v("1.31.0-rc.1"), v("1.31.0-rc.2")];
+        assert_eq!(latest(&pre), Some(&pre[1]));
+        assert_eq!(latest(&[]), None);
     }
 }

@@ -1,6 +1,9 @@
 //! Tera templates: the defaults compiled into the binary, overridden by
 //! name by the files of the project's `templates/` folder.
 
+mod cycles;
+mod nesting;
+
 use crate::diagnostics::{rule, Diagnostic};
 use crate::model::site::Site;
 use std::error::Error as _;
@@ -49,6 +52,29 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
             None => all.push((t.name.clone(), t.text.clone())),
         }
     }
+    // The engine's parser descends once per level: a deep template would
+    // overflow the stack before it could say anything.
+    let deep: Vec<Diagnostic> = all
+        .iter()
+        .filter_map(|(name, text)| {
+            let (what, line) = nesting::too_deep(text)?;
+            let d = Diagnostic::new(
+                rule::TEMPLATE_INVALID,
+                format!(
+                    "`{name}` nests {what} more than {} deep",
+                    nesting::MAX_NESTING
+                ),
+            )
+            .help("split the template into macros or included templates");
+            Some(match site.templates.iter().find(|t| &t.name == name) {
+                Some(t) => d.at(crate::diagnostics::Location::line(&t.source, line)),
+                None => d,
+            })
+        })
+        .collect();
+    if !deep.is_empty() {
+        return Err(deep);
+    }
     tera.add_raw_templates(all).map_err(|e| {
         let source = site
             .templates
@@ -61,6 +87,20 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
             None => d,
         }]
     })?;
+    // Before anything renders: endless recursion would overflow the stack.
+    let circles: Vec<Diagnostic> = cycles::find(&tera)
+        .into_iter()
+        .map(|p| {
+            let d = Diagnostic::new(rule::TEMPLATE_RECURSION, p.message);
+            match site.templates.iter().find(|t| t.name == p.template) {
+                Some(t) => d.in_file(&t.source),
+                None => d,
+            }
+        })
+        .collect();
+    if !circles.is_empty() {
+        return Err(circles);
+    }
     Ok(tera)
 }
 

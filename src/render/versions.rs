@@ -44,7 +44,7 @@ pub struct File {
 /// Every published base, newest first: the header's version picker and the
 /// versions page show them in this order.
 pub fn list(site: &Site, highlighter: &Highlighter) -> Vec<Version> {
-    let latest = site.bases.iter().map(|b| &b.version).max();
+    let latest = crate::model::images::latest(site.bases.iter().map(|b| &b.version));
     let mut out: Vec<Version> = site
         .bases
         .iter()

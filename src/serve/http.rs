@@ -14,6 +14,7 @@ use axum::Router;
 use futures_util::stream::Stream;
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::broadcast::error::RecvError;
 
 /// The longest request path accepted, in bytes as sent.
@@ -178,6 +179,8 @@ async fn site_file(
         }
         return not_found(build, head);
     };
+    let pinned = base_download(&app, rel, &method, &headers).await;
+    let build = pinned.as_deref().unwrap_or(build);
     match build.lookup(rel) {
         Found::File(entry) => {
             if entry.is_html() && snapshot.error.is_some() {
@@ -209,6 +212,35 @@ async fn site_file(
                 not_found(build, head)
             }
         }
+    }
+}
+
+/// For a file of a base folder (`/kubernetes/vX.Y.Z/base/NAME`, below the
+/// prefix): the build a download loop in progress must get it from (see
+/// [`snapshot::Downloads`]), waiting while older loops finish when the
+/// request starts a loop; `None` for any other path.
+async fn base_download(
+    app: &App,
+    rel: &str,
+    method: &Method,
+    headers: &HeaderMap,
+) -> Option<Arc<Build>> {
+    let browser = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"));
+    let request = snapshot::BaseRequest::parse(rel, *method == Method::GET && !browser)?;
+    let give_up = Instant::now() + snapshot::DOWNLOAD_IDLE * 2;
+    loop {
+        let current = app.snapshot().build.clone()?;
+        let now = Instant::now();
+        if let Some(build) = app.downloads.build_for(&current, &request, now) {
+            return Some(build);
+        }
+        if now > give_up {
+            return Some(current);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -14,8 +14,8 @@ mod http;
 mod snapshot;
 mod watch;
 
-use crate::diagnostics;
 use crate::engine::session::{Output, Session};
+use crate::{diagnostics, report};
 use snapshot::{Build, ErrorPage, Snapshot};
 use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -186,6 +186,8 @@ pub(crate) struct App {
     session: Mutex<Session>,
     /// The findings printed last, not to repeat them at every rebuild.
     printed: Mutex<String>,
+    /// Download loops in progress, each served from one build.
+    downloads: snapshot::Downloads,
     color: bool,
 }
 
@@ -207,6 +209,7 @@ impl App {
             run_id,
             builds: AtomicU64::new(0),
             printed: Mutex::new(String::new()),
+            downloads: snapshot::Downloads::default(),
             color,
         }
     }
@@ -291,7 +294,7 @@ impl App {
                 }
             }
             None => {
-                let text = diagnostics::render_text(&outcome.diagnostics, &self.root, false);
+                let text = report::render_text(&outcome.diagnostics, &self.root, false);
                 if current.error.as_ref().is_some_and(|e| e.text == text) {
                     self.print_findings(&outcome.diagnostics);
                     return;
@@ -330,7 +333,7 @@ impl App {
     /// Prints the findings to the terminal, unless they are the ones
     /// printed last; errors are always printed.
     fn print_findings(&self, findings: &[diagnostics::Diagnostic]) {
-        let text = diagnostics::render_text(findings, &self.root, self.color);
+        let text = report::render_text(findings, &self.root, self.color);
         let mut printed = self.printed.lock().unwrap_or_else(|e| e.into_inner());
         let has_errors = findings.iter().any(|d| d.is_error());
         if has_errors || *printed != text {

@@ -8,8 +8,9 @@ use crate::engine::session::Body;
 use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Where the served pages load the live-reload script from.
 pub const RELOAD_SCRIPT_PATH: &str = "/__basepress/reload.js";
@@ -198,6 +199,159 @@ pub struct Snapshot {
     pub generation: String,
 }
 
+/// How long a download loop may pause between two requests and still get
+/// the rest of its base from the build it started on.
+pub const DOWNLOAD_IDLE: Duration = Duration::from_secs(10);
+
+/// Download loops in progress, so each gets one build's files.
+///
+/// The installers' loop fetches `files.txt`, then each file it lists, one
+/// `curl` (one connection) each: nothing in the requests tells one loop
+/// from another, and a rebuild between two of them would mix two builds
+/// (`sha256sum -c` fails, or worse, the base is inconsistent). So each
+/// base folder with a loop in progress is *pinned* to the build that loop
+/// started on:
+///
+/// - a loop starts with a `GET` of `files.txt` that is not a browser's
+///   (no `text/html` in `Accept`); the folder is pinned to the current
+///   build, and the names that `files.txt` lists are what the loop still
+///   has to fetch;
+/// - while pinned, every request in the folder (`files.txt` included) is
+///   answered from the pinned build, and ticks its name off the oldest
+///   loop still expecting it; the pin ends when every loop has fetched
+///   every name, or after [`DOWNLOAD_IDLE`] without a request;
+/// - a loop that starts while the pinned build is no longer the current
+///   one (its `files.txt` or `SHA256SUMS` changed) waits until the older
+///   loops end, then starts on the current build: the base of a new loop
+///   is never older than the last edit once the loops before it finish,
+///   and pins cannot keep an edit out for ever.
+///
+/// The old build stays in memory as long as its pin holds it. Pins are
+/// per base folder, so there are at most as many as versions.
+#[derive(Default)]
+pub struct Downloads {
+    pins: Mutex<HashMap<String, Pin>>,
+}
+
+struct Pin {
+    build: Arc<Build>,
+    /// The names each loop still has to fetch, oldest loop first.
+    loops: Vec<BTreeSet<String>>,
+    last: Instant,
+}
+
+/// A request for a file of a base folder, as [`Downloads`] sees it.
+pub struct BaseRequest<'a> {
+    /// The folder's site path: `/kubernetes/v1.30.0/base/`.
+    pub folder: &'a str,
+    /// The file's name in it.
+    pub name: &'a str,
+    /// A client that is not a browser, asking for the bytes (`GET`).
+    pub loop_like: bool,
+}
+
+impl<'a> BaseRequest<'a> {
+    /// The base folder and file name of a site path, when it is one
+    /// (`/kubernetes/v1.30.0/base/files.txt`).
+    pub fn parse(path: &'a str, loop_like: bool) -> Option<Self> {
+        let rest = path.strip_prefix("/kubernetes/")?;
+        let (version, rest) = rest.split_once('/')?;
+        let name = rest.strip_prefix("base/")?;
+        if version.is_empty() || name.is_empty() || name.contains('/') {
+            return None;
+        }
+        let folder = &path[..path.len() - name.len()];
+        Some(BaseRequest {
+            folder,
+            name,
+            loop_like,
+        })
+    }
+
+    fn starts_loop(&self) -> bool {
+        self.loop_like && self.name == "files.txt"
+    }
+}
+
+impl Downloads {
+    /// The build to answer `request` from, given the current one; `None`
+    /// when the request starts a loop that must wait for older loops on a
+    /// build since replaced (ask again shortly).
+    pub fn build_for(
+        &self,
+        current: &Arc<Build>,
+        request: &BaseRequest,
+        now: Instant,
+    ) -> Option<Arc<Build>> {
+        let mut pins = self.pins.lock().unwrap_or_else(|e| e.into_inner());
+        pins.retain(|_, p| now.duration_since(p.last) < DOWNLOAD_IDLE);
+        let Some(pin) = pins.get_mut(request.folder) else {
+            if request.starts_loop() {
+                if let Some(names) = listed(current, request.folder) {
+                    let pin = Pin {
+                        build: Arc::clone(current),
+                        loops: vec![names],
+                        last: now,
+                    };
+                    pins.insert(request.folder.to_string(), pin);
+                }
+            }
+            return Some(Arc::clone(current));
+        };
+        let build = Arc::clone(&pin.build);
+        if request.starts_loop() {
+            if !same_base(&build, current, request.folder) {
+                return None;
+            }
+            pin.loops.extend(listed(&build, request.folder));
+        } else if request.loop_like {
+            if let Some(l) = pin.loops.iter_mut().find(|l| l.contains(request.name)) {
+                l.remove(request.name);
+            }
+            pin.loops.retain(|l| !l.is_empty());
+        }
+        pin.last = now;
+        if pin.loops.is_empty() {
+            pins.remove(request.folder);
+        }
+        Some(build)
+    }
+
+    /// How many base folders are pinned now.
+    #[cfg(test)]
+    pub fn pinned(&self) -> usize {
+        self.pins.lock().map_or(0, |p| p.len())
+    }
+}
+
+/// The names `files.txt` of `folder` lists in `build`, as the shell splits
+/// them.
+fn listed(build: &Build, folder: &str) -> Option<BTreeSet<String>> {
+    let entry = build.get(&format!("{folder}files.txt"))?;
+    let body = entry.served().body.clone();
+    let names: BTreeSet<String> = String::from_utf8_lossy(&body)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// Whether the base in `folder` is the same in two builds: `files.txt`
+/// names every file and `SHA256SUMS` hashes each.
+fn same_base(a: &Arc<Build>, b: &Arc<Build>, folder: &str) -> bool {
+    if Arc::ptr_eq(a, b) {
+        return true;
+    }
+    ["files.txt", "SHA256SUMS"].iter().all(|name| {
+        let path = format!("{folder}{name}");
+        match (a.get(&path), b.get(&path)) {
+            (Some(x), Some(y)) => Arc::ptr_eq(x, y) || x.served().body == y.served().body,
+            (None, None) => true,
+            _ => false,
+        }
+    })
+}
+
 /// The findings of a failed build, as the page browsers get instead of the
 /// site's pages.
 pub struct ErrorPage {
@@ -382,6 +536,91 @@ mod tests {
         assert!(Arc::ptr_eq(&kept, b.get("/a.txt").unwrap()));
         assert_eq!(&b.get("/b.txt").unwrap().served().body[..], b"B");
         assert_eq!(&a.get("/b.txt").unwrap().served().body[..], b"b");
+    }
+
+    fn base_build(config: &str) -> Arc<Build> {
+        let dir = "/kubernetes/v1.0.0/base/";
+        let sums = format!(
+            "{}  config.env\n",
+            crate::model::site::sha256_hex(config.as_bytes())
+        );
+        let files = vec![
+            OutFile::new(format!("{dir}files.txt"), "SHA256SUMS\nconfig.env\n"),
+            OutFile::new(format!("{dir}SHA256SUMS"), sums),
+            OutFile::new(format!("{dir}config.env"), config.to_string()),
+            OutFile::new("/index.html", "<body></body>"),
+        ];
+        Arc::new(Build::new(files, String::new(), None).0)
+    }
+
+    fn req(name: &str) -> BaseRequest<'_> {
+        BaseRequest {
+            folder: "/kubernetes/v1.0.0/base/",
+            name,
+            loop_like: true,
+        }
+    }
+
+    #[test]
+    fn base_requests_are_recognised() {
+        let r = BaseRequest::parse("/kubernetes/v1.0.0/base/files.txt", true).unwrap();
+        assert_eq!(
+            (r.folder, r.name),
+            ("/kubernetes/v1.0.0/base/", "files.txt")
+        );
+        assert!(BaseRequest::parse("/kubernetes/v1.0.0/base/", true).is_none());
+        assert!(BaseRequest::parse("/kubernetes/versions.json", true).is_none());
+        assert!(BaseRequest::parse("/kubernetes/v1.0.0/base/a/b", true).is_none());
+        assert!(BaseRequest::parse("/es/kubernetes/v1.0.0/base/x", true).is_none());
+    }
+
+    #[test]
+    fn a_loop_finishes_on_the_build_it_started_on() {
+        let downloads = Downloads::default();
+        let old = base_build("MODE=a\n");
+        let new = base_build("MODE=b\n");
+        let t = Instant::now();
+        let got = downloads.build_for(&old, &req("files.txt"), t).unwrap();
+        assert!(Arc::ptr_eq(&got, &old));
+        // A rebuild: the rest of the loop still comes from `old`.
+        let got = downloads.build_for(&new, &req("SHA256SUMS"), t).unwrap();
+        assert!(Arc::ptr_eq(&got, &old));
+        // A second loop starting now waits for the first.
+        assert!(downloads.build_for(&new, &req("files.txt"), t).is_none());
+        let got = downloads.build_for(&new, &req("config.env"), t).unwrap();
+        assert!(Arc::ptr_eq(&got, &old));
+        assert_eq!(downloads.pinned(), 0, "every name fetched: the pin ends");
+        let got = downloads.build_for(&new, &req("files.txt"), t).unwrap();
+        assert!(Arc::ptr_eq(&got, &new));
+        // A loop that stops half-way holds its build only for a while.
+        let later = t + DOWNLOAD_IDLE + Duration::from_millis(1);
+        let newer = base_build("MODE=c\n");
+        let got = downloads
+            .build_for(&newer, &req("files.txt"), later)
+            .unwrap();
+        assert!(Arc::ptr_eq(&got, &newer));
+    }
+
+    #[test]
+    fn loops_on_the_same_base_share_a_pin_and_browsers_do_not_pin() {
+        let downloads = Downloads::default();
+        let a = base_build("MODE=a\n");
+        let same = base_build("MODE=a\n");
+        let t = Instant::now();
+        downloads.build_for(&a, &req("files.txt"), t).unwrap();
+        // A rebuild that leaves the base as it was does not hold loops up.
+        let got = downloads.build_for(&same, &req("files.txt"), t).unwrap();
+        assert!(Arc::ptr_eq(&got, &a));
+        for name in ["SHA256SUMS", "config.env", "SHA256SUMS", "config.env"] {
+            downloads.build_for(&same, &req(name), t).unwrap();
+        }
+        assert_eq!(downloads.pinned(), 0);
+        let browser = BaseRequest {
+            loop_like: false,
+            ..req("files.txt")
+        };
+        downloads.build_for(&a, &browser, t).unwrap();
+        assert_eq!(downloads.pinned(), 0);
     }
 
     #[test]

@@ -283,7 +283,7 @@ impl Inputs {
     }
 
     fn refresh_file(&mut self, path: &Path) -> bool {
-        let Ok(bytes) = std::fs::read(path) else {
+        let Ok(bytes) = crate::input::read_file(path) else {
             // Unreadable now: let the build say why.
             self.digests.remove(path);
             return true;

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 /// lower layer only.
 const LAYERS: &[&[&str]] = &[
     &["diagnostics", "yaml"],
-    &["kustomize"],
+    &["input", "kustomize"],
+    &["report"],
     &["model"],
     &["load"],
     &["analyze"],

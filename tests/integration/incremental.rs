@@ -4,9 +4,9 @@
 //! path.
 
 use crate::support::*;
-use basepress::diagnostics::render_text;
 use basepress::engine::session::{Output, Rebuild, Session};
 use basepress::engine::{self, Outcome};
+use basepress::report::render_text;
 use std::path::{Path, PathBuf};
 
 /// Writes `files` (path below `root`, text), rebuilds knowing they

@@ -1,0 +1,420 @@
+//! Findings as people and programs read them: text in the style of rustc
+//! (with the offending line quoted), one JSON document, or GitHub Actions
+//! workflow commands. What a finding carries from the inputs (a value, a
+//! line of a file) is cut and its control characters escaped here, before
+//! it reaches a terminal or a log.
+
+use crate::diagnostics::{exit_code, Class, Diagnostic, Location, Severity};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Output formats for findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// For people, in the style of rustc and cargo.
+    Text,
+    /// One JSON document, for scripts (schema in README.md).
+    Json,
+    /// GitHub Actions workflow commands (`::error file=…`).
+    Github,
+}
+
+/// The longest a quoted value (between backticks or double quotes) may be
+/// in a printed message, in characters.
+const QUOTE_MAX: usize = 80;
+/// The longest a line of a printed message may be, in characters.
+const LINE_MAX: usize = 240;
+/// The longest a line of a printed remedy may be: remedies list names
+/// (every variable a page can use), not lines of a file.
+const HELP_LINE_MAX: usize = 2_000;
+/// The most lines a printed message may have.
+const LINES_MAX: usize = 24;
+
+/// A message as printed: values quoted in it cut to [`QUOTE_MAX`], each
+/// line to [`LINE_MAX`], and at most [`LINES_MAX`] lines. Messages embed
+/// values from the inputs (a key, a line of an env file, a YAML error's
+/// value); this is where none of them can echo a whole file.
+pub fn cut_message(message: &str) -> String {
+    cut_lines(message, LINE_MAX)
+}
+
+/// [`cut_message`] for a remedy, whose lines may be longer.
+pub fn cut_help(help: &str) -> String {
+    cut_lines(help, HELP_LINE_MAX)
+}
+
+fn cut_lines(message: &str, line_max: usize) -> String {
+    let mut lines = message.lines();
+    let mut out = Vec::new();
+    for line in lines.by_ref().take(LINES_MAX) {
+        out.push(cut_line(line, line_max));
+    }
+    if lines.next().is_some() {
+        out.push("…".to_string());
+    }
+    out.join("\n")
+}
+
+fn cut_line(line: &str, line_max: usize) -> String {
+    let mut out = String::with_capacity(line.len().min(line_max * 4));
+    let mut quote: Option<(char, usize)> = None;
+    let mut chars = 0;
+    for c in line.chars() {
+        match quote {
+            Some((q, n)) if c != q => {
+                if n == QUOTE_MAX {
+                    out.push('…');
+                    chars += 1;
+                }
+                quote = Some((q, n + 1));
+                if n >= QUOTE_MAX {
+                    continue;
+                }
+            }
+            Some(_) => quote = None,
+            None if c == '`' || c == '"' => quote = Some((c, 0)),
+            None => {}
+        }
+        if chars == line_max {
+            out.push('…');
+            return out;
+        }
+        out.push(c);
+        chars += 1;
+    }
+    out
+}
+
+/// `text` with every control character (C0 but tab, DEL, C1) and every
+/// bidirectional override escaped as `\u{..}`, so nothing from an input
+/// can move the cursor, recolor or rewrite a terminal, or reorder what it
+/// shows.
+pub fn escape_controls(text: &str) -> String {
+    escape_from(text, 0).0
+}
+
+fn is_unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+}
+
+/// [`escape_controls`], also giving where column `column` (1-based, in
+/// characters) lands in the escaped text.
+fn escape_from(text: &str, column: usize) -> (String, usize) {
+    if !text.chars().any(is_unsafe_char) {
+        return (text.to_string(), column);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut col = column;
+    for (i, c) in text.chars().enumerate() {
+        if is_unsafe_char(c) {
+            let escaped = format!("\\u{{{:x}}}", c as u32);
+            if i + 1 < column {
+                col += escaped.chars().count() - 1;
+            }
+            out.push_str(&escaped);
+        } else {
+            out.push(c);
+        }
+    }
+    (out, col)
+}
+
+/// Renders findings for people. `root` is where the files named in
+/// locations live, to quote the offending line. Messages are cut
+/// ([`cut_message`]) and control characters escaped
+/// ([`escape_controls`]).
+pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> String {
+    let paint = |code: &str, s: &str| {
+        if color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    };
+    let mut out = String::new();
+    for d in diagnostics {
+        let (word, code) = match d.severity {
+            Severity::Error => ("error", "1;31"),
+            Severity::Warning => ("warning", "1;33"),
+        };
+        let head = format!("{word}[{}]", d.rule.id);
+        let message = escape_controls(&cut_message(&d.message));
+        let _ = writeln!(
+            out,
+            "{}{}",
+            paint(code, &head),
+            paint("1", &format!(": {message}"))
+        );
+        if let Some(loc) = &d.location {
+            let mut place = escape_controls(&loc.file.to_string_lossy());
+            if let Some(line) = loc.line {
+                let _ = write!(place, ":{line}");
+                if let Some(col) = loc.column {
+                    let _ = write!(place, ":{col}");
+                }
+            }
+            let _ = writeln!(out, "  {} {place}", paint("1;34", "-->"));
+            if let Some(text) = loc.line.and_then(|n| source_line(&root.join(&loc.file), n)) {
+                let n = loc.line.unwrap_or(0).to_string();
+                let pad = " ".repeat(n.len());
+                let (text, col) = excerpt(&text, loc.column.unwrap_or(1));
+                let (text, col) = escape_from(&text, col);
+                let _ = writeln!(out, "  {pad} {}", paint("1;34", "|"));
+                let _ = writeln!(out, "  {} {} {text}", paint("1;34", &n), paint("1;34", "|"));
+                if loc.column.is_some() {
+                    let caret = " ".repeat(col.saturating_sub(1)) + "^";
+                    let _ = writeln!(
+                        out,
+                        "  {pad} {} {}",
+                        paint("1;34", "|"),
+                        paint(code, &caret)
+                    );
+                }
+            }
+        }
+        let _ = writeln!(out, "  = help: {}", escape_controls(&cut_help(d.remedy())));
+        out.push('\n');
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    if !diagnostics.is_empty() {
+        let _ = writeln!(out, "{errors} error(s), {warnings} warning(s)");
+    }
+    out
+}
+
+/// At most 100 characters of a long line around `column`, and the
+/// column within them.
+fn excerpt(line: &str, column: usize) -> (String, usize) {
+    const WIDTH: usize = 100;
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= WIDTH {
+        return (line.to_string(), column);
+    }
+    let start = column.saturating_sub(WIDTH / 2).min(chars.len() - WIDTH);
+    let mut text: String = chars[start..start + WIDTH].iter().collect();
+    let mut col = column - start;
+    if start > 0 {
+        text.insert(0, '…');
+        col += 1;
+    }
+    if start + WIDTH < chars.len() {
+        text.push('…');
+    }
+    (text, col)
+}
+
+/// Line `line` of the file at `path`, read as inputs are (never a FIFO,
+/// at most the input size limit).
+fn source_line(path: &Path, line: usize) -> Option<String> {
+    let bytes = crate::input::read_file(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let l = text.lines().nth(line.checked_sub(1)?)?;
+    Some(l.trim_end().to_string())
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    rule: &'static str,
+    severity: Severity,
+    class: Class,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    location: Option<&'a Location>,
+    remedy: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    version: u32,
+    errors: usize,
+    warnings: usize,
+    exit_code: u8,
+    findings: Vec<JsonDiagnostic<'a>>,
+}
+
+/// Renders findings as one JSON document (schema version 1). Messages are
+/// cut as for people; paths that are not UTF-8 are written lossily, and
+/// the characters [`escape_controls`] escapes are `\u` escapes.
+pub fn render_json(diagnostics: &[Diagnostic]) -> String {
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let messages: Vec<(String, String)> = diagnostics
+        .iter()
+        .map(|d| (cut_message(&d.message), cut_help(d.remedy())))
+        .collect();
+    let report = JsonReport {
+        version: 1,
+        errors,
+        warnings: diagnostics.len() - errors,
+        exit_code: exit_code(diagnostics),
+        findings: diagnostics
+            .iter()
+            .zip(&messages)
+            .map(|(d, (message, remedy))| JsonDiagnostic {
+                rule: d.rule.id,
+                severity: d.severity,
+                class: d.rule.class,
+                message,
+                location: d.location.as_ref(),
+                remedy,
+            })
+            .collect(),
+    };
+    let json = match serde_json::to_string_pretty(&report) {
+        Ok(json) => json,
+        // Not expected (every field serializes): still a valid document
+        // that says so, never an empty one.
+        Err(e) => serde_json::json!({
+            "version": 1,
+            "errors": errors,
+            "warnings": diagnostics.len() - errors,
+            "exit_code": exit_code(diagnostics),
+            "findings": [],
+            "failure": format!("the findings could not be written: {e}"),
+        })
+        .to_string(),
+    };
+    let mut s = String::with_capacity(json.len() + 1);
+    for c in json.chars() {
+        // serde_json escapes C0 characters in strings and writes newlines
+        // between fields; the others can only be in strings, where `\u`
+        // is valid.
+        if c != '\n' && is_unsafe_char(c) {
+            let _ = write!(s, "\\u{:04x}", c as u32);
+        } else {
+            s.push(c);
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// Renders findings as GitHub Actions workflow commands.
+pub fn render_github(diagnostics: &[Diagnostic]) -> String {
+    fn escape_data(s: &str) -> String {
+        let s = s
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A");
+        escape_controls(&s)
+    }
+    fn escape_prop(s: &str) -> String {
+        escape_data(s).replace(':', "%3A").replace(',', "%2C")
+    }
+    let mut out = String::new();
+    for d in diagnostics {
+        let kind = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut props = vec![format!("title={}", escape_prop(d.rule.id))];
+        if let Some(loc) = &d.location {
+            props.push(format!("file={}", escape_prop(&loc.file.to_string_lossy())));
+            if let Some(l) = loc.line {
+                props.push(format!("line={l}"));
+            }
+            if let Some(c) = loc.column {
+                props.push(format!("col={c}"));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "::{kind} {}::{}",
+            props.join(","),
+            escape_data(&format!(
+                "{} ({})",
+                cut_message(&d.message),
+                cut_help(d.remedy())
+            ))
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diagnostics::rule;
+
+    #[test]
+    fn long_lines_are_cut_around_the_column() {
+        let line = "a".repeat(300);
+        let (text, col) = excerpt(&line, 200);
+        assert_eq!(text.chars().count(), 102);
+        assert_eq!(text.chars().nth(col - 1), Some('a'));
+        assert_eq!(col, 51);
+        assert_eq!(excerpt("short", 3), ("short".to_string(), 3));
+    }
+
+    #[test]
+    fn long_values_in_messages_are_cut() {
+        let secret = "s3cr3t".repeat(10_000);
+        let m = cut_message(&format!("`{secret}` is not a KEY=value line"));
+        assert!(m.chars().count() < QUOTE_MAX + 40, "{}", m.len());
+        assert!(m.ends_with("…` is not a KEY=value line"), "{m}");
+        let m = cut_message(&format!(
+            "invalid type: string \"{secret}\", expected a map"
+        ));
+        assert!(m.ends_with("…\", expected a map"), "{m}");
+        let m = cut_message(&"word ".repeat(10_000));
+        assert_eq!(m.chars().count(), LINE_MAX + 1);
+        let m = cut_message(&"line\n".repeat(1000));
+        assert_eq!(m.lines().count(), LINES_MAX + 1);
+        let short = "`a` and `b` differ";
+        assert_eq!(cut_message(short), short);
+    }
+
+    #[test]
+    fn control_characters_never_reach_a_terminal() {
+        assert_eq!(
+            escape_controls("a\x1b[31mb\u{202e}c\td"),
+            "a\\u{1b}[31mb\\u{202e}c\td"
+        );
+        let d = Diagnostic::new(rule::LINK_BROKEN, "bad \x1b]0;title\x07 name\r").at(Location::at(
+            "content/en/a\x1b[2J.md",
+            1,
+            1,
+        ));
+        let text = render_text(std::slice::from_ref(&d), Path::new("/nonexistent"), false);
+        assert!(
+            !text.contains('\x1b') && !text.contains('\x07') && !text.contains('\r'),
+            "{text:?}"
+        );
+        let json = render_json(std::slice::from_ref(&d));
+        assert!(!json.contains('\x1b'));
+        let gh = render_github(&[d]);
+        assert!(!gh.contains('\x1b') && !gh.contains('\x07'), "{gh:?}");
+        // The caret still points at the column after escapes before it.
+        let (line, col) = escape_from("\x1bab", 3);
+        assert_eq!(line.chars().nth(col - 1), Some('b'));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_is_not_utf8_is_written_lossily() {
+        use std::os::unix::ffi::OsStrExt;
+        let file = std::ffi::OsStr::from_bytes(b"content/en/caf\xe9.md");
+        let d = Diagnostic::new(rule::CONTENT_LAYOUT, "x").in_file(file);
+        let v: serde_json::Value = serde_json::from_str(&render_json(&[d])).unwrap();
+        assert_eq!(
+            v["findings"][0]["location"]["file"],
+            "content/en/caf\u{fffd}.md"
+        );
+    }
+
+    #[test]
+    fn github_format_escapes_properties() {
+        let d = Diagnostic::new(rule::LINK_BROKEN, "bad, really\nbad").at(Location::at(
+            "content/es/a,b.md",
+            3,
+            4,
+        ));
+        let s = render_github(&[d]);
+        assert_eq!(
+            s,
+            "::error title=link-broken,file=content/es/a%2Cb.md,line=3,col=4::bad, really%0Abad (Point the link at an existing page (by its .md source path or its URL) or published file.)\n"
+        );
+    }
+}

@@ -1,0 +1,451 @@
+//! Inputs stay inputs: what a hostile or careless docs repository can put
+//! in front of basepress (FIFOs, devices, links, paths out of the project,
+//! huge lines, self-including templates, names that clash on other disks,
+//! pre-releases, contradictory data, bytes that are not UTF-8, terminal
+//! escapes) is refused with a finding, never a hang, a crash, a file read
+//! from elsewhere or a silent wrong answer.
+
+use crate::support::*;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs basepress with `args`, killing it if it takes more than 60 s (a
+/// hang is a failure, not a stuck test run).
+fn run_bounded(args: &[&str]) -> Output {
+    let mut child = basepress()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("basepress {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// `check --format json`, bounded, parsed.
+fn check(p: &Project) -> (i32, serde_json::Value) {
+    let o = run_bounded(&[
+        "check",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    let v = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check printed invalid JSON ({e}): {:?}; stderr {}",
+            String::from_utf8_lossy(&o.stdout),
+            stderr(&o)
+        )
+    });
+    (o.status.code().unwrap_or(-1), v)
+}
+
+/// The findings of `rule` in a report, as (file, message).
+fn findings(report: &serde_json::Value, rule: &str) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| {
+            (
+                f["location"]["file"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn replace_with_fifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let o = std::process::Command::new("mkfifo")
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_anywhere_is_an_error_and_never_a_hang() {
+    if !have("mkfifo") {
+        return;
+    }
+    for file in [
+        "site.yaml",
+        "image-releases.yaml",
+        "bases/v1.1.0/kustomization.yaml",
+        "bases/v1.1.0/deployment.yaml",
+        "bases/published.lock",
+        "content/en/install.md",
+        "content/en/diagram.svg",
+        "static/robots.txt",
+        "templates/page.html",
+    ] {
+        let p = Project::new();
+        replace_with_fifo(&p.path(file));
+        let (code, report) = check(&p);
+        assert_ne!(code, 0, "{file}: {report:#}");
+        let found = findings(&report, "input-not-a-file");
+        assert!(
+            found.iter().any(|(f, m)| f == file && m.contains("FIFO")),
+            "{file}: {report:#}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_is_refused_and_the_cap_is_what_is_read() {
+    let p = Project::new();
+    // A device node needs privileges; a file that claims to be empty and
+    // is not (as /proc files do) is tested in the library.
+    let dev = p.path("content/en/zero.md");
+    let made = std::process::Command::new("mknod")
+        .arg(&dev)
+        .args(["c", "1", "5"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !made {
+        eprintln!("skipping the device: mknod is not permitted here");
+        return;
+    }
+    let (code, report) = check(&p);
+    assert_ne!(code, 0);
+    assert!(
+        findings(&report, "input-not-a-file")
+            .iter()
+            .any(|(f, m)| f == "content/en/zero.md" && m.contains("device")),
+        "{report:#}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_links_are_refused_everywhere() {
+    use std::os::unix::fs::symlink;
+    // Each case moves a real input folder or file away and links to it.
+    for (what, rule) in [
+        ("bases", "input-symlink"),
+        ("bases/v1.1.0", "base-symlink"),
+        ("content", "input-symlink"),
+        ("content/en", "input-symlink"),
+        ("static", "input-symlink"),
+        ("templates", "input-symlink"),
+        ("site.yaml", "input-symlink"),
+        ("image-releases.yaml", "input-symlink"),
+        ("bases/published.lock", "input-symlink"),
+    ] {
+        let p = Project::new();
+        p.write("static/robots.txt", "User-agent: *\n");
+        p.write("templates/partials/footer.html", "<footer>f</footer>\n");
+        p.write("bases/published.lock", "# Released bases\n");
+        let elsewhere = tempfile::tempdir().unwrap();
+        let moved = elsewhere.path().join("moved");
+        std::fs::rename(p.path(what), &moved).unwrap();
+        symlink(&moved, p.path(what)).unwrap();
+        let (code, report) = check(&p);
+        assert_ne!(code, 0, "{what}: {report:#}");
+        assert!(
+            findings(&report, rule).iter().any(|(f, _)| f == what),
+            "{what}: no {rule} at {what}: {report:#}"
+        );
+    }
+}
+
+#[test]
+fn paths_from_settings_stay_inside_the_project() {
+    // Both in the same temporary folder: `..` from the project reaches it.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("images.yaml"), IMAGES_YAML).unwrap();
+    let p = Project::new();
+    assert_eq!(p.root().parent(), outside.path().parent());
+    let up = format!(
+        "../{}/images.yaml",
+        outside.path().file_name().unwrap().to_string_lossy()
+    );
+    for releases in [up.as_str(), "/etc/passwd"] {
+        p.write(
+            "site.yaml",
+            &SITE_YAML.replace(
+                "releases: image-releases.yaml",
+                &format!("releases: {releases}"),
+            ),
+        );
+        let (code, report) = check(&p);
+        assert_eq!(code, 2, "{releases}: {report:#}");
+        let found = findings(&report, "config-invalid");
+        assert!(
+            found
+                .iter()
+                .any(|(f, m)| f == "site.yaml" && m.contains("not a path inside the project")),
+            "{releases}: {report:#}"
+        );
+    }
+}
+
+#[test]
+fn a_message_never_echoes_more_than_a_cut_value() {
+    let secret = "sk_live_".to_string() + &"Zq9".repeat(300_000);
+    let p = Project::new();
+    p.write("bases/v1.1.0/config.env", &format!("MODE=a\n{secret}\n"));
+    let o = run_bounded(&["check", "--root", &p.root().to_string_lossy()]);
+    let text = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{text}");
+    assert!(text.contains("is not a KEY=value line"), "{text}");
+    assert!(
+        text.len() < 2_000,
+        "the text output has {} bytes",
+        text.len()
+    );
+    let (_, report) = check(&p);
+    let m = report["findings"][0]["message"].as_str().unwrap();
+    assert!(m.len() < 400, "the JSON message has {} bytes", m.len());
+}
+
+#[test]
+fn templates_that_never_stop_are_an_error_naming_them() {
+    for (name, text, expect) in [
+        (
+            "page.html",
+            "{% include \"page.html\" %}",
+            "`page.html` includes, extends or imports itself",
+        ),
+        (
+            "partials/footer.html",
+            "{% include \"partials/loop.html\" %}",
+            "`partials/footer.html` → `partials/loop.html` → `partials/footer.html`",
+        ),
+        (
+            "macros.html",
+            "{% macro nav(items, prefix) %}{{ self::nav(items=items, prefix=prefix) }}{% endmacro nav %}",
+            "macro `nav` of `macros.html` calls itself without descending",
+        ),
+    ] {
+        let p = Project::new();
+        p.write(&format!("templates/{name}"), text);
+        p.write("templates/partials/loop.html", "{% include \"partials/footer.html\" %}");
+        for cmd in ["check", "build"] {
+            let o = run_bounded(&[cmd, "--format", "json", "--root", &p.root().to_string_lossy()]);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {name}: {}", stderr(&o));
+            let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let found = findings(&report, "template-recursion");
+            assert!(
+                found
+                    .iter()
+                    .any(|(f, m)| f == &format!("templates/{name}") && m.contains(expect)),
+                "{cmd} {name}: {report:#}"
+            );
+        }
+    }
+    // The sidebar macro walks its tree: a page drawing it builds, as deep
+    // as folders may go.
+    let p = Project::new();
+    p.write(
+        "templates/page.html",
+        "{% import \"macros.html\" as m %}<html><body>{{ m::nav(items=nav, prefix=\"\") }}{{ page.content | safe }}</body></html>\n",
+    );
+    let deepest = "d/".repeat(32);
+    p.write(
+        &format!("content/en/{deepest}page.md"),
+        "---\ntitle: Deep\n---\n# Deep\n",
+    );
+    let o = run_bounded(&["build", "--root", &p.root().to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Deeper is refused before anything walks it (at 1,500 folders the
+    // stack overflowed).
+    let mut path = p.path("content/en");
+    for _ in 0..1500 {
+        path.push("d");
+        if !path.exists() {
+            std::fs::create_dir(&path).unwrap();
+        }
+    }
+    std::fs::write(path.join("page.md"), "---\ntitle: Deeper\n---\n").unwrap();
+    let o = run_bounded(&[
+        "build",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        findings(&report, "content-layout")
+            .iter()
+            .any(|(_, m)| m.contains("more than 32 folders deep")),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_deeply_nested_template_is_an_error_not_a_crash() {
+    for text in [
+        "{% if true %}".repeat(20_000) + "x" + &"{% endif %}".repeat(20_000),
+        format!("{{{{ {}1{} }}}}", "(".repeat(20_000), ")".repeat(20_000)),
+    ] {
+        let p = Project::new();
+        p.write("templates/page.html", &text);
+        let (code, report) = check(&p);
+        assert_eq!(code, 2, "{report:#}");
+        assert!(
+            findings(&report, "template-invalid")
+                .iter()
+                .any(|(f, m)| f == "templates/page.html" && m.contains("more than 64 deep")),
+            "{report:#}"
+        );
+    }
+}
+
+#[test]
+fn names_that_differ_only_in_case_are_an_error() {
+    for (a, b) in [
+        ("content/en/Install.md", "content/en/install.md"),
+        ("content/en/Guide/index.md", "content/en/guide.md"),
+        ("static/Logo.svg", "static/logo.svg"),
+        ("bases/v1.1.0/Config.env", "bases/v1.1.0/config.env"),
+    ] {
+        let p = Project::new();
+        p.write(a, "---\ntitle: A\n---\n# A\n");
+        p.write(b, "---\ntitle: B\n---\n# B\n");
+        if b.ends_with("config.env") {
+            p.write(b, "MODE=a\n");
+        }
+        let (code, report) = check(&p);
+        assert_eq!(code, 1, "{a} {b}: {report:#}");
+        let found = findings(&report, "name-case-conflict");
+        assert!(!found.is_empty(), "{a} {b}: {report:#}");
+    }
+}
+
+#[test]
+fn pre_releases_are_versions_as_semver_orders_them() {
+    let p = Project::new();
+    p.write(
+        "image-releases.yaml",
+        "name: agent\nreleases: [1.0.0, 1.1.0, 1.2.0-rc.1]\ncommands:\n  - name: agent-health\n    versions: \">=1.1.0\"\n    args: [[live], [ready]]\n",
+    );
+    let probe = DEPLOYMENT.replace(
+        "          image: agent\n",
+        "          image: agent\n          livenessProbe:\n            exec:\n              command: [agent-health, live]\n",
+    );
+    for (n, text) in [
+        ("kustomization.yaml", KUSTOMIZATION),
+        ("deployment.yaml", probe.as_str()),
+        ("config.env", "MODE=a\n"),
+    ] {
+        p.write(&format!("bases/v1.2.0-rc.1/{n}"), text);
+    }
+    // `>=1.1.0` holds for 1.2.0-rc.1, which comes after 1.1.0.
+    let (code, report) = check(&p);
+    assert_eq!(code, 0, "{report:#}");
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let versions: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.out().join("kubernetes/versions.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        versions["latest"], "v1.1.0",
+        "a release candidate is not the latest"
+    );
+    let order: Vec<_> = versions["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(order, ["v1.1.0", "v1.2.0-rc.1"]);
+
+    // Two facts about one thing for one release contradict each other.
+    p.write(
+        "image-releases.yaml",
+        "name: agent\nreleases: [1.0.0, 1.1.0, 1.2.0-rc.1]\nports:\n  - {versions: \"*\", listen: []}\n  - {versions: \">=1.2.0-rc.1\", listen: [8080]}\n",
+    );
+    let (code, report) = check(&p);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        findings(&report, "image-data-invalid")
+            .iter()
+            .any(|(_, m)| m.contains("two `ports` facts hold for release 1.2.0-rc.1")),
+        "{report:#}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn machine_output_never_fails_silently() {
+    use std::os::unix::ffi::OsStrExt;
+    // A file name that is not UTF-8: the JSON says where, lossily.
+    let p = Project::new();
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.md");
+    std::fs::write(p.path("content/en").join(name), "---\ntitle: C\n---\n").unwrap();
+    let (code, report) = check(&p);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(
+        report["findings"][0]["location"]["file"],
+        "content/en/caf\u{fffd}.md"
+    );
+
+    // Bytes that are not UTF-8: line and column.
+    let p = Project::new();
+    std::fs::write(
+        p.path("content/en/install.md"),
+        b"---\ntitle: Install\n---\n# Install\n\nna\xefve\n",
+    )
+    .unwrap();
+    let (_, report) = check(&p);
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "io-unreadable")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    let loc = &f["location"];
+    assert_eq!(loc["file"], "content/en/install.md");
+    assert_eq!(
+        (loc["line"].as_u64(), loc["column"].as_u64()),
+        (Some(6), Some(3)),
+        "{report:#}"
+    );
+
+    // Control characters from an input never reach the terminal.
+    let p = Project::new();
+    p.write(
+        "bases/v1.1.0/config.env",
+        "MODE=a\n\x1b]0;pwned\x07\x1b[2Jnot a setting\n",
+    );
+    let o = run_bounded(&["check", "--root", &p.root().to_string_lossy()]);
+    let text = stderr(&o);
+    assert!(text.contains("is not a KEY=value line"), "{text}");
+    assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    assert!(text.contains("\\u{1b}"), "{text}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_beside_the_output_is_never_followed() {
+    let p = Project::new();
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::write(victim.path().join("precious.txt"), "keep me").unwrap();
+    assert_eq!(p.build().status.code(), Some(0));
+    std::os::unix::fs::symlink(victim.path(), p.path(".site.basepress-Zz9Zz9Zz9Z")).unwrap();
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(victim.path().join("precious.txt")).unwrap(),
+        "keep me"
+    );
+}
