@@ -72,10 +72,9 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
         let mut from = 0;
         while from < line.len() {
             let rest = &line[from..];
-            let Some((pos, _)) = rest
-                .char_indices()
-                .find(|(p, _)| prefixes.iter().any(|x| rest[*p..].starts_with(x.as_str())))
-            else {
+            // The nearest place a prefix starts: a substring search each,
+            // not a test at every character.
+            let Some(pos) = prefixes.iter().filter_map(|x| rest.find(x.as_str())).min() else {
                 break;
             };
             let start = from + pos;

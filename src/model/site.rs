@@ -45,6 +45,30 @@ pub struct Deployed {
     pub bases: BTreeMap<String, BTreeMap<String, Vec<u8>>>,
 }
 
+#[cfg(test)]
+impl Site {
+    /// A site with nothing in it, for tests.
+    pub(crate) fn empty() -> Site {
+        let config: Config = crate::yaml::from_str(
+            "title: t\nbase_url: https://x.org\ndefault_language: en\nlanguages: [{code: en, name: English}]\nimage: {name: a, releases: r.yaml}\n",
+        )
+        .expect("a valid config");
+        let images = crate::yaml::from_str("name: a\nreleases: []\n").expect("valid image data");
+        Site {
+            root: PathBuf::new(),
+            config,
+            pages: Vec::new(),
+            assets: Vec::new(),
+            bases: Vec::new(),
+            images,
+            templates: Vec::new(),
+            strings: BTreeMap::new(),
+            lock: Lock::default(),
+            deployed: None,
+        }
+    }
+}
+
 /// One Markdown page in one language.
 #[derive(Debug, Clone)]
 pub struct Page {

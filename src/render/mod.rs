@@ -145,6 +145,9 @@ pub struct Renderer<'a> {
     trees: BTreeMap<&'a str, (Tree<'a>, Vec<&'a Page>)>,
     /// Page and document by language and source path.
     by_source: HashMap<(&'a str, &'a str), (&'a Page, &'a Document)>,
+    /// Whether a template of the project reads the navigation as data
+    /// (`nav`): the default ones read its HTML (`nav_html`) only.
+    nav_data: bool,
     no_strings: Strings,
 }
 
@@ -205,6 +208,7 @@ impl<'a> Renderer<'a> {
             context,
             trees,
             by_source,
+            nav_data: templates::project_reads(site, "nav"),
             no_strings: Strings::default(),
         }
     }
@@ -325,7 +329,9 @@ impl<'a> Renderer<'a> {
         let mut ctx = self.context(&page.lang);
         ctx.insert("page", &page_ctx);
         ctx.insert("nav_html", &nav::html(&nav, &self.context.prefix));
-        ctx.insert("nav", &nav);
+        if self.nav_data {
+            ctx.insert("nav", &nav);
+        }
         let html = templates::render(self.tera, self.site, "page.html", &ctx)
             .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
         Ok((OutFile::new(layout::page_file(page), html), key, false))
@@ -376,7 +382,9 @@ impl<'a> Renderer<'a> {
         ctx.insert("page", &page_ctx);
         let nav = tree.for_page(None);
         ctx.insert("nav_html", &nav::html(&nav, &self.context.prefix));
-        ctx.insert("nav", &nav);
+        if self.nav_data {
+            ctx.insert("nav", &nav);
+        }
         ctx.insert("versions", &versions::list(self.site, self.highlighter));
         let html = templates::render(self.tera, self.site, "versions.html", &ctx)?;
         Ok(OutFile::new(layout::versions_file(lang), html))

@@ -104,6 +104,25 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
     Ok(tera)
 }
 
+/// Whether a template of the project may read the context variable
+/// `name` (the default templates read only what they are given): a word
+/// `name` that is not an HTML tag (`<nav>`), part of a longer name
+/// (`nav_html`) or a macro call (`nav(`). A false yes only costs the time
+/// to fill the variable in.
+pub fn project_reads(site: &Site, name: &str) -> bool {
+    site.templates.iter().any(|t| {
+        t.text.match_indices(name).any(|(i, _)| {
+            let before = t.text[..i].chars().next_back();
+            let after = t.text[i + name.len()..].chars().next();
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            !word(before)
+                && !matches!(before, Some('<' | '/'))
+                && !word(after)
+                && after != Some('(')
+        })
+    })
+}
+
 /// A Tera error with its causes, which hold the useful part.
 pub fn error_chain(e: &tera::Error) -> String {
     let mut msg = e.to_string();
@@ -135,6 +154,23 @@ pub fn render(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn reads_of_a_variable_are_told_from_tags_and_longer_names() {
+        let site = |text: &str| crate::model::site::Site {
+            templates: vec![crate::model::site::TemplateFile {
+                name: "page.html".into(),
+                source: "templates/page.html".into(),
+                text: text.into(),
+            }],
+            ..crate::model::site::Site::empty()
+        };
+        let reads = |text: &str| super::project_reads(&site(text), "nav");
+        assert!(!reads("<nav class=\"x\">{{ nav_html | safe }}</nav>"));
+        assert!(!reads("{{ macros::nav(items=x) }}"));
+        assert!(reads("{% for n in nav %}{{ n.title }}{% endfor %}"));
+        assert!(reads("{{ macros::nav(items=nav, prefix=p) }}"));
+    }
+
     #[test]
     fn every_default_asset_has_content() {
         for path in crate::model::layout::DEFAULT_ASSETS {
