@@ -351,6 +351,10 @@ pub enum Format {
     Json,
     /// GitHub Actions workflow commands (`::error file=…`).
     Github,
+    /// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
+    Sarif,
+    /// JUnit XML, for CI test reports (GitLab, Jenkins).
+    Junit,
 }
 
 /// Renders findings for people. `root` is where the files named in

@@ -1,5 +1,6 @@
 use basepress::diagnostics::{self, rule, Format};
 use basepress::pipeline::{self, Outcome};
+use basepress::report;
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -258,5 +259,13 @@ fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
         }
         Format::Json => print!("{}", diagnostics::render_json(&outcome.diagnostics)),
         Format::Github => print!("{}", diagnostics::render_github(&outcome.diagnostics)),
+        Format::Sarif => print!("{}", report::sarif::render(&outcome.diagnostics, root)),
+        Format::Junit => {
+            let cases = report::junit::cases(&outcome.diagnostics);
+            print!(
+                "{}",
+                report::junit::render(&cases, &outcome.diagnostics, root)
+            );
+        }
     }
 }
