@@ -18,6 +18,10 @@ use std::path::Path;
 /// repository (code scanning resolves it to the checkout).
 pub const SRCROOT: &str = "SRCROOT";
 
+/// The schema the log names: the OASIS standard's.
+pub const SCHEMA: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json";
+
 /// The key of basepress's fingerprint in `partialFingerprints`; the `/v1`
 /// changes if the way it is computed ever does.
 pub const FINGERPRINT_KEY: &str = "basepress/v1";
@@ -76,7 +80,7 @@ pub fn render(diagnostics: &[Diagnostic], root: &Path) -> String {
         )
         .build();
     let log = sarif::Sarif::builder()
-        .schema(sarif::SCHEMA_URL)
+        .schema(SCHEMA)
         .version(json!("2.1.0"))
         .runs(vec![run])
         .build();
