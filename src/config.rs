@@ -28,6 +28,10 @@ pub struct Config {
     /// Rules downgraded or silenced, each with a reason.
     #[serde(default)]
     pub exceptions: Vec<Exception>,
+    /// Who signs the releases (`identity`, `namespace`, `public_key`);
+    /// releases are unsigned without it.
+    #[serde(default)]
+    pub signing: Option<crate::signing::SigningConfig>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -196,6 +200,9 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
             ));
         }
     }
+    if let Some(signing) = &config.signing {
+        crate::signing::validate_config(signing).map_err(|(needle, msg)| fail(&needle, msg))?;
+    }
     let name = &config.image.name;
     if name.is_empty() || name.contains([':', '@', '/']) {
         return Err(fail(
@@ -222,6 +229,7 @@ mod tests {
             },
             exceptions: vec![],
             translations: Translations::Optional,
+            signing: None,
         }
     }
 

@@ -19,6 +19,8 @@ pub mod pipeline;
 pub mod render;
 pub mod report;
 pub mod serve;
+pub mod signing;
 pub mod site;
+pub mod verify;
 pub mod write;
 pub mod yaml;

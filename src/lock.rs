@@ -105,7 +105,10 @@ impl Lock {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for (name, sha) in locked {
+        // The signature is recorded with the release and checked by
+        // `signing::attach`; it is not a file of the base.
+        let signature = crate::render::kubernetes::SIGNATURE;
+        for (name, sha) in locked.iter().filter(|(n, _)| n.as_str() != signature) {
             match base.file(name) {
                 None => out.push(format!("`{name}` was released and is no longer published")),
                 Some(f) if &f.sha256 != sha => out.push(format!(
@@ -221,6 +224,12 @@ pub fn check_against(deployed: &Path, bases: &[Base]) -> Vec<Diagnostic> {
             "files.txt".into(),
             crate::render::kubernetes::files_txt(base).into_bytes(),
         );
+        if let Some(sig) = &base.signature {
+            ours.insert(
+                crate::render::kubernetes::SIGNATURE.into(),
+                sig.clone().into_bytes(),
+            );
+        }
         let mut theirs: Vec<_> = std::fs::read_dir(&deployed_dir)
             .into_iter()
             .flatten()

@@ -35,13 +35,19 @@ struct Run {
     /// Also print how long each stage took.
     #[arg(long)]
     timings: bool,
+    /// The release key (an unencrypted OpenSSH ed25519 private key): signs
+    /// the versions not released yet [default: the key text in
+    /// $BASEPRESS_SIGNING_KEY, if set].
+    #[arg(long, value_name = "FILE")]
+    signing_key: Option<PathBuf>,
 }
 
 impl Run {
-    fn options(&self) -> pipeline::Options {
-        pipeline::Options {
+    fn options(&self) -> Result<pipeline::Options, Box<Outcome>> {
+        Ok(pipeline::Options {
             against: self.against.clone(),
-        }
+            signer: signer(self.signing_key.as_deref())?,
+        })
     }
 
     /// Prints the findings and, when asked, how long each stage took.
@@ -89,6 +95,35 @@ enum Command {
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// The release key, when site.yaml configures `signing`: the
+        /// version's signature is stored with the release [default: the key
+        /// text in $BASEPRESS_SIGNING_KEY, if set].
+        #[arg(long, value_name = "FILE")]
+        signing_key: Option<PathBuf>,
+    },
+    /// Check a published site as an installer would: every file that
+    /// files.txt lists, its SHA-256 in SHA256SUMS, and the signature.
+    ///
+    /// Exit codes: 0 everything matches, 1 something does not, 2 the site
+    /// cannot be read.
+    Verify {
+        /// The site: its root URL (`https://docs.example.com`) or the folder
+        /// a build wrote.
+        site: String,
+        /// One version (`v1.30.0`); every version in versions.txt when left
+        /// out.
+        #[arg(value_parser = parse_version)]
+        version: Option<semver::Version>,
+        /// Trust this allowed_signers file instead of the site's own, and
+        /// require every version to be signed.
+        #[arg(long, value_name = "FILE")]
+        allowed_signers: Option<PathBuf>,
+        /// Seconds one download may take.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+        /// How findings are printed.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Serve the site for preview, rebuilding it and reloading open pages
     /// whenever an input changes.
@@ -123,7 +158,14 @@ fn main() -> ExitCode {
             let format = run.format;
             let out = out.unwrap_or_else(|| run.root.join("site"));
             let start = Instant::now();
-            let outcome = pipeline::build_with(&run.root, &out, &run.options());
+            let options = match run.options() {
+                Ok(o) => o,
+                Err(outcome) => {
+                    run.report(&outcome);
+                    return ExitCode::from(outcome.exit_code());
+                }
+            };
+            let outcome = pipeline::build_with(&run.root, &out, &options);
             run.report(&outcome);
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
@@ -153,7 +195,14 @@ fn main() -> ExitCode {
             external,
         } => {
             let format = run.format;
-            let outcome = pipeline::check_with(&run.root, &run.options());
+            let options = match run.options() {
+                Ok(o) => o,
+                Err(outcome) => {
+                    run.report(&outcome);
+                    return ExitCode::from(outcome.exit_code());
+                }
+            };
+            let outcome = pipeline::check_with(&run.root, &options);
             run.report(&outcome);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
@@ -173,7 +222,10 @@ fn main() -> ExitCode {
             version,
             root,
             format,
-        } => match pipeline::release(&root, &version) {
+            signing_key,
+        } => match signer(signing_key.as_deref())
+            .and_then(|signer| pipeline::release_with(&root, &version, signer.as_ref()))
+        {
             Ok(msg) => {
                 eprintln!("{msg}");
                 ExitCode::SUCCESS
@@ -186,6 +238,39 @@ fn main() -> ExitCode {
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
+        Command::Verify {
+            site,
+            version,
+            allowed_signers,
+            timeout,
+            format,
+        } => {
+            let options = basepress::verify::Options {
+                version,
+                allowed_signers,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+            };
+            let (outcome, verified) = basepress::verify::verify(&site, &options);
+            // Findings name site paths: for a folder, its files.
+            let root = match site.contains("://") {
+                true => PathBuf::new(),
+                false => PathBuf::from(&site),
+            };
+            report(&outcome, &root, format);
+            if format == Format::Text && outcome.exit_code() == 0 {
+                eprintln!(
+                    "verified {}: {} files match SHA256SUMS, {} signature(s) verified",
+                    if verified.versions.is_empty() {
+                        "no versions".to_string()
+                    } else {
+                        verified.versions.join(", ")
+                    },
+                    verified.files,
+                    verified.signatures
+                );
+            }
+            ExitCode::from(outcome.exit_code())
+        }
         Command::Serve { root, bind, port } => {
             match basepress::serve::run(basepress::serve::Options { root, bind, port }) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -228,6 +313,40 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
     }
+}
+
+/// The release key: from `--signing-key FILE`, else the key text in
+/// `BASEPRESS_SIGNING_KEY` (a pipeline's secret), else none.
+fn signer(
+    file: Option<&std::path::Path>,
+) -> Result<Option<basepress::signing::Signer>, Box<Outcome>> {
+    let failed = |d| {
+        Box::new(Outcome {
+            diagnostics: vec![d],
+            written: None,
+            coverage: Vec::new(),
+            external_links: Vec::new(),
+            timings: pipeline::Timings::default(),
+        })
+    };
+    if let Some(path) = file {
+        return basepress::signing::Signer::read(path)
+            .map(Some)
+            .map_err(failed);
+    }
+    match std::env::var("BASEPRESS_SIGNING_KEY") {
+        Ok(text) if !text.trim().is_empty() => {
+            basepress::signing::Signer::parse(&text, "BASEPRESS_SIGNING_KEY")
+                .map(Some)
+                .map_err(failed)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn parse_version(s: &str) -> Result<semver::Version, String> {
+    semver::Version::parse(s.strip_prefix('v').unwrap_or(s))
+        .map_err(|e| format!("`{s}` is not a version like v1.30.0 ({e})"))
 }
 
 fn coverage_table(rows: &[pipeline::Coverage]) -> String {

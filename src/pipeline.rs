@@ -124,6 +124,8 @@ pub struct Options {
     /// A previously deployed site folder whose versions must be published
     /// unchanged.
     pub against: Option<std::path::PathBuf>,
+    /// The release key: signs the versions not released yet.
+    pub signer: Option<crate::signing::Signer>,
 }
 
 /// Loads and checks the project at `root`; writes nothing.
@@ -134,7 +136,7 @@ pub fn check(root: &Path) -> Outcome {
 /// [`check`] with options.
 pub fn check_with(root: &Path, options: &Options) -> Outcome {
     let mut timings = Timings::start();
-    let (analyzed, mut diagnostics) = analyze(root, None, &mut timings);
+    let (analyzed, mut diagnostics) = analyze(root, options.signer.as_ref(), None, &mut timings);
     if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
         diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
     }
@@ -227,7 +229,8 @@ fn render_stages(
     target: Target,
     timings: &mut Timings,
 ) -> (Option<Vec<OutFile>>, Outcome) {
-    let (analyzed, mut diagnostics) = analyze(root, cache.as_deref_mut(), timings);
+    let (analyzed, mut diagnostics) =
+        analyze(root, options.signer.as_ref(), cache.as_deref_mut(), timings);
     if let (Some(dir), Some(a)) = (&options.against, &analyzed) {
         diagnostics.extend(crate::lock::check_against(dir, &a.site.bases));
     }
@@ -285,7 +288,17 @@ fn render_stages(
 /// bases/published.lock, only when every check passes. `Ok` carries what
 /// happened, for people.
 pub fn release(root: &Path, version: &str) -> Result<String, Box<Outcome>> {
-    let (analyzed, diagnostics) = analyze(root, None, &mut Timings::default());
+    release_with(root, version, None)
+}
+
+/// [`release`] with the release key, which a project with `signing` in
+/// site.yaml needs: the version's signature is stored with the release.
+pub fn release_with(
+    root: &Path,
+    version: &str,
+    signer: Option<&crate::signing::Signer>,
+) -> Result<String, Box<Outcome>> {
+    let (analyzed, diagnostics) = analyze(root, signer, None, &mut Timings::default());
     let fail = |mut d: Vec<Diagnostic>, extra: Option<Diagnostic>| {
         d.extend(extra);
         Box::new(Outcome::new(d, None))
@@ -307,23 +320,30 @@ pub fn release(root: &Path, version: &str) -> Result<String, Box<Outcome>> {
         return Err(fail(diagnostics, Some(d)));
     };
     // Releasing is the point where the version must be final: its own
-    // `version-unreleased` warning is the only finding allowed.
+    // `version-unreleased` warning is the only finding allowed, besides
+    // missing signatures, which releasing is how to add.
     let blocking: Vec<Diagnostic> = diagnostics
         .iter()
-        .filter(|d| d.is_error())
+        .filter(|d| d.is_error() && d.rule.id != diagnostics::rule::SIGNATURE_MISSING.id)
         .cloned()
         .collect();
     if !blocking.is_empty() {
         return Err(fail(diagnostics, None));
     }
     let mut lock = site.lock.clone();
-    if lock.versions.contains_key(&base.version) {
+    let signs = site.config.signing.is_some();
+    let already = lock.versions.contains_key(&base.version);
+    if already && (!signs || crate::signing::is_recorded(&lock, &base.version)) {
         return Ok(format!(
             "{} is already released; nothing changed",
             base.folder()
         ));
     }
-    lock.add(base);
+    if !already {
+        lock.add(base);
+    }
+    let signed = crate::signing::release(root, &site, base, signer, &mut lock)
+        .map_err(|d| fail(Vec::new(), Some(d)))?;
     lock.save(root).map_err(|e| {
         fail(
             Vec::new(),
@@ -333,8 +353,19 @@ pub fn release(root: &Path, version: &str) -> Result<String, Box<Outcome>> {
             )),
         )
     })?;
+    let signature = match &signed {
+        Some(path) => format!(", signature stored in {}", path.display()),
+        None if signs => ", signature recorded".to_string(),
+        None => String::new(),
+    };
+    if already {
+        return Ok(format!(
+            "{} was already released; its signature is now part of the release{signature}",
+            base.folder()
+        ));
+    }
     Ok(format!(
-        "released {}: {} files recorded in {}",
+        "released {}: {} files recorded in {}{signature}",
         base.folder(),
         base.files.len(),
         crate::lock::FILE
@@ -353,15 +384,17 @@ struct Analyzed {
 /// it could be read, and every finding.
 fn analyze(
     root: &Path,
+    signer: Option<&crate::signing::Signer>,
     cache: Option<&mut render::PageCache>,
     timings: &mut Timings,
 ) -> (Option<Analyzed>, Vec<Diagnostic>) {
     let loaded = load::load(root);
     timings.lap("load");
     let mut diagnostics = loaded.diagnostics;
-    let Some(site) = loaded.site else {
+    let Some(mut site) = loaded.site else {
         return (None, diagnostics);
     };
+    diagnostics.extend(crate::signing::attach(&mut site, signer));
     let (paths, conflicts) = render::published_paths(&site);
     diagnostics.extend(conflicts);
     let index = LinkIndex::new(&site, &paths);

@@ -80,6 +80,9 @@ pub struct Base {
     pub manifests: Vec<Manifest>,
     /// The ConfigMap and Secret generators, with their entries.
     pub generators: Vec<Generator>,
+    /// The armored SSH signature of its `SHA256SUMS`, when it is published
+    /// signed (set by [`crate::signing::attach`]).
+    pub signature: Option<String>,
 }
 
 /// One Kubernetes object of a base, as written in its file, possibly with

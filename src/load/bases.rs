@@ -201,6 +201,8 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
             !p.file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with('.'))
         })
+        // Release signatures live beside the bases, not in them.
+        .filter(|p| p.file_name() != Some(std::ffi::OsStr::new("signatures")))
         .collect();
     folders.sort();
 
@@ -466,6 +468,7 @@ fn load_base(
         kustomization,
         manifests,
         generators,
+        signature: None,
     })
 }
 

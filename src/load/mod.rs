@@ -15,7 +15,7 @@ use crate::images;
 use crate::site::{Page, Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
-pub use bases::{env_lines, kustomization_references, Reference, KUSTOMIZATION};
+pub use bases::{env_lines, is_safe_file_name, kustomization_references, Reference, KUSTOMIZATION};
 
 /// What loading gives: the site when it could be read, and the findings.
 pub struct Loaded {

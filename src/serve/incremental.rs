@@ -201,9 +201,10 @@ impl Session {
         self.state = None;
         let loaded = load::load(&self.root);
         let mut site_findings = loaded.diagnostics;
-        let Some(site) = loaded.site else {
+        let Some(mut site) = loaded.site else {
             return failed(site_findings, false);
         };
+        site_findings.extend(crate::signing::attach(&mut site, None));
         let (paths, conflicts) = render::published_paths(&site);
         site_findings.extend(conflicts);
         let index = LinkIndex::new(&site, &paths);
