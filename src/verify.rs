@@ -77,6 +77,7 @@ pub fn verify(target: &str, options: &Options) -> (Outcome, Verified) {
         findings: Vec::new(),
         verified: Verified::default(),
         downloaded: 0,
+        stopped: false,
     };
     run.all(options);
     (Outcome::new(run.findings, None), run.verified)
@@ -374,6 +375,9 @@ struct Run {
     findings: Vec<Diagnostic>,
     verified: Verified,
     downloaded: u64,
+    /// Set when the site stops answering (or sends too much): nothing
+    /// more is fetched, so one finding says so instead of one per file.
+    stopped: bool,
 }
 
 impl Run {
@@ -384,13 +388,14 @@ impl Run {
         limit: u64,
         missing: &'static crate::diagnostics::Rule,
     ) -> Option<Vec<u8>> {
-        if self.downloaded > MAX_TOTAL {
+        if self.stopped {
             return None;
         }
         match self.source.get(path, limit) {
             Ok(Fetch::Found(bytes)) => {
                 self.downloaded += bytes.len() as u64;
                 if self.downloaded > MAX_TOTAL {
+                    self.stopped = true;
                     self.findings.push(Diagnostic::new(
                         rule::SITE_UNREACHABLE,
                         format!("the site sends more than {MAX_TOTAL} bytes in all; verification stopped"),
@@ -407,6 +412,7 @@ impl Run {
                 None
             }
             Err(d) => {
+                self.stopped = true;
                 self.findings.push(d);
                 None
             }
@@ -455,6 +461,7 @@ impl Run {
                     Ok(Fetch::Found(bytes)) => (bytes, path.to_string()),
                     Ok(Fetch::Missing(_)) => return None,
                     Err(d) => {
+                        self.stopped = true;
                         self.findings.push(d);
                         return None;
                     }

@@ -13,4 +13,5 @@ mod reports;
 mod rules;
 mod safety;
 mod serve;
+mod signing;
 mod site;
