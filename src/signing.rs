@@ -271,7 +271,8 @@ fn stored(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> BTreeMap<Version, S
 /// - A released version without one is an error: it is signed once, by
 ///   `basepress release`, never again by a build.
 /// - A version not released yet is signed with `signer`, or published
-///   unsigned with a warning when there is none.
+///   unsigned when there is none (with a warning once the project has
+///   released a version, as for `version-unreleased`).
 pub fn attach(site: &mut Site, signer: Option<&Signer>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let stored = stored(&site.root, &mut out);
@@ -393,6 +394,9 @@ pub fn attach(site: &mut Site, signer: Option<&Signer>) -> Vec<Diagnostic> {
                     Ok(sig) => base.signature = Some(sig),
                     Err(d) => out.push(d),
                 },
+                // Like `version-unreleased`: said once the project has
+                // released something, when published versions are final.
+                None if site.lock.versions.is_empty() => {}
                 None => out.push(
                     Diagnostic::new(
                         rule::VERSION_UNSIGNED,
