@@ -421,6 +421,17 @@ fn verify_checks_indexes_names_and_pinned_keys() {
         "{json}"
     );
 
+    // A file larger than any published file is not read whole.
+    let copy = copy_site(&site);
+    std::fs::write(
+        base_dir(copy.path()).join("statefulset.yaml"),
+        vec![b'#'; 5 << 20],
+    )
+    .unwrap();
+    let (code, json) = verify_site(&target(&copy), &["v1.30.0"]);
+    assert_eq!(code, 1);
+    assert!(json.contains("is larger than 4194304 bytes"), "{json}");
+
     // A version the site does not publish.
     let (code, json) = verify_site(&site.to_string_lossy(), &["v9.9.9"]);
     assert_eq!(
