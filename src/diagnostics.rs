@@ -237,6 +237,30 @@ pub mod rule {
         TEMPLATE_RECURSION = "template-recursion", Input, Error,
             "Templates include, extend or import one another in a circle, or a macro calls itself (or another that calls it back) without descending into its argument: rendering would never end.",
             "Break the circle the message names; a macro may call itself only on a part of its argument, as in `{% for item in items %}{{ self::nav(items=item.children) }}{% endfor %}`.";
+        SIGNING_KEY_INVALID = "signing-key-invalid", Input, Error,
+            "The private signing key is needed and missing, cannot be read, is encrypted, is not an ed25519 key, or is not the key that site.yaml's `signing.public_key` names.",
+            "Pass the release key with --signing-key FILE or BASEPRESS_SIGNING_KEY (an unencrypted OpenSSH ed25519 key matching `signing.public_key`).";
+        SIGNATURE_MISSING = "signature-missing", Check, Error,
+            "A released version has no stored signature in bases/signatures/, or one that bases/published.lock does not record, or its released signature is no longer published.",
+            "Sign the version once with `basepress release vX.Y.Z --signing-key FILE`, or restore its signature from version control.";
+        SIGNATURE_INVALID = "signature-invalid", Check, Error,
+            "A stored signature is not a valid SSH signature of its version's SHA256SUMS, by site.yaml's key, in the version's namespace, or differs from the one released.",
+            "Restore bases/signatures/vX.Y.Z.sig from version control: a released signature never changes.";
+        VERSION_UNSIGNED = "version-unsigned", Check, Warning,
+            "A version is published without a signature (it is not released, and no signing key was given), so installers who verify signatures refuse it.",
+            "Build with --signing-key FILE (or BASEPRESS_SIGNING_KEY), or release the version with `basepress release`.";
+        SITE_UNREACHABLE = "site-unreachable", Input, Error,
+            "The site to verify cannot be read: the URL does not answer, answers with an error or too much, or the folder does not exist.",
+            "Pass the site's root (the URL or folder that holds kubernetes/) and check that it is served.";
+        PUBLISHED_FILE_MISSING = "published-file-missing", Check, Error,
+            "A file that a published version's index names (versions.txt, files.txt, SHA256SUMS) cannot be downloaded.",
+            "Deploy the site again in full: `basepress build` writes every file its indexes name.";
+        PUBLISHED_CHECKSUM_MISMATCH = "published-checksum-mismatch", Check, Error,
+            "A published file differs from the SHA-256 that SHA256SUMS gives it, SHA256SUMS is malformed, or files.txt and SHA256SUMS do not name the same files.",
+            "Deploy the released files again, byte for byte; never edit a published base in place.";
+        PUBLISHED_SIGNATURE_INVALID = "published-signature-invalid", Check, Error,
+            "A published version's signature is missing, malformed, or does not verify for its SHA256SUMS against the allowed_signers file in the version's namespace.",
+            "Publish the signature stored at release (bases/signatures/vX.Y.Z.sig) with the SHA256SUMS it signs.";
     }
 
     /// Looks a rule up by its id.

@@ -17,6 +17,7 @@ use crate::analyze::{self, Analysis};
 use crate::check::{self, Findings, Tools};
 use crate::diagnostics::{self, rule, Diagnostic, Location, Rule};
 use crate::load;
+use crate::model::layout;
 use crate::model::site::Site;
 use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
 use crate::write;
@@ -32,6 +33,9 @@ pub struct Options {
     /// `SOURCE_DATE_EPOCH`, as the command line found it: the date of the
     /// sitemap's entries.
     pub source_date_epoch: Option<String>,
+    /// The release signing key, when the pipeline gives one: it signs the
+    /// versions not released yet, and `release` stores their signature.
+    pub signer: Option<crate::signing::Signer>,
 }
 
 /// The rules the stages raise themselves, outside the checks of
@@ -62,6 +66,7 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::INPUT_TOO_LARGE,
             rule::INPUT_NOT_A_FILE,
             rule::NAME_CASE_CONFLICT,
+            rule::SIGNATURE_INVALID,
         ],
     ),
     (
@@ -70,6 +75,10 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::OUTPUT_CONFLICT,
             rule::NAME_CASE_CONFLICT,
             rule::DOC_VARIABLE_UNKNOWN,
+            rule::SIGNING_KEY_INVALID,
+            rule::SIGNATURE_MISSING,
+            rule::SIGNATURE_INVALID,
+            rule::VERSION_UNSIGNED,
         ],
     ),
     (
@@ -81,7 +90,20 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         ],
     ),
     ("write", &[rule::OUTPUT_UNSAFE, rule::IO_UNREADABLE]),
-    ("release", &[rule::RELEASE_VERSION_UNKNOWN]),
+    (
+        "release",
+        &[rule::RELEASE_VERSION_UNKNOWN, rule::SIGNING_KEY_INVALID],
+    ),
+    (
+        "verify",
+        &[
+            rule::SITE_UNREACHABLE,
+            rule::PUBLISHED_FILE_MISSING,
+            rule::PUBLISHED_CHECKSUM_MISMATCH,
+            rule::PUBLISHED_SIGNATURE_INVALID,
+            rule::BASE_FILE_NAME_UNSAFE,
+        ],
+    ),
 ];
 
 /// What a run found and did.
@@ -101,6 +123,12 @@ pub struct Outcome {
 impl Outcome {
     pub fn exit_code(&self) -> u8 {
         diagnostics::exit_code(&self.diagnostics)
+    }
+
+    /// The outcome of a run that found `diagnostics` (sorted here, without
+    /// repeats) and wrote nothing.
+    pub fn of(diagnostics: Vec<Diagnostic>) -> Self {
+        Outcome::new(check::finish(None, diagnostics), Timings::default())
     }
 
     fn new(diagnostics: Vec<Diagnostic>, timings: Timings) -> Self {
@@ -272,7 +300,7 @@ pub fn load_and_check(
     let Some(site) = loaded.site else {
         return Err(check::finish(None, loaded.diagnostics));
     };
-    let analysis = analyze::analyze(site);
+    let analysis = analyze::analyze(site, options.signer.as_ref());
     timings.lap("analyze");
     let findings = check::run(&analysis, tools);
     timings.lap("check");
@@ -436,29 +464,105 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
         return Err(fail(diagnostics));
     };
     // Releasing is the point where the version must be final: its own
-    // `version-unreleased` warning is the only finding allowed.
-    if diagnostics.iter().any(Diagnostic::is_error) {
+    // `version-unreleased` warning is the only finding allowed, besides a
+    // missing signature, which releasing is how to add.
+    let blocking = |d: &Diagnostic| d.is_error() && d.rule.id != rule::SIGNATURE_MISSING.id;
+    if diagnostics.iter().any(blocking) {
         return Err(fail(diagnostics));
     }
     let mut lock = site.lock.clone();
-    if lock.versions.contains_key(&base.version) {
+    let signs = site.config.signing.is_some();
+    let signed = |lock: &crate::model::lock::Lock| {
+        lock.versions
+            .get(&base.version)
+            .is_some_and(|files| files.contains_key(layout::SIGNATURE))
+    };
+    let already = lock.versions.contains_key(&base.version);
+    if already && (!signs || signed(&lock)) {
         return Ok(format!(
             "{} is already released; nothing changed",
             base.folder()
         ));
     }
-    let files = base
-        .files
-        .iter()
-        .map(|f| (f.name.as_str(), f.sha256.as_str()));
-    lock.add(&base.version, files);
+    if !already {
+        let files = base
+            .files
+            .iter()
+            .map(|f| (f.name.as_str(), f.sha256.as_str()));
+        lock.add(&base.version, files);
+    }
+    let stored = release_signature(root, site, base, options.signer.as_ref(), &mut lock)
+        .map_err(|d| fail(vec![d]))?;
     write::save_lock(root, &lock).map_err(|d| fail(vec![d]))?;
+    let signature = match &stored {
+        Some(path) => format!(", signature stored in {}", path.display()),
+        None if signs => ", signature recorded".to_string(),
+        None => String::new(),
+    };
+    if already {
+        return Ok(format!(
+            "{} was already released; its signature is now part of the release{signature}",
+            base.folder()
+        ));
+    }
     Ok(format!(
-        "released {}: {} files recorded in {}",
+        "released {}: {} files recorded in {}{signature}",
         base.folder(),
         base.files.len(),
         crate::model::lock::FILE
     ))
+}
+
+/// Makes sure a released base has its stored signature, signing it with
+/// `signer` when it has none, and records the signature's SHA-256 in
+/// `lock`. Returns the file written, if any; nothing for a project that
+/// does not sign.
+fn release_signature(
+    root: &Path,
+    site: &Site,
+    base: &crate::model::site::Base,
+    signer: Option<&crate::signing::Signer>,
+    lock: &mut crate::model::lock::Lock,
+) -> Result<Option<PathBuf>, Diagnostic> {
+    let Some(config) = &site.config.signing else {
+        return Ok(None);
+    };
+    let (text, written) = match site.signatures.get(&base.version) {
+        // The analysis verified it, or reported why not, which stops a
+        // release.
+        Some(stored) => (stored.text.clone(), None),
+        None => {
+            let Some(signer) = signer else {
+                return Err(Diagnostic::new(
+                    rule::SIGNING_KEY_INVALID,
+                    format!(
+                        "releasing {} needs the signing key: site.yaml configures `signing`",
+                        base.folder()
+                    ),
+                )
+                .help("pass --signing-key FILE or set BASEPRESS_SIGNING_KEY to the key's text"));
+            };
+            let sums = layout::sha256sums_for(base, true);
+            let text = signer.sign(&config.namespace_for(&base.version), sums.as_bytes())?;
+            let path = layout::stored_signature(&base.version);
+            let full = root.join(&path);
+            std::fs::create_dir_all(root.join(layout::SIGNATURES_DIR))
+                .and_then(|()| write::replace_file(&full, text.as_bytes()))
+                .map_err(|e| {
+                    Diagnostic::new(rule::IO_UNREADABLE, format!("cannot write: {e}"))
+                        .in_file(&path)
+                })?;
+            (text, Some(path))
+        }
+    };
+    lock.versions
+        .entry(base.version.clone())
+        .or_default()
+        .insert(
+            layout::SIGNATURE.to_string(),
+            crate::model::site::sha256_hex(text.as_bytes()),
+        );
+    Ok(written)
 }
 
 #[cfg(test)]

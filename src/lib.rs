@@ -8,7 +8,9 @@
 //! 1. [`model`]: the plain data every stage passes on (the site, its pages
 //!    and bases, the image data, the lock, analysed documents, the output
 //!    layout), on top of the libraries [`diagnostics`], [`input`] (the one
-//!    reader of input files), [`yaml`] and [`kustomize`].
+//!    reader of input files), [`yaml`], [`kustomize`], [`report`] (findings
+//!    as text, JSON, GitHub, SARIF, JUnit) and [`signing`] (SSH signatures
+//!    of the bases).
 //! 2. [`load`] reads a project from disk into a [`model::Site`].
 //! 3. [`analyze`] reads every page's Markdown into a document, claims every
 //!    published path and resolves links.
@@ -17,13 +19,15 @@
 //! 6. [`write`] puts them on disk, all or nothing.
 //!
 //! [`engine`] drives the stages for every command (`check`, `build`,
-//! `release`) and holds them in memory for [`serve`], the preview server.
+//! `release`) and holds them in memory for [`serve`], the preview server;
+//! [`verify`] checks a published site as an installer would.
 //! The command line (`src/main.rs`) sits on top.
 
 pub mod diagnostics;
 pub mod input;
 pub mod kustomize;
 pub mod report;
+pub mod signing;
 pub mod yaml;
 
 pub mod model;
@@ -40,3 +44,4 @@ pub mod write;
 
 pub mod engine;
 pub mod serve;
+pub mod verify;

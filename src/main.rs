@@ -35,14 +35,20 @@ struct Run {
     /// Also print how long each stage took.
     #[arg(long)]
     timings: bool,
+    /// The release key (an unencrypted OpenSSH ed25519 private key): signs
+    /// the versions not released yet [default: the key text in
+    /// $BASEPRESS_SIGNING_KEY, if set].
+    #[arg(long, value_name = "FILE")]
+    signing_key: Option<PathBuf>,
 }
 
 impl Run {
-    fn options(&self) -> engine::Options {
-        engine::Options {
+    fn options(&self) -> Result<engine::Options, Box<Outcome>> {
+        Ok(engine::Options {
             against: self.against.clone(),
+            signer: signer(self.signing_key.as_deref())?,
             ..environment()
-        }
+        })
     }
 
     /// Prints the findings and, when asked, how long each stage took.
@@ -90,6 +96,35 @@ enum Command {
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// The release key, when site.yaml configures `signing`: the
+        /// version's signature is stored with the release [default: the key
+        /// text in $BASEPRESS_SIGNING_KEY, if set].
+        #[arg(long, value_name = "FILE")]
+        signing_key: Option<PathBuf>,
+    },
+    /// Check a published site as an installer would: every file that
+    /// files.txt lists, its SHA-256 in SHA256SUMS, and the signature.
+    ///
+    /// Exit codes: 0 everything matches, 1 something does not, 2 the site
+    /// cannot be read.
+    Verify {
+        /// The site: its root URL (`https://docs.example.com`) or the folder
+        /// a build wrote.
+        site: String,
+        /// One version (`v1.30.0`); every version in versions.txt when left
+        /// out.
+        #[arg(value_parser = parse_version)]
+        version: Option<semver::Version>,
+        /// Trust this allowed_signers file instead of the site's own, and
+        /// require every version to be signed.
+        #[arg(long, value_name = "FILE")]
+        allowed_signers: Option<PathBuf>,
+        /// Seconds one download may take.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+        /// How findings are printed.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Serve the site for preview, rebuilding it and reloading open pages
     /// whenever an input changes.
@@ -124,6 +159,7 @@ fn environment() -> engine::Options {
         against: None,
         source_date_epoch: std::env::var_os("SOURCE_DATE_EPOCH")
             .map(|e| e.to_string_lossy().into_owned()),
+        signer: None,
     }
 }
 
@@ -139,7 +175,14 @@ fn main() -> ExitCode {
             let format = run.format;
             let out = out.unwrap_or_else(|| run.root.join("site"));
             let start = Instant::now();
-            let outcome = engine::build(&run.root, &out, &run.options());
+            let options = match run.options() {
+                Ok(o) => o,
+                Err(outcome) => {
+                    run.report(&outcome);
+                    return ExitCode::from(outcome.exit_code());
+                }
+            };
+            let outcome = engine::build(&run.root, &out, &options);
             run.report(&outcome);
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
@@ -169,7 +212,14 @@ fn main() -> ExitCode {
             external,
         } => {
             let format = run.format;
-            let outcome = engine::check(&run.root, &run.options());
+            let options = match run.options() {
+                Ok(o) => o,
+                Err(outcome) => {
+                    run.report(&outcome);
+                    return ExitCode::from(outcome.exit_code());
+                }
+            };
+            let outcome = engine::check(&run.root, &options);
             run.report(&outcome);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
@@ -193,7 +243,14 @@ fn main() -> ExitCode {
             version,
             root,
             format,
-        } => match engine::release(&root, &version, &environment()) {
+            signing_key,
+        } => match signer(signing_key.as_deref()).and_then(|signer| {
+            let options = engine::Options {
+                signer,
+                ..environment()
+            };
+            engine::release(&root, &version, &options)
+        }) {
             Ok(msg) => {
                 eprintln!("{msg}");
                 ExitCode::SUCCESS
@@ -206,6 +263,39 @@ fn main() -> ExitCode {
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
+        Command::Verify {
+            site,
+            version,
+            allowed_signers,
+            timeout,
+            format,
+        } => {
+            let options = basepress::verify::Options {
+                version,
+                allowed_signers,
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+            };
+            let (outcome, verified) = basepress::verify::verify(&site, &options);
+            // Findings name site paths: for a folder, its files.
+            let root = match site.contains("://") {
+                true => PathBuf::new(),
+                false => PathBuf::from(&site),
+            };
+            report(&outcome, &root, format);
+            if format == Format::Text && outcome.exit_code() == 0 {
+                eprintln!(
+                    "verified {}: {} files match SHA256SUMS, {} signature(s) verified",
+                    if verified.versions.is_empty() {
+                        "no versions".to_string()
+                    } else {
+                        verified.versions.join(", ")
+                    },
+                    verified.files,
+                    verified.signatures
+                );
+            }
+            ExitCode::from(outcome.exit_code())
+        }
         Command::Serve { root, bind, port } => {
             let options = basepress::serve::Options {
                 root,
@@ -257,6 +347,32 @@ fn main() -> ExitCode {
     }
 }
 
+/// The release key: from `--signing-key FILE`, else the key text in
+/// `BASEPRESS_SIGNING_KEY` (a pipeline's secret), else none.
+fn signer(
+    file: Option<&std::path::Path>,
+) -> Result<Option<basepress::signing::Signer>, Box<Outcome>> {
+    let failed = |d| Box::new(Outcome::of(vec![d]));
+    if let Some(path) = file {
+        return basepress::signing::Signer::read(path)
+            .map(Some)
+            .map_err(failed);
+    }
+    match std::env::var("BASEPRESS_SIGNING_KEY") {
+        Ok(text) if !text.trim().is_empty() => {
+            basepress::signing::Signer::parse(&text, "BASEPRESS_SIGNING_KEY")
+                .map(Some)
+                .map_err(failed)
+        }
+        _ => Ok(None),
+    }
+}
+
+fn parse_version(s: &str) -> Result<semver::Version, String> {
+    semver::Version::parse(s.strip_prefix('v').unwrap_or(s))
+        .map_err(|e| format!("`{s}` is not a version like v1.30.0 ({e})"))
+}
+
 fn coverage_table(rows: &[engine::Coverage]) -> String {
     let mut out = String::from("language  translated  missing\n");
     for r in rows {
@@ -283,5 +399,13 @@ fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
         ),
         Format::Json => print!("{}", report::render_json(&outcome.diagnostics)),
         Format::Github => print!("{}", report::render_github(&outcome.diagnostics)),
+        Format::Sarif => print!("{}", report::sarif::render(&outcome.diagnostics, root)),
+        Format::Junit => {
+            let cases = report::junit::cases(&outcome.diagnostics);
+            print!(
+                "{}",
+                report::junit::render(&cases, &outcome.diagnostics, root)
+            );
+        }
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod links;
 pub mod markdown;
+pub mod signatures;
 pub mod variables;
 
 use crate::diagnostics::{rule, Diagnostic, Location};
@@ -29,8 +30,9 @@ pub struct Analysis {
     pub index: LinkIndex,
     /// Each page's document, in `site.pages` order.
     pub docs: Vec<Arc<Document>>,
-    /// Findings about the site as a whole: inputs that collide on a path.
-    pub conflicts: Vec<Diagnostic>,
+    /// Findings about the site as a whole: inputs that collide on a
+    /// path, the bases' signatures.
+    pub site_findings: Vec<Diagnostic>,
     /// By page: its unknown variables (an untranslated copy repeats its
     /// original's, at the original's place).
     pub problems: Vec<Vec<Diagnostic>>,
@@ -63,10 +65,12 @@ pub struct Changed {
     pub recheck: BTreeSet<usize>,
 }
 
-/// Analyses a loaded project.
-pub fn analyze(site: Site) -> Analysis {
-    let (paths, mut conflicts) = published_paths(&site);
-    conflicts.extend(case_conflicts(&site));
+/// Analyses a loaded project; `signer` signs the bases not released yet.
+pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analysis {
+    let mut site_findings = signatures::attach(&mut site, signer);
+    let (paths, conflicts) = published_paths(&site);
+    site_findings.extend(conflicts);
+    site_findings.extend(case_conflicts(&site));
     let index = LinkIndex::new(&site, paths);
     let mut graph = Graph::places(&site);
     // An untranslated copy has its original's document: only originals
@@ -100,7 +104,7 @@ pub fn analyze(site: Site) -> Analysis {
         site,
         index,
         docs,
-        conflicts,
+        site_findings,
         problems,
         graph,
     }
@@ -109,7 +113,9 @@ pub fn analyze(site: Site) -> Analysis {
 impl Analysis {
     /// Every finding of the analysis.
     pub fn findings(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.conflicts.iter().chain(self.problems.iter().flatten())
+        self.site_findings
+            .iter()
+            .chain(self.problems.iter().flatten())
     }
 
     /// Puts new bodies in place of some pages' (`(page, body)`, originals

@@ -97,7 +97,8 @@ fn differences(lock: &Lock, version: &Version, base: &Base) -> Vec<String> {
     };
     let short = |sha: &str| sha.get(..12).unwrap_or(sha).to_string();
     let mut out = Vec::new();
-    for (name, sha) in locked {
+    // The signature is recorded in the lock, and checked with the key.
+    for (name, sha) in locked.iter().filter(|(n, _)| *n != layout::SIGNATURE) {
         match base.file(name) {
             None => out.push(format!("`{name}` was released and is no longer published")),
             Some(f) if &f.sha256 != sha => out.push(format!(
@@ -143,6 +144,9 @@ fn against_deployed(deployed: &Deployed, bases: &[Base]) -> Vec<Diagnostic> {
             .collect();
         ours.insert("SHA256SUMS".into(), layout::sha256sums(base).into_bytes());
         ours.insert("files.txt".into(), layout::files_txt(base).into_bytes());
+        if let Some(sig) = &base.signature {
+            ours.insert(layout::SIGNATURE.into(), sig.clone().into_bytes());
+        }
         for (name, bytes) in theirs {
             let problem = match ours.get(name) {
                 None => Some(format!("`{name}` is deployed and no longer published")),

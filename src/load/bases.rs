@@ -201,7 +201,10 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
     };
     let mut folders = Vec::new();
     for entry in entries.filter_map(Result::ok) {
-        if entry.file_name().to_string_lossy().starts_with('.') {
+        // Hidden entries, and the release signatures, which live beside
+        // the bases and not in them.
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name == "signatures" {
             continue;
         }
         let path = entry.path();
@@ -507,6 +510,7 @@ fn load_base(
         kustomization,
         manifests,
         generators,
+        signature: None,
     })
 }
 

@@ -106,6 +106,9 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
             ));
         }
     }
+    if let Some(signing) = &config.signing {
+        crate::signing::validate_config(signing).map_err(|(needle, msg)| fail(&needle, msg))?;
+    }
     let releases = &config.image.releases;
     if !crate::input::stays_inside(releases) {
         return Err(fail(

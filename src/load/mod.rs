@@ -13,12 +13,13 @@ mod deployed;
 pub mod i18n;
 pub mod images;
 pub mod lock;
+mod signatures;
 
 use crate::diagnostics::{rule, Diagnostic};
 use crate::model::site::{Page, Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
-pub use bases::{env_lines, kustomization_references, Reference, KUSTOMIZATION};
+pub use bases::{env_lines, is_safe_file_name, kustomization_references, Reference, KUSTOMIZATION};
 
 /// What loading reads besides the project itself.
 #[derive(Debug, Clone, Default)]
@@ -65,6 +66,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         .against
         .as_deref()
         .and_then(|dir| deployed::load(dir, &mut diagnostics));
+    let signatures = signatures::load(root, &mut diagnostics);
 
     let failed = diagnostics
         .iter()
@@ -81,6 +83,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
             strings,
             lock,
             deployed,
+            signatures,
         }),
         _ => None,
     };

@@ -27,6 +27,31 @@ pub struct Config {
     /// Rules downgraded or silenced, each with a reason.
     #[serde(default)]
     pub exceptions: Vec<Exception>,
+    /// Who signs the releases (`identity`, `namespace`, `public_key`);
+    /// releases are unsigned without it.
+    #[serde(default)]
+    pub signing: Option<SigningConfig>,
+}
+
+/// `signing:` in site.yaml: who signs the releases, and with which key.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SigningConfig {
+    /// The signer's identity (`releases@example.com`): the principal of
+    /// the `allowed_signers` line, which installers pass to `-I`.
+    pub identity: String,
+    /// The namespace prefix: version vX.Y.Z is signed in
+    /// `NAMESPACE/vX.Y.Z`, which installers pass to `-n`.
+    pub namespace: String,
+    /// The public key, as in a `.pub` file (`ssh-ed25519 AAAA… comment`).
+    pub public_key: String,
+}
+
+impl SigningConfig {
+    /// The namespace signatures of `version` are made in.
+    pub fn namespace_for(&self, version: &semver::Version) -> String {
+        format!("{}/v{version}", self.namespace)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -112,6 +137,7 @@ mod tests {
             },
             exceptions: vec![],
             translations: Translations::Optional,
+            signing: None,
         }
     }
 

@@ -48,19 +48,62 @@ pub fn base_path(base: &Base) -> String {
     format!("/kubernetes/{}/base/", base.folder())
 }
 
-/// `SHA256SUMS` in the format `sha256sum -c` reads: every published file of
-/// the base, sorted by name.
+/// The detached signature of `SHA256SUMS`, beside it in the base folder.
+pub const SIGNATURE: &str = "SHA256SUMS.sig";
+
+/// Where `basepress release` stores the signature of each version,
+/// relative to the project root.
+pub const SIGNATURES_DIR: &str = "bases/signatures";
+
+/// The stored signature of `version`, relative to the root.
+pub fn stored_signature(version: &semver::Version) -> std::path::PathBuf {
+    std::path::Path::new(SIGNATURES_DIR).join(format!("v{version}.sig"))
+}
+
+/// Site path of the file that says whose signatures to trust.
+pub const ALLOWED_SIGNERS: &str = "/kubernetes/allowed_signers";
+
+/// `SHA256SUMS` in the format `sha256sum -c` reads: every published file
+/// of the base and `files.txt`, sorted by name. (It cannot cover itself,
+/// and the signature that covers it is checked with `ssh-keygen`.)
 pub fn sha256sums(base: &Base) -> String {
-    base.files
+    sha256sums_for(base, base.signature.is_some())
+}
+
+/// [`sha256sums`] of the base published with (`signed`) or without a
+/// signature, which decides what `files.txt` lists.
+pub fn sha256sums_for(base: &Base, signed: bool) -> String {
+    let index = crate::model::site::sha256_hex(files_txt_for(base, signed).as_bytes());
+    let mut lines: Vec<(&str, &str)> = base
+        .files
         .iter()
-        .map(|f| format!("{}  {}\n", f.sha256, f.name))
+        .map(|f| (f.name.as_str(), f.sha256.as_str()))
+        .collect();
+    lines.push(("files.txt", &index));
+    lines.sort_unstable();
+    lines
+        .iter()
+        .map(|(name, sha)| format!("{sha}  {name}\n"))
         .collect()
 }
 
-/// `files.txt`: the names the download loop fetches, one per line, sorted.
+/// `files.txt`: the names the download loop fetches, one per line, sorted:
+/// the base's files, `SHA256SUMS`, its signature when signed, and
+/// `files.txt` itself (so that `sha256sum -c` finds every file it names
+/// after the loop).
 pub fn files_txt(base: &Base) -> String {
+    files_txt_for(base, base.signature.is_some())
+}
+
+/// [`files_txt`] of the base published with (`signed`) or without a
+/// signature.
+pub fn files_txt_for(base: &Base, signed: bool) -> String {
     let mut names: Vec<&str> = base.files.iter().map(|f| f.name.as_str()).collect();
     names.push("SHA256SUMS");
+    names.push("files.txt");
+    if signed {
+        names.push(SIGNATURE);
+    }
     names.sort_unstable();
     names.iter().map(|n| format!("{n}\n")).collect()
 }
@@ -75,6 +118,12 @@ pub fn kubernetes_paths(site: &Site) -> Vec<String> {
         }
         out.push(format!("{dir}SHA256SUMS"));
         out.push(format!("{dir}files.txt"));
+        if base.signature.is_some() {
+            out.push(format!("{dir}{SIGNATURE}"));
+        }
+    }
+    if site.config.signing.is_some() {
+        out.push(ALLOWED_SIGNERS.into());
     }
     out.push(VERSIONS_TXT.into());
     out.push(VERSIONS_JSON.into());

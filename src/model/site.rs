@@ -34,6 +34,17 @@ pub struct Site {
     /// A site deployed earlier whose versions must be published again
     /// unchanged (`--against DIR`).
     pub deployed: Option<Deployed>,
+    /// The release signatures stored in `bases/signatures/`, by version.
+    pub signatures: BTreeMap<Version, StoredSignature>,
+}
+
+/// A signature `basepress release` stored for a version.
+#[derive(Debug, Clone)]
+pub struct StoredSignature {
+    /// Relative to the root (`bases/signatures/v1.30.0.sig`).
+    pub path: PathBuf,
+    /// The armored SSHSIG.
+    pub text: String,
 }
 
 /// The base folders of a site deployed earlier: by folder name
@@ -65,6 +76,7 @@ impl Site {
             strings: BTreeMap::new(),
             lock: Lock::default(),
             deployed: None,
+            signatures: BTreeMap::new(),
         }
     }
 }
@@ -120,6 +132,9 @@ pub struct Base {
     pub manifests: Vec<Manifest>,
     /// The ConfigMap and Secret generators, with their entries.
     pub generators: Vec<Generator>,
+    /// The armored SSH signature of its `SHA256SUMS`, when it is published
+    /// signed (set by [`crate::signing::attach`]).
+    pub signature: Option<String>,
 }
 
 /// One Kubernetes object of a base, as written in its file, possibly with

@@ -2,7 +2,7 @@
 //! `SHA256SUMS` and `files.txt`, plus `versions.txt` and `versions.json`.
 
 use super::OutFile;
-use crate::model::layout::{self, base_path, files_txt, sha256sums};
+use crate::model::layout::{self, base_path, files_txt, sha256sums, ALLOWED_SIGNERS, SIGNATURE};
 use crate::model::site::Site;
 use serde::Serialize;
 
@@ -69,6 +69,17 @@ pub fn files(site: &Site) -> Vec<OutFile> {
         }
         out.push(OutFile::new(format!("{dir}SHA256SUMS"), sha256sums(base)));
         out.push(OutFile::new(format!("{dir}files.txt"), files_txt(base)));
+        if let Some(sig) = &base.signature {
+            out.push(OutFile::new(format!("{dir}{SIGNATURE}"), sig.clone()));
+        }
+    }
+    if let Some(allowed) = site
+        .config
+        .signing
+        .as_ref()
+        .and_then(|s| crate::signing::allowed_signers(s).ok())
+    {
+        out.push(OutFile::new(ALLOWED_SIGNERS, allowed));
     }
     let txt: String = site
         .bases

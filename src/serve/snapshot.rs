@@ -235,9 +235,38 @@ pub struct Downloads {
 
 struct Pin {
     build: Arc<Build>,
-    /// The names each loop still has to fetch, oldest loop first.
-    loops: Vec<BTreeSet<String>>,
+    /// Each loop on this build, oldest first.
+    loops: Vec<Loop>,
     last: Instant,
+}
+
+/// One run of the download loop.
+struct Loop {
+    /// The names `files.txt` lists, in its order: the order the loop
+    /// fetches them in.
+    order: Vec<String>,
+    /// The names it has still to fetch.
+    pending: BTreeSet<String>,
+}
+
+impl Loop {
+    fn new(order: Vec<String>) -> Self {
+        Loop {
+            pending: order.iter().cloned().collect(),
+            order,
+        }
+    }
+
+    /// Whether the loop has fetched every name before `files.txt` and
+    /// none after: a `files.txt` that lists itself is fetched again by
+    /// the loop right then, which is no new loop.
+    fn at_its_index(&self) -> bool {
+        let Some(i) = self.order.iter().position(|n| n == "files.txt") else {
+            return false;
+        };
+        self.pending.len() == self.order.len() - i
+            && self.order[i..].iter().all(|n| self.pending.contains(n))
+    }
 }
 
 /// A request for a file of a base folder, as [`Downloads`] sees it.
@@ -290,7 +319,7 @@ impl Downloads {
                 if let Some(names) = listed(current, request.folder) {
                     let pin = Pin {
                         build: Arc::clone(current),
-                        loops: vec![names],
+                        loops: vec![Loop::new(names)],
                         last: now,
                     };
                     pins.insert(request.folder.to_string(), pin);
@@ -299,16 +328,20 @@ impl Downloads {
             return Some(Arc::clone(current));
         };
         let build = Arc::clone(&pin.build);
-        if request.starts_loop() {
+        let again = request.starts_loop() && pin.loops.iter().any(Loop::at_its_index);
+        if request.starts_loop() && !again {
             if !same_base(&build, current, request.folder) {
                 return None;
             }
-            pin.loops.extend(listed(&build, request.folder));
+            pin.loops
+                .extend(listed(&build, request.folder).map(Loop::new));
         } else if request.loop_like {
-            if let Some(l) = pin.loops.iter_mut().find(|l| l.contains(request.name)) {
-                l.remove(request.name);
+            let fetching =
+                |l: &&mut Loop| l.pending.contains(request.name) && (!again || l.at_its_index());
+            if let Some(l) = pin.loops.iter_mut().find(fetching) {
+                l.pending.remove(request.name);
             }
-            pin.loops.retain(|l| !l.is_empty());
+            pin.loops.retain(|l| !l.pending.is_empty());
         }
         pin.last = now;
         if pin.loops.is_empty() {
@@ -325,14 +358,16 @@ impl Downloads {
 }
 
 /// The names `files.txt` of `folder` lists in `build`, as the shell splits
-/// them.
-fn listed(build: &Build, folder: &str) -> Option<BTreeSet<String>> {
+/// them, in order and once each.
+fn listed(build: &Build, folder: &str) -> Option<Vec<String>> {
     let entry = build.get(&format!("{folder}files.txt"))?;
     let body = entry.served().body.clone();
-    let names: BTreeSet<String> = String::from_utf8_lossy(&body)
-        .split_whitespace()
-        .map(str::to_string)
-        .collect();
+    let mut names: Vec<String> = Vec::new();
+    for name in String::from_utf8_lossy(&body).split_whitespace() {
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
     (!names.is_empty()).then_some(names)
 }
 

@@ -14,13 +14,14 @@ const LAYERS: &[&[&str]] = &[
     &["input", "kustomize"],
     &["report"],
     &["model"],
+    &["signing"],
     &["load"],
     &["analyze"],
     &["check"],
     &["render"],
     &["write"],
     &["engine"],
-    &["serve"],
+    &["serve", "verify"],
     &["main"],
 ];
 

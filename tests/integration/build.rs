@@ -58,17 +58,26 @@ fn a_base_publishes_exactly_what_its_kustomization_references() {
     let files_txt = std::fs::read_to_string(dir.join("files.txt")).unwrap();
     assert_eq!(
         files_txt,
-        "SHA256SUMS\nconfig.env\ndeployment.yaml\nkustomization.yaml\n"
+        "SHA256SUMS\nconfig.env\ndeployment.yaml\nfiles.txt\nkustomization.yaml\n"
     );
     assert!(
         !dir.join("agent.env").exists(),
         "an unreferenced file was published"
     );
 
+    // SHA256SUMS vouches for every file, files.txt included.
     let sums = std::fs::read_to_string(dir.join("SHA256SUMS")).unwrap();
     let mut expected = String::new();
-    for name in ["config.env", "deployment.yaml", "kustomization.yaml"] {
-        let bytes = std::fs::read(p.path(&format!("bases/v1.1.0/{name}"))).unwrap();
+    for name in [
+        "config.env",
+        "deployment.yaml",
+        "files.txt",
+        "kustomization.yaml",
+    ] {
+        let bytes = match name {
+            "files.txt" => files_txt.clone().into_bytes(),
+            _ => std::fs::read(p.path(&format!("bases/v1.1.0/{name}"))).unwrap(),
+        };
         assert_eq!(std::fs::read(dir.join(name)).unwrap(), bytes);
         expected.push_str(&format!("{}  {name}\n", sha256_hex(&bytes)));
     }

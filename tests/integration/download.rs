@@ -6,14 +6,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A static file server on 127.0.0.1 for the duration of a test.
-struct Server {
-    url: String,
+pub struct Server {
+    /// `http://127.0.0.1:N`.
+    pub url: String,
     server: std::sync::Arc<tiny_http::Server>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Server {
-    fn start(root: PathBuf) -> Server {
+    /// Serves the files below `root` until dropped.
+    pub fn start(root: PathBuf) -> Server {
         let server = std::sync::Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let port = server.server_addr().to_ip().unwrap().port();
         let s = server.clone();

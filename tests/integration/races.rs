@@ -191,14 +191,17 @@ fn a_download_loop_gets_one_build_while_bases_change() {
             }
         })
     };
-    let deadline = Instant::now() + Duration::from_secs(8);
+    // At least 4 s of loops; then until each installer has seen 3 bases
+    // (a busy machine rebuilds slowly), for at most 40 s.
+    let start = Instant::now();
+    let (least, most) = (Duration::from_secs(4), Duration::from_secs(40));
     let installers: Vec<_> = (0..2)
         .map(|_| {
             let origin = server.origin.clone();
             std::thread::spawn(move || {
                 let mut seen = BTreeSet::new();
                 let mut loops = 0;
-                while Instant::now() < deadline {
+                while start.elapsed() < least || (seen.len() < 3 && start.elapsed() < most) {
                     let work = tempfile::tempdir().unwrap();
                     let o = run_loop(&origin, work.path(), "v1.1.0");
                     assert!(o.status.success(), "the loop failed: {}", stderr(&o));

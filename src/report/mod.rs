@@ -1,13 +1,19 @@
 //! Findings as people and programs read them: text in the style of rustc
-//! (with the offending line quoted), one JSON document, or GitHub Actions
-//! workflow commands. What a finding carries from the inputs (a value, a
-//! line of a file) is cut and its control characters escaped here, before
-//! it reaches a terminal or a log.
+//! (with the offending line quoted), one JSON document, GitHub Actions
+//! workflow commands, and the formats CI systems already read: SARIF 2.1.0
+//! for code scanning ([`sarif`]) and JUnit XML for test reports
+//! ([`junit`]). Every format carries the same findings in the same order.
+//! What a finding carries from the inputs (a value, a line of a file) is
+//! cut and its control characters escaped here, before it reaches a
+//! terminal or a log.
+
+pub mod junit;
+pub mod sarif;
 
 use crate::diagnostics::{exit_code, Class, Diagnostic, Location, Severity};
 use serde::Serialize;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Output formats for findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -18,6 +24,10 @@ pub enum Format {
     Json,
     /// GitHub Actions workflow commands (`::error file=…`).
     Github,
+    /// SARIF 2.1.0, for code scanning (GitHub, GitLab, Azure DevOps).
+    Sarif,
+    /// JUnit XML, for CI test reports (GitLab, Jenkins).
+    Junit,
 }
 
 /// The longest a quoted value (between backticks or double quotes) may be
@@ -333,6 +343,59 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
     out
 }
 
+/// The file a location names, in `/` form relative to `prefix`-joined
+/// project root, or `None` when the location names a folder: CI systems
+/// show an annotation on a file, and one on a folder goes nowhere.
+pub(crate) fn file_of(root: &Path, prefix: &Path, location: &Location) -> Option<String> {
+    if location.file.as_os_str().is_empty() || root.join(&location.file).is_dir() {
+        return None;
+    }
+    let path = prefix.join(&location.file);
+    let parts: Vec<String> = path
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
+            _ => None,
+        })
+        .collect();
+    Some(parts.join("/"))
+}
+
+/// Where the project at `root` sits inside its git repository (`docs`
+/// for a project in `REPO/docs`, empty at the top), so that paths in a
+/// report are relative to the repository root as code scanning expects.
+/// Empty when `root` is not inside a repository.
+pub(crate) fn repository_prefix(root: &Path) -> PathBuf {
+    let Ok(root) = root.canonicalize() else {
+        return PathBuf::new();
+    };
+    for dir in root.ancestors() {
+        if dir.join(".git").exists() {
+            return root
+                .strip_prefix(dir)
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+        }
+    }
+    PathBuf::new()
+}
+
+/// The text of line `line` (1-based) of `file`, trimmed; empty when it
+/// cannot be read.
+pub(crate) fn line_text(root: &Path, file: &Path, line: usize) -> String {
+    let Some(index) = line.checked_sub(1) else {
+        return String::new();
+    };
+    let Ok(bytes) = crate::input::read_file(&root.join(file)) else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines()
+        .nth(index)
+        .map(|l| l.trim().to_string())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,5 +479,37 @@ mod tests {
             s,
             "::error title=link-broken,file=content/es/a%2Cb.md,line=3,col=4::bad, really%0Abad (Point the link at an existing page (by its .md source path or its URL) or published file.)\n"
         );
+    }
+
+    #[test]
+    fn folders_are_not_files_and_paths_use_slashes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("bases/v1.0.0")).unwrap();
+        std::fs::write(
+            dir.path().join("bases/v1.0.0/kustomization.yaml"),
+            "a\n  b  \n",
+        )
+        .unwrap();
+        let folder = Location::file("bases/v1.0.0");
+        assert_eq!(file_of(dir.path(), Path::new(""), &folder), None);
+        let file = Location::line("bases/v1.0.0/kustomization.yaml", 2);
+        assert_eq!(
+            file_of(dir.path(), Path::new("docs"), &file).as_deref(),
+            Some("docs/bases/v1.0.0/kustomization.yaml")
+        );
+        assert_eq!(line_text(dir.path(), &file.file, 2), "b");
+        assert_eq!(line_text(dir.path(), &file.file, 9), "");
+    }
+
+    #[test]
+    fn the_prefix_is_the_project_inside_its_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs/site")).unwrap();
+        assert_eq!(
+            repository_prefix(&dir.path().join("docs/site")),
+            Path::new("docs/site")
+        );
+        assert_eq!(repository_prefix(dir.path()), Path::new(""));
     }
 }
