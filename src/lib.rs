@@ -17,6 +17,7 @@ pub mod load;
 pub mod lock;
 pub mod pipeline;
 pub mod render;
+pub mod secrets;
 pub mod serve;
 pub mod site;
 pub mod write;
