@@ -106,6 +106,12 @@ enum Command {
         /// the system choose.
         #[arg(long)]
         port: Option<u16>,
+        /// Also answer requests that name this host (a name pointing at
+        /// this machine, or a proxy's); repeat for more. Requests naming
+        /// any other host are refused (DNS rebinding), except the address
+        /// listened on and, on loopback, `localhost`.
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_host: Vec<String>,
     },
     /// List every rule with its id, description and remedy.
     Rules {
@@ -185,8 +191,18 @@ fn main() -> ExitCode {
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
-        Command::Serve { root, bind, port } => {
-            match basepress::serve::run(basepress::serve::Options { root, bind, port }) {
+        Command::Serve {
+            root,
+            bind,
+            port,
+            allow_host,
+        } => {
+            match basepress::serve::run(basepress::serve::Options {
+                root,
+                bind,
+                port,
+                allow_hosts: allow_host,
+            }) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("error: {e:#}");
