@@ -320,18 +320,86 @@ fn lastmod(options: &Options) -> Result<Option<String>, Diagnostic> {
 }
 
 /// Renders a checked project that has no error: each file goes to `emit`
-/// (see [`Renderer::site_into`]). `Err` holds the findings that stopped it.
+/// (see [`Renderer::site_into`]) once the credential scanner has read it,
+/// so that what templates and variables put in pages is scanned too.
+/// `Ok` holds the count of files and the warnings the scan leaves (a leak
+/// that site.yaml's exceptions allow); `Err` the findings that stopped it.
 pub fn render(
     checked: &Checked,
     options: &Options,
     highlighter: &Highlighter,
+    tools: &Tools,
     cache: Option<&mut PageCache>,
     emit: &(dyn Fn(OutFile) + Sync),
-) -> Result<usize, Vec<Diagnostic>> {
+) -> Result<(usize, Vec<Diagnostic>), Vec<Diagnostic>> {
     let tera = checked.templates.as_ref().map_err(Clone::clone)?;
     let lastmod = lastmod(options).map_err(|d| vec![d])?;
     let renderer = Renderer::new(&checked.analysis, tera, highlighter, lastmod.as_deref());
-    renderer.site_into(cache, emit)
+    let sources = output_sources(checked.site());
+    let leaks = std::sync::Mutex::new(Vec::new());
+    let scanned = |f: OutFile| {
+        let found = scan_output(tools, &sources, &f);
+        if !found.is_empty() {
+            if let Ok(mut leaks) = leaks.lock() {
+                leaks.extend(found);
+            }
+        }
+        emit(f);
+    };
+    let count = renderer.site_into(cache, &scanned)?;
+    let leaks = check::finish(
+        Some(&checked.site().config),
+        leaks.into_inner().unwrap_or_default(),
+    );
+    if leaks.iter().any(Diagnostic::is_error) {
+        return Err(leaks);
+    }
+    Ok((count, leaks))
+}
+
+/// The source of each rendered page, by the file it is written to: a
+/// leak found in a page is reported at its source.
+pub(crate) fn output_sources(site: &Site) -> std::collections::HashMap<String, PathBuf> {
+    site.pages
+        .iter()
+        .map(|p| (layout::page_file(p), p.source.clone()))
+        .collect()
+}
+
+/// The credentials the scanner finds in a rendered file.
+pub(crate) fn scan_output(
+    tools: &Tools,
+    sources: &std::collections::HashMap<String, PathBuf>,
+    file: &OutFile,
+) -> Vec<Diagnostic> {
+    let found = tools.credentials.scan_file(&file.path, &file.bytes);
+    if found.is_empty() {
+        return Vec::new();
+    }
+    let (at, what) = match sources.get(&file.path) {
+        Some(source) => (
+            Location::file(source),
+            format!("the page rendered at {}", file.path),
+        ),
+        None => (
+            Location::file(file.path.trim_start_matches('/')),
+            format!("the published file {}", file.path),
+        ),
+    };
+    found
+        .into_iter()
+        .map(|f| {
+            Diagnostic::new(
+                rule::CREDENTIAL_LEAK,
+                format!(
+                    "{}, in {what} (line {}): a template, the front matter or a variable put it there",
+                    f.message(),
+                    f.line
+                ),
+            )
+            .at(at.clone())
+        })
+        .collect()
 }
 
 /// Loads and checks the project at `root`; writes nothing.
@@ -376,7 +444,8 @@ pub fn render_site(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Out
 
 fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>, Outcome) {
     let mut timings = Timings::start();
-    let checked = match load_and_check(root, options, &Tools::default(), &mut timings) {
+    let tools = Tools::default();
+    let checked = match load_and_check(root, options, &tools, &mut timings) {
         Ok(c) => c,
         Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
     };
@@ -388,31 +457,36 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
     let rendered = match target {
         Target::Memory => {
             let files = std::sync::Mutex::new(Vec::new());
-            render(&checked, options, &highlighter, None, &|f| {
+            render(&checked, options, &highlighter, &tools, None, &|f| {
                 if let Ok(mut files) = files.lock() {
                     files.push(f);
                 }
             })
-            .map(|count| {
+            .map(|(count, warnings)| {
                 timings.lap("render");
                 let mut files = files.into_inner().unwrap_or_default();
                 files.sort_by(|a, b| a.path.cmp(&b.path));
-                (count, Some(files))
+                (count, warnings, Some(files))
             })
         }
         Target::Disk(out) => write::Staging::new(out)
             .map_err(|d| vec![d])
             .and_then(|staging| {
                 let put = |f: OutFile| staging.put(&f.path, &f.bytes);
-                let count = render(&checked, options, &highlighter, None, &put)?;
+                let (count, warnings) =
+                    render(&checked, options, &highlighter, &tools, None, &put)?;
                 timings.lap("render and write");
                 staging.finish().map_err(|d| vec![d])?;
                 timings.lap("swap");
-                Ok((count, None))
+                Ok((count, warnings, None))
             }),
     };
     match rendered {
-        Ok((count, files)) => {
+        Ok((count, warnings, files)) => {
+            if !warnings.is_empty() {
+                diagnostics.extend(warnings);
+                diagnostics = check::finish(None, diagnostics);
+            }
             let mut outcome = Outcome::new(diagnostics, timings);
             outcome.written = Some(checked.summary(count));
             (files, outcome)

@@ -27,6 +27,7 @@ pub mod diagnostics;
 pub mod input;
 pub mod kustomize;
 pub mod report;
+pub mod secrets;
 pub mod signing;
 pub mod yaml;
 

@@ -143,6 +143,12 @@ enum Command {
         /// the system choose.
         #[arg(long)]
         port: Option<u16>,
+        /// Also answer requests that name this host (a name pointing at
+        /// this machine, or a proxy's); repeat for more. Requests naming
+        /// any other host are refused (DNS rebinding), except the address
+        /// listened on and, on loopback, `localhost`.
+        #[arg(long = "allow-host", value_name = "NAME")]
+        allow_host: Vec<String>,
     },
     /// List every rule with its id, description and remedy.
     Rules {
@@ -296,11 +302,17 @@ fn main() -> ExitCode {
             }
             ExitCode::from(outcome.exit_code())
         }
-        Command::Serve { root, bind, port } => {
+        Command::Serve {
+            root,
+            bind,
+            port,
+            allow_host,
+        } => {
             let options = basepress::serve::Options {
                 root,
                 bind,
                 port,
+                allow_hosts: allow_host,
                 build: environment(),
                 color: color(),
             };

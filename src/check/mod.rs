@@ -9,7 +9,7 @@
 //! site.yaml, sorts and drops repeated findings, once, for every stage.
 
 mod docs;
-mod leaks;
+pub mod leaks;
 mod links;
 mod manifests;
 mod overlays;
@@ -119,7 +119,7 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         id: "asset-credentials",
-        about: "no published asset carries a credential",
+        about: "no published asset or template carries a credential",
         scope: Scope::Site(leaks::assets),
         rules: &[rule::CREDENTIAL_LEAK],
         reraises: &[],
@@ -170,16 +170,10 @@ pub struct Context<'a> {
 
 /// What checks need that is costly to make, made once per run (or once
 /// per preview server).
+#[derive(Default)]
 pub struct Tools {
-    credentials: leaks::Patterns,
-}
-
-impl Default for Tools {
-    fn default() -> Self {
-        Tools {
-            credentials: leaks::Patterns::new(),
-        }
-    }
+    /// The credential scanner, its rules compiled.
+    pub credentials: crate::secrets::Scanner,
 }
 
 /// The findings of every check, by scope, before exceptions.

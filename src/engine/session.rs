@@ -192,6 +192,7 @@ impl Session {
                 &checked,
                 &self.options,
                 &self.highlighter,
+                &self.tools,
                 Some(&mut self.cache),
                 &|f| {
                     if let Ok(mut all) = rendered.lock() {
@@ -200,10 +201,14 @@ impl Session {
                 },
             );
             match result {
-                Ok(_) => {
+                Ok((_, warnings)) => {
                     let mut all = rendered.into_inner().unwrap_or_default();
                     all.sort_by(|a, b| a.path.cmp(&b.path));
                     files = Some(all);
+                    if !warnings.is_empty() {
+                        diagnostics.extend(warnings);
+                        diagnostics = check::finish(None, diagnostics);
+                    }
                 }
                 Err(errors) => {
                     diagnostics.extend(errors);
@@ -357,6 +362,22 @@ impl State {
                 return failed(check::finish(None, diagnostics), true);
             }
         };
+        // The rendered pages are scanned as a build scans them.
+        let sources = super::output_sources(site);
+        let leaks: Vec<Diagnostic> = pages
+            .iter()
+            .flat_map(|f| super::scan_output(tools, &sources, f))
+            .collect();
+        let mut diagnostics = diagnostics;
+        if !leaks.is_empty() {
+            let leaks = check::finish(Some(&site.config), leaks);
+            let stop = leaks.iter().any(Diagnostic::is_error);
+            diagnostics.extend(leaks);
+            diagnostics = check::finish(None, diagnostics);
+            if stop {
+                return failed(diagnostics, true);
+            }
+        }
         let mut changed: Vec<(String, Body)> = pages
             .into_iter()
             .map(|f| (f.path, Body::Ready(f.bytes)))

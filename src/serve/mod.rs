@@ -10,7 +10,10 @@
 //! server up: pages show the findings until they are fixed, and other
 //! files are served from the last good build.
 
+mod host;
 mod http;
+mod net;
+mod range;
 mod snapshot;
 mod watch;
 
@@ -21,7 +24,7 @@ use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{broadcast, watch as signal};
 
 /// The first port tried when none is given.
@@ -43,6 +46,9 @@ pub struct Options {
     pub build: crate::engine::Options,
     /// Whether findings printed to the terminal are coloured.
     pub color: bool,
+    /// Names requests may give as `Host` besides the address listened on
+    /// (and `localhost` on loopback): `--allow-host`.
+    pub allow_hosts: Vec<String>,
 }
 
 /// Builds the site, serves it and rebuilds it on changes until Ctrl-C.
@@ -71,15 +77,72 @@ pub fn run(options: Options) -> anyhow::Result<()> {
         .as_ref()
         .map(|b| b.prefix.clone())
         .unwrap_or_default();
-    println!("serving {}{prefix}/ (Ctrl-C to stop)", url(addr));
+    let hosts = announce(addr, &prefix, &options.allow_hosts);
     eprintln!(
         "watching {} for changes to site.yaml, the image data and {}/",
         options.root.display(),
         watch::INPUT_DIRS.join("/, ")
     );
-    runtime.block_on(serve(listener, app))?;
+    runtime.block_on(serve(listener, app, hosts))?;
     eprintln!("stopped");
     Ok(())
+}
+
+/// Prints where the site is served and, beyond loopback, a warning with
+/// the addresses to open; returns the hosts requests may name.
+fn announce(addr: SocketAddr, prefix: &str, allow: &[String]) -> host::AllowedHosts {
+    let interfaces = if addr.ip().is_unspecified() {
+        net::interface_addresses().unwrap_or_else(|e| {
+            eprintln!(
+                "warning: cannot list this machine's addresses ({e}): only loopback and --allow-host names are answered"
+            );
+            Vec::new()
+        })
+    } else {
+        Vec::new()
+    };
+    let (out, warnings) = announcement(addr, prefix, &interfaces, allow);
+    for w in warnings {
+        eprintln!("{w}");
+    }
+    for line in out {
+        println!("{line}");
+    }
+    host::AllowedHosts::new(addr, &interfaces, allow)
+}
+
+/// What [`announce`] prints: the lines for stdout (the first one names a
+/// URL that works on this machine: loopback when listening on every
+/// address) and the warnings.
+fn announcement(
+    addr: SocketAddr,
+    prefix: &str,
+    interfaces: &[IpAddr],
+    allow: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut warnings = Vec::new();
+    if !addr.ip().is_loopback() {
+        let what = if addr.ip().is_unspecified() {
+            format!("every address of this machine ({})", url(addr))
+        } else {
+            url(addr)
+        };
+        warnings.push(format!(
+            "warning: listening on {what}: anyone who can reach it can read the preview, drafts and build findings included, with no password; --bind 127.0.0.1 keeps it on this machine"
+        ));
+    }
+    if !allow.is_empty() {
+        warnings.push(format!("answering also to the names: {}", allow.join(", ")));
+    }
+    let mut out = Vec::new();
+    for (i, a) in net::reachable(addr, interfaces).into_iter().enumerate() {
+        out.push(if i == 0 {
+            format!("serving {}{prefix}/ (Ctrl-C to stop)", url(a))
+        } else {
+            format!("also at {}{prefix}/", url(a))
+        });
+    }
+    (out, warnings)
 }
 
 fn url(addr: SocketAddr) -> String {
@@ -92,7 +155,7 @@ fn url(addr: SocketAddr) -> String {
 /// Listens on `port`, or on the first free port from [`DEFAULT_PORT`].
 fn bind(ip: IpAddr, port: Option<u16>) -> anyhow::Result<TcpListener> {
     match port {
-        Some(p) => TcpListener::bind((ip, p))
+        Some(p) => net::listen(SocketAddr::new(ip, p))
             .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", SocketAddr::new(ip, p))),
         None => bind_first_free(ip, DEFAULT_PORT, PORTS_TRIED),
     }
@@ -102,7 +165,7 @@ fn bind(ip: IpAddr, port: Option<u16>) -> anyhow::Result<TcpListener> {
 fn bind_first_free(ip: IpAddr, first: u16, tries: u16) -> anyhow::Result<TcpListener> {
     let last = first.saturating_add(tries - 1);
     for p in first..=last {
-        match TcpListener::bind((ip, p)) {
+        match net::listen(SocketAddr::new(ip, p)) {
             Ok(l) => return Ok(l),
             Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
             Err(e) => {
@@ -118,27 +181,30 @@ fn bind_first_free(ip: IpAddr, first: u16, tries: u16) -> anyhow::Result<TcpList
     ))
 }
 
-async fn serve(listener: TcpListener, app: Arc<App>) -> std::io::Result<()> {
+async fn serve(
+    listener: TcpListener,
+    app: Arc<App>,
+    hosts: host::AllowedHosts,
+) -> std::io::Result<()> {
     listener.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(listener)?;
-    let router = http::router(Arc::clone(&app));
+    // The host check runs first, before any page or error is looked at.
+    let router = http::router(Arc::clone(&app))
+        .layer(axum::middleware::from_fn(range::ranges))
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(hosts),
+            host::guard,
+        ));
     let stopping = Arc::clone(&app);
-    let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+    tokio::spawn(async move {
         shutdown_signal().await;
         eprintln!("stopping…");
         // Ends the event streams, which would otherwise keep their
-        // connections open forever.
+        // connections open forever, and the server.
         let _ = stopping.shutdown.send(true);
     });
-    let mut stopped = app.shutdown.subscribe();
-    tokio::select! {
-        r = server => r,
-        // Connections that do not close in time are dropped.
-        _ = async {
-            let _ = stopped.wait_for(|s| *s).await;
-            tokio::time::sleep(Duration::from_secs(3)).await;
-        } => Ok(()),
-    }
+    net::serve(listener, router, net::LIMITS, app.shutdown.subscribe()).await;
+    Ok(())
 }
 
 async fn shutdown_signal() {
@@ -360,6 +426,34 @@ mod tests {
         assert!(got > port && got < port + 20, "{port} → {got}");
         let e = bind_first_free(ip, port, 1).unwrap_err().to_string();
         assert!(e.contains("all in use"), "{e}");
+    }
+
+    #[test]
+    fn beyond_loopback_a_warning_and_the_real_addresses() {
+        let ifs: Vec<IpAddr> = vec!["127.0.0.1".parse().unwrap(), "192.168.1.7".parse().unwrap()];
+        let (out, warnings) = announcement("0.0.0.0:1111".parse().unwrap(), "/docs", &ifs, &[]);
+        assert_eq!(
+            out,
+            [
+                "serving http://127.0.0.1:1111/docs/ (Ctrl-C to stop)",
+                "also at http://192.168.1.7:1111/docs/"
+            ]
+        );
+        assert!(out.iter().all(|l| !l.contains("0.0.0.0")), "{out:?}");
+        assert_eq!(warnings.len(), 1);
+        assert!(
+            warnings[0].starts_with("warning: listening on every address"),
+            "{warnings:?}"
+        );
+
+        let (out, warnings) = announcement("127.0.0.1:1111".parse().unwrap(), "", &[], &[]);
+        assert_eq!(out, ["serving http://127.0.0.1:1111/ (Ctrl-C to stop)"]);
+        assert!(warnings.is_empty());
+
+        let allow = vec!["docs.internal".to_string()];
+        let (out, warnings) = announcement("192.168.1.7:80".parse().unwrap(), "", &ifs, &allow);
+        assert_eq!(out, ["serving http://192.168.1.7:80/ (Ctrl-C to stop)"]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
     }
 
     #[test]

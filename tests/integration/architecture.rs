@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// lower layer only.
 const LAYERS: &[&[&str]] = &[
     &["diagnostics", "yaml"],
-    &["input", "kustomize"],
+    &["input", "kustomize", "secrets"],
     &["report"],
     &["model"],
     &["signing"],

@@ -11,6 +11,7 @@ mod download;
 mod fuzz;
 mod hostile;
 mod incremental;
+mod network;
 mod races;
 mod reports;
 mod rules;

@@ -125,10 +125,15 @@ fn a_version_with_errors_cannot_be_released() {
 
 #[test]
 fn credentials_are_never_published() {
+    // Made up of parts, so that no whole key is written in the repository.
+    let key_id = format!("{}{}", "AKIA", "Q3M7XR2LPZ4VN8KD");
+    let page = format!(
+        "---\ntitle: Install\n---\n# Install\n\n## Steps\n\n```sh\nexport AWS_ACCESS_KEY_ID={key_id}\n```\n"
+    );
     for (file, text, line) in [
         ("bases/v1.1.0/config.env", "MODE=a\nRUNNER_BOOTSTRAP_TOKEN=wst_4f9c2a7d1e8b6f3a0c5d\n", 2),
-        ("content/en/install.md", "---\ntitle: Install\n---\n# Install\n\n## Steps\n\n```sh\nexport AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\n```\n", 9),
-        ("static/key.pem", "-----BEGIN PRIVATE KEY-----\nMIIE\n", 1),
+        ("content/en/install.md", page.as_str(), 9),
+        ("static/key.pem", "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n", 1),
     ] {
         let p = Project::new();
         p.write(file, text);
@@ -329,4 +334,30 @@ fn against_a_deployed_site_every_version_stays_as_deployed() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(!out.exists());
+}
+
+/// What the sources do not hold but the rendered site would (a value of
+/// the image data, put in a page by a variable) is scanned before
+/// anything is written.
+#[test]
+fn the_rendered_site_is_scanned_before_it_is_written() {
+    let p = Project::new();
+    let token = format!("{}{}", "ghp_", "Z8kq2Lx7Vw3Nc9Rt5Yp1Hm4Bd6Gf0Js2Ua8E");
+    p.write(
+        "image-releases.yaml",
+        &format!(
+            "{IMAGES_YAML}env_prefixes: [AGENT_]\nenv:\n  - key: AGENT_TOKEN_HINT\n    versions: \"*\"\n    default: {token}\n"
+        ),
+    );
+    p.write(
+        "content/en/token.md",
+        "---\ntitle: Token\n---\n# Token\n\nThe default is {{ env.AGENT_TOKEN_HINT }}.\n",
+    );
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(err.contains("credential-leak"), "{err}");
+    assert!(err.contains("content/en/token.md"), "{err}");
+    assert!(!err.contains(&token), "the message shows the token: {err}");
+    assert!(!p.out().exists(), "nothing is written");
 }

@@ -429,7 +429,7 @@ fn responses_carry_types_validators_and_the_right_status() {
     assert_eq!(head.header("content-length"), page.body.len().to_string());
     let (status, text) = {
         let mut s = TcpStream::connect(&server.addr).unwrap();
-        s.write_all(b"HEAD /kubernetes/v1.30.0/base/files.txt HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        s.write_all(b"HEAD /kubernetes/v1.30.0/base/files.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             .unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
