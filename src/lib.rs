@@ -15,6 +15,7 @@ pub mod images;
 pub mod kustomize;
 pub mod load;
 pub mod lock;
+pub mod oci;
 pub mod pipeline;
 pub mod render;
 pub mod serve;
