@@ -360,7 +360,7 @@ pub struct BuiltImage {
 /// Writes an OCI image layout folder.
 pub struct LayoutWriter {
     dir: PathBuf,
-    tags: Vec<(String, BlobRef, Option<Value>)>,
+    tags: Vec<(String, BlobRef)>,
 }
 
 impl LayoutWriter {
@@ -494,7 +494,7 @@ impl LayoutWriter {
 
     /// Names `blob` (a manifest or an index) `tag` in index.json.
     pub fn tag(&mut self, tag: &str, blob: &BlobRef) {
-        self.tags.push((tag.to_string(), blob.clone(), None));
+        self.tags.push((tag.to_string(), blob.clone()));
     }
 
     /// Writes index.json.
@@ -502,7 +502,7 @@ impl LayoutWriter {
         let manifests: Vec<Value> = self
             .tags
             .iter()
-            .map(|(t, b, _)| {
+            .map(|(t, b)| {
                 let mut d = b.descriptor();
                 d["annotations"] = json!({ super::layout::REF_NAME: t });
                 d

@@ -536,8 +536,6 @@ pub fn inspect_command(opts: &InspectOptions, out: &mut dyn Write, err: &mut dyn
 
 fn inspect(opts: &InspectOptions) -> Result<(Image, Option<PathBuf>), Error> {
     let source = parse_source(&opts.source)?;
-    let image = open(&source, opts.tag.as_deref(), &opts.open)?;
-    let mut written = None;
     if let Some(path) = &opts.write_data {
         if path.exists() {
             return Err(Error::new(
@@ -549,6 +547,10 @@ fn inspect(opts: &InspectOptions) -> Result<(Image, Option<PathBuf>), Error> {
             )
             .with_help("write them to a new file and merge what you need by hand"));
         }
+    }
+    let image = open(&source, opts.tag.as_deref(), &opts.open)?;
+    let mut written = None;
+    if let Some(path) = &opts.write_data {
         let name = opts.name.clone().unwrap_or_else(|| source.name_hint());
         let text = data_file(&image, &name, &opts.source)?;
         std::fs::write(path, text).map_err(|e| {

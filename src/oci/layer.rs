@@ -592,4 +592,37 @@ mod tests {
         assert!(e.message.contains("climbs out"), "{e}");
         assert!(normalize(b"a/../../b").is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn damaged_layers_are_errors_never_panics(
+            pos in 0usize..4000,
+            byte in proptest::prelude::any::<u8>(),
+            cut in 0usize..4000,
+            kind in 0u8..3,
+        ) {
+            use crate::oci::fixture::{Compression as C, Layer};
+            let c = [C::None, C::Gzip, C::Zstd][kind as usize];
+            let (blob, mut bytes) = Layer::new(c)
+                .dir("usr/bin", 0o755)
+                .file("usr/bin/a", 0o755, &[5u8; 700])
+                .symlink("bin", "usr/bin")
+                .whiteout("opt/x")
+                .file("etc/passwd", 0o644, b"root:x:0:0::/root:/bin/sh\n")
+                .build()
+                .unwrap();
+            let damaged = pos < bytes.len() || cut.max(1) < bytes.len();
+            if pos < bytes.len() {
+                bytes[pos] ^= byte | 1;
+            }
+            bytes.truncate(cut.max(1));
+            let compression = Compression::of_layer(&blob.media_type);
+            let budget = Budget::new(Limits::default());
+            // Unverified, so that the stream itself meets the damage.
+            let _ = read_layer(&bytes[..], compression, &Expect::default(), &budget, "layer");
+            let verified = Expect { blob: Some((blob.digest.clone(), blob.size)), diff_id: Some(blob.diff_id.clone()) };
+            let r = read_layer(&bytes[..], compression, &verified, &budget, "layer");
+            proptest::prop_assert_eq!(r.is_err(), damaged);
+        }
+    }
 }
