@@ -261,6 +261,24 @@ pub mod rule {
         PUBLISHED_SIGNATURE_INVALID = "published-signature-invalid", Check, Error,
             "A published version's signature is missing, malformed, or does not verify for its SHA256SUMS against the allowed_signers file in the version's namespace.",
             "Publish the signature stored at release (bases/signatures/vX.Y.Z.sig) with the SHA256SUMS it signs.";
+        IMAGE_SOURCE_INVALID = "image-source-invalid", Input, Error,
+            "An image source is not one basepress can read: it must be `oci:DIR[:TAG]`, `docker-archive:FILE[:TAG]`, `registry://HOST[:PORT]/REPO[:TAG]` or `docker://HOST/REPO[:TAG]`.",
+            "Write the source the way skopeo names its transports, e.g. `oci:images/whystack-agent:1.29.0`.";
+        IMAGE_UNAVAILABLE = "image-unavailable", Input, Error,
+            "An image cannot be had: the folder or archive is missing, the tag is not in it, or the registry refused the credentials (401), does not have the image (404), failed (5xx) or did not answer in time.",
+            "Check the source and the tag; for a registry, its address and credentials (a Docker config.json, or a bearer token).";
+        IMAGE_CORRUPT = "image-corrupt", Input, Error,
+            "An image's bytes are wrong: a blob that does not match its digest, JSON that does not parse, a truncated or corrupt layer, a malformed whiteout, or a tar entry that climbs out of the root.",
+            "Build or copy the image again (skopeo copy verifies every digest); never edit its blobs by hand.";
+        IMAGE_UNSUPPORTED = "image-unsupported", Input, Error,
+            "An image uses a media type or format that basepress does not read: it reads OCI and Docker v2 manifests, indexes and configs, and tar layers plain, gzip or zstd.",
+            "Convert the image, e.g. `skopeo copy --format oci SOURCE oci:DIR:TAG`.";
+        IMAGE_TOO_LARGE = "image-too-large", Input, Error,
+            "An image crosses a bound on what basepress reads (uncompressed bytes, tar entries, compression ratio, layers, platforms): a decompression bomb, or not the image meant.",
+            "Check that the source names the right image; a layer that expands that much is almost surely hostile.";
+        IMAGE_SYMLINK_LOOP = "image-symlink-loop", Input, Error,
+            "A path in the image goes through symbolic links that loop, or through more than 40 of them, so the kernel refuses it (ELOOP).",
+            "Fix the links in the image so that every path resolves in a few hops.";
     }
 
     /// Looks a rule up by its id.

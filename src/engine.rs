@@ -95,6 +95,17 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[rule::RELEASE_VERSION_UNKNOWN, rule::SIGNING_KEY_INVALID],
     ),
     (
+        "image",
+        &[
+            rule::IMAGE_SOURCE_INVALID,
+            rule::IMAGE_UNAVAILABLE,
+            rule::IMAGE_CORRUPT,
+            rule::IMAGE_UNSUPPORTED,
+            rule::IMAGE_TOO_LARGE,
+            rule::IMAGE_SYMLINK_LOOP,
+        ],
+    ),
+    (
         "verify",
         &[
             rule::SITE_UNREACHABLE,

@@ -33,6 +33,8 @@ pub mod yaml;
 
 pub mod model;
 
+pub mod oci;
+
 pub mod load;
 
 pub mod analyze;

@@ -150,6 +150,11 @@ enum Command {
         #[arg(long = "allow-host", value_name = "NAME")]
         allow_host: Vec<String>,
     },
+    /// Read container images (OCI layouts, docker-archives, registries).
+    Image {
+        #[command(subcommand)]
+        command: ImageCommand,
+    },
     /// List every rule with its id, description and remedy.
     Rules {
         /// `text` for people, `json` for scripts.
@@ -172,6 +177,33 @@ fn environment() -> engine::Options {
 /// Whether findings printed on standard error are coloured.
 fn color() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// Print what basepress sees in an image: digest per platform, user,
+    /// commands on PATH, entrypoint, ports, labels.
+    Inspect(basepress::oci::inspect::InspectArgs),
+}
+
+/// The defaults `image inspect` takes from the environment.
+fn image_environment() -> basepress::oci::inspect::Environment {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    let home = var("HOME");
+    basepress::oci::inspect::Environment {
+        default_cache: var("XDG_CACHE_HOME")
+            .or_else(|| home.as_ref().map(|h| h.join(".cache")))
+            .map(|d| d.join("basepress")),
+        default_docker_config: var("DOCKER_CONFIG")
+            .or_else(|| home.as_ref().map(|h| h.join(".docker")))
+            .map(|d| d.join("config.json")),
+        bearer_token: std::env::var("BASEPRESS_REGISTRY_TOKEN").ok(),
+        color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
 }
 
 fn main() -> ExitCode {
@@ -324,6 +356,9 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Image {
+            command: ImageCommand::Inspect(args),
+        } => ExitCode::from(basepress::oci::inspect::run(&args, &image_environment())),
         Command::Rules { format } => {
             let mut stdout = std::io::stdout().lock();
             let text = match format {

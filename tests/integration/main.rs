@@ -12,6 +12,7 @@ mod fuzz;
 mod hostile;
 mod incremental;
 mod network;
+mod oci;
 mod races;
 mod reports;
 mod rules;
