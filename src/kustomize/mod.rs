@@ -1,6 +1,7 @@
 //! What basepress knows of Kustomize: strategic merge patches of pod
 //! templates, to check documented overlays against the bases.
 
+pub mod prov;
 pub mod smp;
 
 use serde_json::Value;
