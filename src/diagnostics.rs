@@ -253,6 +253,9 @@ pub mod rule {
         KUSTOMIZE_BUILD_INVALID = "kustomize-build-invalid", Check, Error,
             "Kustomize would refuse this build for another reason: an invalid selector or regular expression, a field that is not of the expected type, an ambiguous name reference.",
             "Fix the kustomization as the message says; `kubectl kustomize` shows the same failure.";
+        KUSTOMIZE_GENERATOR_KEY_INVALID = "kustomize-generator-key-invalid", Check, Error,
+            "A generated ConfigMap or Secret has a key that is not a valid environment variable name or data key. Kustomize builds it; basepress refuses it, since the API server rejects the object.",
+            "Use letters, digits, `-`, `_` and `.` in keys (env file keys must not start with a digit).";
     }
 
     /// Looks a rule up by its id.

@@ -266,17 +266,43 @@ impl<'a> Builder<'a> {
                 file_location(file, e.line, e.column),
             )
         };
-        let k: Kustomization = if text.trim().is_empty() {
-            Kustomization::default()
-        } else {
-            yaml::from_str(text).map_err(invalid)?
-        };
-        let positions = yaml::documents_with_positions(text)
+        let doc = yaml::documents_with_positions(text)
             .map_err(invalid)?
             .into_iter()
-            .next()
-            .map(|d| d.positions)
-            .unwrap_or_default();
+            .next();
+        let (mut value, positions) = match doc {
+            Some(d) => (d.value, d.positions),
+            None => (Value::Object(Default::default()), Positions::default()),
+        };
+        // Kustomize reads the kustomization as YAML 1.1, where a plain
+        // `yes` or `on` is a boolean.
+        for (pointer, b) in yaml::yaml11_booleans(text) {
+            if let Some(node) = value.pointer_mut(&pointer) {
+                *node = Value::Bool(b);
+            }
+        }
+        let k: Kustomization = serde_path_to_error::deserialize(&value).map_err(|e| {
+            let mut pointer = String::new();
+            for seg in e.path().iter() {
+                match seg {
+                    serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+                    serde_path_to_error::Segment::Map { key } => {
+                        pointer.push('/');
+                        pointer.push_str(&yaml::pointer_segment(key));
+                    }
+                    _ => {}
+                }
+            }
+            let (line, column) = positions.nearest(&pointer).unzip();
+            let field = e.path().to_string();
+            let message = e.into_inner().to_string();
+            let message = if field == "." {
+                format!("invalid kustomization: {message}")
+            } else {
+                format!("invalid kustomization: `{field}`: {message}")
+            };
+            error(rule::KUSTOMIZATION_INVALID, message, file_location(file, line, column))
+        })?;
         let kz = Kz {
             dir: dir.to_string(),
             file,
@@ -406,9 +432,9 @@ impl<'a> Builder<'a> {
             let (_, file) = kz.read(self.files, env, &p)?;
             let origin = origin(file);
             let offset = file.line_offset;
-            let more = generate::env_pairs(&file.bytes, |line| Src::new(&origin, line + offset, 1)).map_err(|(line, m)| {
+            let more = generate::env_pairs(&file.bytes, |line| Src::new(&origin, line + offset, 1)).map_err(|(line, rule, m)| {
                 error(
-                    rule::KUSTOMIZE_GENERATOR_INVALID,
+                    rule,
                     format!("env file `{env}`: {m}"),
                     file_location(file, Some(line), Some(1)),
                 )
@@ -438,7 +464,7 @@ impl<'a> Builder<'a> {
         for pair in &pairs {
             if !generate::is_config_key(&pair.key) {
                 return Err(error(
-                    rule::KUSTOMIZE_GENERATOR_INVALID,
+                    rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
                     format!("`{}` is not a valid key: use letters, digits, `-`, `_` and `.`", pair.key),
                     pair.at.location(),
                 ));
@@ -859,6 +885,8 @@ fn absorb(kz: &Kz, pointer: &str, behavior: &str, all: &mut Vec<Res>, mut res: R
                     merge_data(old, &mut res, field);
                 }
             }
+            // Either side can turn the hash off.
+            res.needs_hash &= old.needs_hash;
             res.prev = old.prev.clone();
             res.prefixes = old.prefixes.clone();
             res.suffixes = old.suffixes.clone();

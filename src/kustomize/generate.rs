@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::prov::{Kids, Prov, Src};
+use crate::diagnostics::{rule, Rule};
 
 /// One key of a generated object, with where its value was written.
 pub struct Pair {
@@ -84,7 +85,10 @@ pub fn is_config_key(key: &str) -> bool {
 /// The pairs of an env file: one `KEY=value` a line, `#` comments and
 /// blank lines skipped, a byte-order mark and CR line ends accepted.
 /// `at(line)` gives the position of a 1-based line.
-pub fn env_pairs(bytes: &[u8], at: impl Fn(usize) -> Src) -> Result<Vec<Pair>, (usize, String)> {
+pub fn env_pairs(
+    bytes: &[u8],
+    at: impl Fn(usize) -> Src,
+) -> Result<Vec<Pair>, (usize, &'static Rule, String)> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut out = Vec::new();
     let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
@@ -94,7 +98,8 @@ pub fn env_pairs(bytes: &[u8], at: impl Fn(usize) -> Src) -> Result<Vec<Pair>, (
     for (i, raw) in lines.into_iter().enumerate() {
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let Ok(line) = std::str::from_utf8(raw) else {
-            return Err((i + 1, format!("line {} has invalid utf8 bytes", i + 1)));
+            let m = format!("line {} is not UTF-8 text", i + 1);
+            return Err((i + 1, rule::KUSTOMIZE_GENERATOR_INVALID, m));
         };
         let line = line.trim_start();
         if line.is_empty() || line.starts_with('#') {
@@ -104,6 +109,7 @@ pub fn env_pairs(bytes: &[u8], at: impl Fn(usize) -> Src) -> Result<Vec<Pair>, (
         if !is_env_var_name(key) {
             return Err((
                 i + 1,
+                rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
                 format!(
                     "{key:?} is not a valid environment variable name: use letters, digits, `-`, `.` and `_`, not starting with a digit"
                 ),
@@ -212,15 +218,14 @@ pub fn object(
     Generated { value, prov }
 }
 
-/// The name suffix Kustomize computes from a ConfigMap's or Secret's kind,
-/// name and data (other kinds: from the whole object).
+/// The name suffix Kustomize computes from a ConfigMap's or Secret's kind
+/// and data (other kinds: from the whole object).
 pub fn hash(value: &Value) -> String {
     let kind = value.get("kind").and_then(Value::as_str).unwrap_or_default();
     let field = |name: &str| value.get(name).cloned().unwrap_or_else(|| "".into());
-    let name = value
-        .pointer("/metadata/name")
-        .cloned()
-        .unwrap_or_else(|| "".into());
+    // Kustomize looks the name up as one field called "metadata/name",
+    // which no object has: the name never counts.
+    let name = Value::from("");
     let encoded = match kind {
         "ConfigMap" => {
             let mut m = Map::new();

@@ -371,17 +371,21 @@ fn subject(ctx: &Ctx, candidates: &[usize], node: &Value, at: Vec<usize>) -> Res
     let filtered: Vec<usize> = match node.get("namespace").and_then(Value::as_str) {
         None => candidates.to_vec(),
         Some(ns) => {
-            let by_org: Vec<usize> = candidates
-                .iter()
-                .copied()
-                .filter(|&i| ctx.all[i].org().namespace == ns)
-                .collect();
-            if by_org.is_empty() {
+            // Candidates by original namespace if any has it, else by the
+            // current one (cluster-scoped objects have none).
+            let group = |org: bool| -> Vec<usize> {
                 candidates
                     .iter()
                     .copied()
-                    .filter(|&i| ctx.all[i].cur().namespace == ns)
+                    .filter(|&i| {
+                        let id = if org { ctx.all[i].org() } else { ctx.all[i].cur() };
+                        !id.is_cluster_scoped() && id.effective_namespace() == ns
+                    })
                     .collect()
+            };
+            let by_org = group(true);
+            if by_org.is_empty() {
+                group(false)
             } else {
                 by_org
             }

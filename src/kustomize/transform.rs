@@ -208,7 +208,7 @@ pub fn visit(
                 prov.set_key(name, Prov::uniform(child, &prov.at.clone()));
             }
             match prov.key_mut(name) {
-                Some(p) => visit(child, p, rest, creating, src, set),
+                Some(p) => visit(child, p, rest, create, src, set),
                 None => Ok(()),
             }
         }

@@ -9,6 +9,7 @@ mod docs;
 mod download;
 mod fuzz;
 mod incremental;
+mod kustomize;
 mod rules;
 mod safety;
 mod serve;
