@@ -690,7 +690,11 @@ impl<'a> Builder<'a> {
                 for r in all.iter_mut() {
                     if r.any_ids().iter().any(|id| id.name == rep.name && id.kind == *kind) {
                         found = true;
-                        transform::replicas(r, rep.count, &src).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+                        // Matched by any id, written only if the kind still is.
+                        if r.kind() == *kind {
+                            transform::replicas(r, rep.count, &src)
+                                .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+                        }
                     }
                 }
             }

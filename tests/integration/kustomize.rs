@@ -234,3 +234,582 @@ fn repository_bases_match_kubectl() {
     let failures = compare_all(&cases);
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Random but valid bases and overlays.
+mod generated {
+    use super::*;
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    /// A workload of the base.
+    #[derive(Debug, Clone)]
+    struct Workload {
+        kind: &'static str,
+        name: &'static str,
+        image: &'static str,
+        replicas: Option<u8>,
+        env_from_cm: bool,
+        env_from_secret: bool,
+        volume_cm: bool,
+        labels: bool,
+    }
+
+    #[derive(Debug, Clone)]
+    struct Generator {
+        secret: bool,
+        name: &'static str,
+        literals: Vec<(&'static str, String)>,
+        env_file: Vec<(&'static str, String)>,
+        no_hash: bool,
+        labels: bool,
+    }
+
+    /// Fields of a kustomization that transform what it builds.
+    #[derive(Debug, Clone, Default)]
+    struct Transforms {
+        namespace: Option<&'static str>,
+        prefix: Option<&'static str>,
+        suffix: Option<&'static str>,
+        common_labels: Vec<(&'static str, &'static str)>,
+        labels: Option<(&'static str, bool, bool)>,
+        annotations: Vec<(&'static str, String)>,
+        image: Option<(&'static str, Option<&'static str>, Option<&'static str>, Option<&'static str>)>,
+        replicas: Option<(usize, u8)>,
+        smp: Option<(usize, u8)>,
+        json: Option<(usize, u8)>,
+        legacy_json: bool,
+        inline: bool,
+    }
+
+    #[derive(Debug, Clone)]
+    struct Spec {
+        workloads: Vec<Workload>,
+        services: bool,
+        generators: Vec<Generator>,
+        base: Transforms,
+        overlay: Option<(Transforms, Vec<(usize, Vec<(&'static str, String)>)>, bool)>,
+    }
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z0-9]{0,6}",
+            Just("with space".to_string()),
+            Just("a=b".to_string()),
+            Just("<&>".to_string()),
+            Just("'quoted'".to_string()),
+            Just("12".to_string()),
+        ]
+    }
+
+    fn key() -> impl Strategy<Value = &'static str> {
+        prop::sample::select(vec!["A", "B", "RUNNER_LOG", "x.y", "key-1", "Z_9"])
+    }
+
+    fn pairs() -> impl Strategy<Value = Vec<(&'static str, String)>> {
+        prop::collection::btree_map(key(), value(), 0..4).prop_map(|m| m.into_iter().collect())
+    }
+
+    fn workload() -> impl Strategy<Value = Workload> {
+        (
+            prop::sample::select(vec!["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod"]),
+            prop::sample::select(vec!["web", "agent", "db"]),
+            prop::sample::select(vec!["nginx", "nginx:1.25", "app@sha256:abc", "reg.io:5000/app:2", "whystack-agent"]),
+            prop::option::of(0u8..4),
+            any::<(bool, bool, bool, bool)>(),
+        )
+            .prop_map(|(kind, name, image, replicas, (a, b, c, d))| Workload {
+                kind,
+                name,
+                image,
+                replicas,
+                env_from_cm: a,
+                env_from_secret: b,
+                volume_cm: c,
+                labels: d,
+            })
+    }
+
+    fn generator() -> impl Strategy<Value = Generator> {
+        (any::<bool>(), prop::sample::select(vec!["cfg", "env", "settings"]), pairs(), pairs(), any::<(bool, bool)>())
+            .prop_map(|(secret, name, literals, env_file, (no_hash, labels))| Generator {
+                secret,
+                name,
+                literals,
+                env_file,
+                no_hash,
+                labels,
+            })
+    }
+
+    fn transforms() -> impl Strategy<Value = Transforms> {
+        let image = prop::option::of((
+            prop::sample::select(vec!["nginx", "app", "whystack-agent", "reg.io:5000/app"]),
+            prop::option::of(prop::sample::select(vec!["mirror.io/nginx", "x/app"])),
+            prop::option::of(prop::sample::select(vec!["v2", "3.0"])),
+            prop::option::of(prop::sample::select(vec!["sha256:1234"])),
+        ));
+        (
+            (
+                prop::option::of(prop::sample::select(vec!["team", "prod"])),
+                prop::option::of(prop::sample::select(vec!["p-", "x-"])),
+                prop::option::of(prop::sample::select(vec!["-s", "-v1"])),
+                prop::collection::vec((prop::sample::select(vec!["app", "tier", "env"]), prop::sample::select(vec!["a", "b"])), 0..2),
+                prop::option::of((prop::sample::select(vec!["team", "owner"]), any::<bool>(), any::<bool>())),
+            ),
+            (
+                prop::collection::vec((prop::sample::select(vec!["note", "example.com/x"]), value()), 0..2),
+                image,
+                prop::option::of((0usize..4, 0u8..4)),
+                prop::option::of((0usize..4, 0u8..4)),
+                prop::option::of((0usize..4, 0u8..3)),
+                any::<(bool, bool)>(),
+            ),
+        )
+            .prop_map(|((namespace, prefix, suffix, mut common_labels, labels), (annotations, image, replicas, smp, json, (legacy_json, inline)))| {
+                common_labels.dedup_by_key(|(k, _)| *k);
+                let labels = labels.filter(|(k, _, _)| !common_labels.iter().any(|(c, _)| c == k));
+                let mut annotations = annotations;
+                annotations.dedup_by_key(|(k, _)| *k);
+                Transforms {
+                    namespace,
+                    prefix,
+                    suffix,
+                    common_labels,
+                    labels,
+                    annotations,
+                    image,
+                    replicas,
+                    smp,
+                    json,
+                    legacy_json,
+                    inline,
+                }
+            })
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            prop::collection::vec(workload(), 1..4),
+            any::<bool>(),
+            prop::collection::vec(generator(), 0..3),
+            transforms(),
+            prop::option::of((transforms(), prop::collection::vec((0usize..3, pairs()), 0..2), any::<bool>())),
+        )
+            .prop_map(|(mut workloads, services, mut generators, base, overlay)| {
+                // Ids must be unique: one workload per name, one generator per name.
+                let mut seen = Vec::new();
+                workloads.retain(|w| {
+                    let new = !seen.contains(&w.name);
+                    seen.push(w.name);
+                    new
+                });
+                let mut gseen = Vec::new();
+                generators.retain(|g| {
+                    let new = !gseen.contains(&g.name);
+                    gseen.push(g.name);
+                    new
+                });
+                Spec {
+                    workloads,
+                    services,
+                    generators,
+                    base,
+                    overlay,
+                }
+            })
+    }
+
+    fn api(kind: &str) -> &'static str {
+        match kind {
+            "Pod" | "Service" | "ConfigMap" => "v1",
+            "Job" | "CronJob" => "batch/v1",
+            _ => "apps/v1",
+        }
+    }
+
+    fn quote(s: &str) -> String {
+        serde_json::to_string(s).unwrap()
+    }
+
+    fn pod_spec(w: &Workload, cm: Option<&str>, secret: Option<&str>, indent: usize) -> String {
+        let pad = " ".repeat(indent);
+        let mut s = format!("{pad}containers:\n{pad}  - name: main\n{pad}    image: {}\n", w.image);
+        let mut env_from = Vec::new();
+        if let (true, Some(cm)) = (w.env_from_cm, cm) {
+            env_from.push(format!("{{configMapRef: {{name: {cm}}}}}"));
+        }
+        if let (true, Some(sec)) = (w.env_from_secret, secret) {
+            env_from.push(format!("{{secretRef: {{name: {sec}}}}}"));
+        }
+        if !env_from.is_empty() {
+            s += &format!("{pad}    envFrom: [{}]\n", env_from.join(", "));
+        }
+        if let (true, Some(cm)) = (w.volume_cm, cm) {
+            s += &format!("{pad}volumes:\n{pad}  - name: conf\n{pad}    configMap: {{name: {cm}}}\n");
+        }
+        if w.kind == "Job" || w.kind == "CronJob" {
+            s += &format!("{pad}restartPolicy: Never\n");
+        }
+        s
+    }
+
+    fn workload_yaml(w: &Workload, cm: Option<&str>, secret: Option<&str>) -> String {
+        let labels = if w.labels { format!("\n  labels: {{app: {}}}", w.name) } else { String::new() };
+        let head = format!("apiVersion: {}\nkind: {}\nmetadata:\n  name: {}{labels}\n", api(w.kind), w.kind, w.name);
+        let replicas = w.replicas.map(|r| format!("  replicas: {r}\n")).unwrap_or_default();
+        match w.kind {
+            "Pod" => format!("{head}spec:\n{}", pod_spec(w, cm, secret, 2)),
+            "CronJob" => format!(
+                "{head}spec:\n  schedule: \"@daily\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n{}",
+                pod_spec(w, cm, secret, 10)
+            ),
+            "Job" => format!("{head}spec:\n  template:\n    spec:\n{}", pod_spec(w, cm, secret, 6)),
+            _ => format!(
+                "{head}spec:\n{replicas}  selector:\n    matchLabels: {{app: {n}}}\n  template:\n    metadata:\n      labels: {{app: {n}}}\n    spec:\n{}",
+                pod_spec(w, cm, secret, 6),
+                n = w.name
+            ),
+        }
+    }
+
+    fn kustomization(t: &Transforms, spec: &Spec, resources: &[String], files: &mut BTreeMap<String, Vec<u8>>, dir: &str) -> String {
+        let mut k = format!("resources:\n{}", resources.iter().map(|r| format!("  - {r}\n")).collect::<String>());
+        if let Some(ns) = t.namespace {
+            k += &format!("namespace: {ns}\n");
+        }
+        if let Some(p) = t.prefix {
+            k += &format!("namePrefix: {p}\n");
+        }
+        if let Some(s) = t.suffix {
+            k += &format!("nameSuffix: {s}\n");
+        }
+        if !t.common_labels.is_empty() {
+            k += "commonLabels:\n";
+            for (a, b) in &t.common_labels {
+                k += &format!("  {a}: {b}\n");
+            }
+        }
+        if let Some((key, sel, tmpl)) = t.labels {
+            k += &format!("labels:\n  - pairs: {{{key}: yes-label}}\n    includeSelectors: {sel}\n    includeTemplates: {tmpl}\n");
+        }
+        if !t.annotations.is_empty() {
+            k += "commonAnnotations:\n";
+            for (a, b) in &t.annotations {
+                k += &format!("  {a}: {}\n", quote(b));
+            }
+        }
+        if let Some((name, new_name, tag, digest)) = t.image {
+            k += &format!("images:\n  - name: {name}\n");
+            if let Some(n) = new_name {
+                k += &format!("    newName: {n}\n");
+            }
+            if let Some(t) = tag {
+                k += &format!("    newTag: {}\n", quote(t));
+            }
+            if let Some(d) = digest {
+                k += &format!("    digest: {d}\n");
+            }
+        }
+        let workload = |i: usize| &spec.workloads[i % spec.workloads.len()];
+        if let Some((i, count)) = t.replicas {
+            let w = workload(i);
+            if matches!(w.kind, "Deployment" | "StatefulSet") {
+                k += &format!("replicas:\n  - name: {}\n    count: {count}\n", w.name);
+            }
+        }
+        let mut patches = Vec::new();
+        if let Some((i, variant)) = t.smp {
+            let w = workload(i);
+            let body = match (w.kind, variant) {
+                ("Pod", _) => "spec:\n  terminationGracePeriodSeconds: 150\n".to_string(),
+                ("CronJob", _) => "spec:\n  suspend: true\n".to_string(),
+                (_, 0) => "spec:\n  template:\n    spec:\n      containers:\n        - name: main\n          env: [{name: PATCHED, value: \"1\"}]\n".to_string(),
+                (_, 1) => "spec:\n  template:\n    spec:\n      containers:\n        - name: side\n          image: busybox\n".to_string(),
+                (_, 2) => "metadata:\n  annotations: {patched: \"yes\"}\n".to_string(),
+                _ => "spec:\n  template:\n    metadata:\n      labels: {extra: \"1\"}\n".to_string(),
+            };
+            let patch = format!("apiVersion: {}\nkind: {}\nmetadata:\n  name: {}\n{body}", api(w.kind), w.kind, w.name);
+            let patch = fix_metadata(&patch);
+            if t.inline {
+                let indented: String = patch.lines().map(|l| format!("      {l}\n")).collect();
+                patches.push(format!("  - patch: |-\n{indented}"));
+            } else {
+                let name = format!("smp-{}.yaml", w.name);
+                files.insert(format!("{dir}{name}"), patch.into_bytes());
+                patches.push(format!("  - path: {name}\n"));
+            }
+        }
+        if let (Some((i, variant)), false) = (t.json, t.legacy_json) {
+            let w = workload(i);
+            let op = json_op(variant);
+            patches.push(format!("  - target: {{kind: {}, name: \"{}.*\"}}\n    patch: '{op}'\n", w.kind, &w.name[..2]));
+        }
+        if !patches.is_empty() {
+            k += &format!("patches:\n{}", patches.concat());
+        }
+        if let (Some((i, variant)), true) = (t.json, t.legacy_json) {
+            let w = workload(i);
+            k += &format!(
+                "patchesJson6902:\n  - target: {{version: {}, kind: {}, name: {}}}\n    patch: '{}'\n",
+                api(w.kind).rsplit('/').next().unwrap(),
+                w.kind,
+                w.name,
+                json_op(variant)
+            );
+        }
+        k
+    }
+
+    fn fix_metadata(s: &str) -> String {
+        // A patch with both `metadata:` lines merges them into one.
+        let mut out = String::new();
+        let mut seen = false;
+        for line in s.lines() {
+            if line == "metadata:" {
+                if seen {
+                    continue;
+                }
+                seen = true;
+            }
+            out += line;
+            out.push('\n');
+        }
+        out
+    }
+
+    fn json_op(variant: u8) -> String {
+        match variant {
+            0 => r#"[{"op": "add", "path": "/metadata/annotations", "value": {"json": "added"}}]"#.into(),
+            1 => r#"[{"op": "add", "path": "/metadata/labels/jsonlabel", "value": "x"}]"#.replace("/metadata/labels/jsonlabel", "/metadata/finalizers").replace("\"x\"", "[\"a\"]"),
+            _ => r#"[{"op": "replace", "path": "/kind", "value": "KEEP"}, {"op": "test", "path": "/kind", "value": "KEEP"}, {"op": "replace", "path": "/kind", "value": "KIND"}]"#.into(),
+        }
+    }
+
+    fn render(spec: &Spec, name: &str) -> Case {
+        let mut files = BTreeMap::new();
+        let cm = spec.generators.iter().find(|g| !g.secret).map(|g| g.name);
+        let secret = spec.generators.iter().find(|g| g.secret).map(|g| g.name);
+        let mut docs: Vec<String> = spec.workloads.iter().map(|w| workload_yaml(w, cm, secret)).collect();
+        if spec.services {
+            for w in &spec.workloads {
+                docs.push(format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {}\nspec:\n  selector: {{app: {}}}\n  ports: [{{port: 80}}]\n", w.name, w.name));
+            }
+        }
+        files.insert("base/resources.yaml".to_string(), docs.join("---\n").into_bytes());
+        let mut k = kustomization(&spec.base, spec, &["resources.yaml".to_string()], &mut files, "base/");
+        k += &generators(&spec.generators, &mut files, "base/", None);
+        files.insert("base/kustomization.yaml".into(), k.into_bytes());
+        let mut dir = "base".to_string();
+        if let Some((t, merges, own_cm)) = &spec.overlay {
+            let mut k = kustomization(t, spec, &["../base".to_string()], &mut files, "overlay/");
+            let mut gens: Vec<Generator> = Vec::new();
+            for (i, pairs) in merges {
+                if let Some(g) = spec.generators.get(*i) {
+                    if gens.iter().any(|x| x.name == g.name) {
+                        continue;
+                    }
+                    gens.push(Generator {
+                        literals: pairs.clone(),
+                        env_file: Vec::new(),
+                        ..g.clone()
+                    });
+                }
+            }
+            let mut merged = generators(&gens, &mut files, "overlay/", Some("merge"));
+            if *own_cm {
+                let own = Generator {
+                    secret: false,
+                    name: "overlay-own",
+                    literals: vec![("OWN", "1".into())],
+                    env_file: Vec::new(),
+                    no_hash: false,
+                    labels: false,
+                };
+                let extra = generators(&[own], &mut files, "overlay/", None);
+                merged = join_generators(&merged, &extra);
+            }
+            k += &merged;
+            files.insert("overlay/kustomization.yaml".into(), k.into_bytes());
+            dir = "overlay".into();
+        }
+        Case {
+            name: name.to_string(),
+            files,
+            dir,
+            error: None,
+            stricter: None,
+        }
+    }
+
+    /// Joins two rendered generator sections, which may both open the
+    /// same top-level key.
+    fn join_generators(a: &str, b: &str) -> String {
+        let mut cm = Vec::new();
+        let mut sec = Vec::new();
+        for part in [a, b] {
+            let mut current: Option<&mut Vec<String>> = None;
+            for line in part.lines() {
+                match line {
+                    "configMapGenerator:" => current = Some(&mut cm),
+                    "secretGenerator:" => current = Some(&mut sec),
+                    l => {
+                        if let Some(c) = current.as_deref_mut() {
+                            c.push(l.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = String::new();
+        if !cm.is_empty() {
+            out += &format!("configMapGenerator:\n{}\n", cm.join("\n"));
+        }
+        if !sec.is_empty() {
+            out += &format!("secretGenerator:\n{}\n", sec.join("\n"));
+        }
+        out
+    }
+
+    fn generators(gens: &[Generator], files: &mut BTreeMap<String, Vec<u8>>, dir: &str, behavior: Option<&str>) -> String {
+        let mut cm = String::new();
+        let mut sec = String::new();
+        for g in gens {
+            let mut s = format!("  - name: {}\n", g.name);
+            if let Some(b) = behavior {
+                s += &format!("    behavior: {b}\n");
+            }
+            let keys_env: Vec<&str> = g.env_file.iter().map(|(k, _)| *k).collect();
+            let literals: Vec<_> = g.literals.iter().filter(|(k, _)| !keys_env.contains(k)).collect();
+            if !literals.is_empty() {
+                s += "    literals:\n";
+                for (k, v) in literals {
+                    s += &format!("      - {}\n", quote(&format!("{k}={v}")));
+                }
+            }
+            if !g.env_file.is_empty() {
+                let name = format!("{}.env", g.name);
+                let text: String = g.env_file.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+                files.insert(format!("{dir}{name}"), text.into_bytes());
+                s += &format!("    envs: [{name}]\n");
+            }
+            if g.no_hash || g.labels {
+                s += "    options:\n";
+                if g.no_hash {
+                    s += "      disableNameSuffixHash: true\n";
+                }
+                if g.labels {
+                    s += "      labels: {generated: \"true\"}\n";
+                }
+            }
+            if g.secret {
+                sec += &s;
+            } else {
+                cm += &s;
+            }
+        }
+        let mut out = String::new();
+        if !cm.is_empty() {
+            out += &format!("configMapGenerator:\n{cm}");
+        }
+        if !sec.is_empty() {
+            out += &format!("secretGenerator:\n{sec}");
+        }
+        out
+    }
+
+    fn count() -> usize {
+        if crate::support::required() {
+            500
+        } else {
+            120
+        }
+    }
+
+    /// Whether basepress and kubectl agree on a generated case: the same
+    /// objects, or both refusing it.
+    fn agrees(case: &Case, scratch: &Path) -> Result<(), String> {
+        let ours = basepress(case);
+        let theirs = kubectl(case, scratch);
+        match (&ours, &theirs) {
+            (Ok(a), Ok(b)) if a == b => Ok(()),
+            (Err(e), Ok(_)) if e.starts_with("kustomize-patch-target-unmatched") => Ok(()),
+            (Err(_), Err(_)) => Ok(()),
+            _ => Err(format!(
+                "basepress: {}\nkubectl: {}",
+                serde_json::to_string_pretty(&ours).unwrap(),
+                serde_json::to_string_pretty(&theirs).unwrap()
+            )),
+        }
+    }
+
+    #[test]
+    fn generated_builds_match_kubectl() {
+        if !have("kubectl") {
+            return;
+        }
+        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]));
+        let strategy = spec();
+        let mut trees = Vec::new();
+        for _ in 0..count() {
+            trees.push(strategy.new_tree(&mut runner).unwrap());
+        }
+        let cases: Vec<Case> = trees.iter().enumerate().map(|(i, t)| render(&t.current(), &format!("gen-{i}"))).collect();
+        let scratch = tempfile::tempdir().unwrap();
+        let next = AtomicUsize::new(0);
+        let failing = std::sync::Mutex::new(Vec::new());
+        let agreed = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..6 {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    match agrees(case, scratch.path()) {
+                        Ok(()) => {
+                            agreed.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(_) => failing.lock().unwrap().push(i),
+                    }
+                });
+            }
+        });
+        let mut failing = failing.into_inner().unwrap();
+        failing.sort();
+        let Some(&first) = failing.first() else {
+            eprintln!("{} generated cases agree with kubectl", agreed.into_inner());
+            return;
+        };
+        // Shrink the first failing case to a smallest one that still fails.
+        let mut tree = trees.swap_remove(first);
+        let mut last = render(&tree.current(), "shrunk");
+        let mut why = agrees(&last, scratch.path()).err().unwrap_or_default();
+        for _ in 0..200 {
+            if !tree.simplify() {
+                break;
+            }
+            let candidate = render(&tree.current(), "shrunk");
+            match agrees(&candidate, scratch.path()) {
+                Err(w) => {
+                    last = candidate;
+                    why = w;
+                }
+                Ok(()) => {
+                    if !tree.complicate() {
+                        break;
+                    }
+                }
+            }
+        }
+        let files: String = last
+            .files
+            .iter()
+            .map(|(p, b)| format!("#### {p}\n{}", String::from_utf8_lossy(b)))
+            .collect();
+        panic!(
+            "{} of {} generated cases disagree with kubectl; the first, shrunk (build {}):\n{files}\n{why}",
+            failing.len(),
+            cases.len(),
+            last.dir
+        );
+    }
+}
