@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::cache::{Cache, Recording};
 use super::files::{join, within, Files, SourceFile};
 use super::generate::{self, Pair};
 use super::kustomization::{GeneratorArgs, GeneratorOptions, Kustomization, PatchArgs, Selector};
@@ -101,7 +102,7 @@ impl Kz<'_> {
         }
     }
 
-    fn read<'f>(&self, files: &'f dyn Files, rel: &str, pointer: &str) -> Result<(String, &'f SourceFile)> {
+    fn read<'f>(&self, files: &Recording<'f>, rel: &str, pointer: &str) -> Result<(String, &'f SourceFile)> {
         let path = self.path(rel, pointer)?;
         match files.file(&path) {
             Some(f) => Ok((path, f)),
@@ -136,8 +137,9 @@ impl Kz<'_> {
     }
 }
 
-struct Builder<'a> {
-    files: &'a dyn Files,
+struct Builder<'a, 'c> {
+    files: &'a Recording<'a>,
+    cache: &'c mut Cache,
     stack: Vec<String>,
 }
 
@@ -231,7 +233,7 @@ struct PatchText {
     name: String,
 }
 
-impl<'a> Builder<'a> {
+impl<'a> Builder<'a, '_> {
     fn load(&self, dir: &str) -> Result<Kz<'a>> {
         let mut found = Vec::new();
         for name in KUSTOMIZATION_FILES {
@@ -338,8 +340,22 @@ impl<'a> Builder<'a> {
     }
 
     /// Builds the kustomization in `dir`, without the steps done once at
-    /// the top.
+    /// the top; from the cache when the files are as they were.
     fn accumulate(&mut self, dir: &str) -> Result<Vec<Res>> {
+        if let Some((reads, result)) = self.cache.lookup(dir, self.files.inner()) {
+            self.files.replay(&reads);
+            return Ok(result);
+        }
+        self.files.push();
+        let result = self.accumulate_files(dir);
+        let reads = self.files.pop();
+        if let Ok(r) = &result {
+            self.cache.store(dir, reads, r.clone());
+        }
+        result
+    }
+
+    fn accumulate_files(&mut self, dir: &str) -> Result<Vec<Res>> {
         let kz = self.load(dir)?;
         let mut all = Vec::new();
         let entries = kz.k.resources.iter().map(|r| ("resources", r));
@@ -983,10 +999,12 @@ fn merge_data(old: &Res, new: &mut Res, field: &str) {
 }
 
 /// Builds the kustomization in folder `dir` of `files`.
-pub fn run(files: &dyn Files, dir: &str) -> Result<Build> {
+pub fn run(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build> {
     let dir = join("", dir).unwrap_or_default();
+    let recording = Recording::new(files);
     let mut b = Builder {
-        files,
+        files: &recording,
+        cache,
         stack: vec![dir.clone()],
     };
     let mut all = b.accumulate(&dir)?;
@@ -996,7 +1014,10 @@ pub fn run(files: &dyn Files, dir: &str) -> Result<Build> {
         let name = format!("{}-{h}", r.name());
         r.value["metadata"]["name"] = name.into();
     }
-    nameref::fix(&mut all).map_err(|m| error(rule::KUSTOMIZE_BUILD_INVALID, m, Location::file(dir.as_str())))?;
+    if let Err(m) = nameref::fix(&mut all) {
+        let at = b.load(&dir).map(|kz| kz.loc("")).unwrap_or_else(|e| e.location);
+        return Err(error(rule::KUSTOMIZE_BUILD_INVALID, m, at));
+    }
     all.sort_by(|a, b| legacy_order(&a.cur(), &b.cur()));
     Ok(Build {
         objects: all

@@ -11,6 +11,7 @@
 //! fields basepress does not build (`kustomize-unsupported`).
 
 mod build;
+mod cache;
 pub mod files;
 mod generate;
 mod kustomization;
@@ -22,6 +23,7 @@ mod select;
 pub mod smp;
 mod transform;
 
+pub use cache::Cache;
 pub use files::{Files, MemFiles, SourceFile};
 
 use crate::diagnostics::{Diagnostic, Location, Rule};
@@ -98,7 +100,13 @@ impl std::fmt::Display for Error {
 /// Builds the kustomization in folder `dir` ("" for the root) of `files`,
 /// as `kubectl kustomize` would.
 pub fn build(files: &dyn Files, dir: &str) -> Result<Build, Vec<Error>> {
-    build::run(files, dir).map_err(|e| vec![*e])
+    build_with(files, dir, &mut Cache::default())
+}
+
+/// Like [`build`], keeping folder builds in `cache` for the next builds
+/// (overlays of the same base build it once).
+pub fn build_with(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build, Vec<Error>> {
+    build::run(files, dir, cache).map_err(|e| vec![*e])
 }
 
 /// JSON pointer of the pod spec in an object of `kind`, for the kinds

@@ -53,7 +53,48 @@ pub fn apply_strategic(
             patch_prov.set_key("apiVersion", p.clone());
         }
     }
-    let Some((mut value, mut new_prov)) = smp::merge_located(&res.value, &res.prov, &patch, &patch_prov)? else {
+    // The fields the target keeps, saved before the merge takes it.
+    let mut kept = Value::Object(Default::default());
+    let mut kept_prov = res.prov.clone();
+    kept_prov.kids = super::prov::Kids::Leaf;
+    for field in ["kind", "metadata"] {
+        if let Some(v) = res.value.get(field) {
+            let v = match field {
+                "metadata" => {
+                    let mut m = serde_json::Map::new();
+                    for k in ["name", "namespace"] {
+                        if let Some(x) = v.get(k) {
+                            m.insert(k.into(), x.clone());
+                        }
+                    }
+                    Value::Object(m)
+                }
+                _ => v.clone(),
+            };
+            kept[field] = v;
+        }
+    }
+    for pointer in ["/kind", "/metadata/name", "/metadata/namespace"] {
+        let p = res.prov.nearest(pointer).clone();
+        let segs: Vec<String> = segments(pointer).collect();
+        match segs.as_slice() {
+            [k] => kept_prov.set_key(k, p),
+            [m, k] => {
+                if kept_prov.key(m).is_none() {
+                    let at = res.prov.nearest(&format!("/{m}")).at.clone();
+                    kept_prov.set_key(m, Prov { at, kids: super::prov::Kids::Leaf });
+                }
+                if let Some(mp) = kept_prov.key_mut(m) {
+                    mp.set_key(k, p);
+                }
+            }
+            _ => {}
+        }
+    }
+    let base = std::mem::take(&mut res.value);
+    let base_prov = res.prov.clone_leaf();
+    let base_prov = std::mem::replace(&mut res.prov, base_prov);
+    let Some((mut value, mut new_prov)) = smp::merge_owned(base, base_prov, &patch, &patch_prov)? else {
         return Ok(false);
     };
     if value.as_object().is_none_or(|m| m.is_empty()) {
@@ -67,7 +108,7 @@ pub fn apply_strategic(
         keep.push("/metadata/name");
     }
     for pointer in keep {
-        restore(&res.value, &res.prov, &mut value, &mut new_prov, pointer);
+        restore(&kept, &kept_prov, &mut value, &mut new_prov, pointer);
     }
     res.value = value;
     res.prov = new_prov;

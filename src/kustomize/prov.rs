@@ -92,6 +92,14 @@ impl Prov {
         place.walk(value, &mut pointer, &root)
     }
 
+    /// This node's position alone, without children.
+    pub fn clone_leaf(&self) -> Prov {
+        Prov {
+            at: self.at.clone(),
+            kids: Kids::Leaf,
+        }
+    }
+
     /// The child at a map key.
     pub fn key(&self, key: &str) -> Option<&Prov> {
         match &self.kids {

@@ -77,18 +77,31 @@ pub fn merge_located(
     patch: &Value,
     patch_prov: &Prov,
 ) -> Result<Option<(Value, Prov)>, MergeError> {
-    let kind = [base, patch]
+    merge_owned(base.clone(), base_prov.clone(), patch, patch_prov)
+}
+
+/// Like [`merge_located`], taking the base by value (nothing of it is
+/// copied).
+pub fn merge_owned(
+    base: Value,
+    base_prov: Prov,
+    patch: &Value,
+    patch_prov: &Prov,
+) -> Result<Option<(Value, Prov)>, MergeError> {
+    // Like kustomize, the patch's kind decides how lists merge.
+    let kind = [patch, &base]
         .into_iter()
         .find_map(|v| v.get("kind").and_then(Value::as_str))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_string();
     let loc = Loc {
-        kind,
+        kind: &kind,
         path: Vec::new(),
         pointer: String::new(),
     };
     if let Some(map) = patch.as_object() {
         if directive(map, &loc)? == Directive::Replace {
-            return Ok(Some((base.clone(), base_prov.clone())));
+            return Ok(Some((base, base_prov)));
         }
     }
     merge_value(Some((base, base_prov)), patch, patch_prov, &loc)
@@ -218,25 +231,19 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// The provenance child of `prov` at `key`, or one made from `prov`'s own
-/// position when the tree lacks it.
-fn key_prov(prov: &Prov, key: &str, value: &Value) -> Prov {
-    prov.key(key)
-        .cloned()
-        .unwrap_or_else(|| Prov::uniform(value, &prov.at))
-}
-
-/// The provenance children of a list node, one per item.
-fn item_provs(prov: &Prov, items: &[Value]) -> Vec<Prov> {
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            prov.index(i)
-                .cloned()
-                .unwrap_or_else(|| Prov::uniform(v, &prov.at))
-        })
-        .collect()
+/// The provenance children of a list node, one per item, taken out of it
+/// (made from its position where the tree lacks them).
+fn take_item_provs(prov: Prov, items: &[Value]) -> Vec<Prov> {
+    let at = prov.at;
+    let mut provs = match prov.kids {
+        Kids::List(l) => l,
+        _ => Vec::new(),
+    };
+    provs.truncate(items.len());
+    while provs.len() < items.len() {
+        provs.push(Prov::uniform(&items[provs.len()], &at));
+    }
+    provs
 }
 
 /// A merged node: its value and provenance; None means "no value".
@@ -244,23 +251,29 @@ type Merged = Option<(Value, Prov)>;
 
 /// Merges `patch` into `base` (None when absent).
 fn merge_value<'a>(
-    base: Option<(&Value, &Prov)>,
+    base: Option<(Value, Prov)>,
     patch: &'a Value,
     prov: &Prov,
     loc: &Loc<'a>,
 ) -> Result<Merged, MergeError> {
-    let (b, p) = (base.map_or("null", |b| type_name(b.0)), type_name(patch));
+    let (b, p) = (base.as_ref().map_or("null", |b| type_name(&b.0)), type_name(patch));
     if b != "null" && p != "null" && b != p {
         return Err(loc.error(format!("cannot patch a {b} with a {p}")));
     }
     match patch {
         Value::Null => Ok(None),
         Value::Object(map) => {
-            let base = base.and_then(|(v, p)| Some((v.as_object()?, p)));
+            let base = base.and_then(|(v, p)| match v {
+                Value::Object(m) => Some((m, p)),
+                _ => None,
+            });
             merge_map(base, map, prov, loc)
         }
         Value::Array(list) => {
-            let base = base.and_then(|(v, p)| Some((v.as_array()?, p)));
+            let base = base.and_then(|(v, p)| match v {
+                Value::Array(l) => Some((l, p)),
+                _ => None,
+            });
             merge_list(base, list, prov, loc)
         }
         _ => Ok(Some((patch.clone(), prov.clone()))),
@@ -268,7 +281,7 @@ fn merge_value<'a>(
 }
 
 fn merge_map<'a>(
-    base: Option<(&Map<String, Value>, &Prov)>,
+    base: Option<(Map<String, Value>, Prov)>,
     patch: &'a Map<String, Value>,
     prov: &Prov,
     loc: &Loc<'a>,
@@ -280,34 +293,33 @@ fn merge_map<'a>(
     let (mut out, mut out_prov) = match (directive(patch, loc)?, base) {
         (Directive::Delete, _) => return Ok(None),
         (Directive::Merge, Some((map, bp))) => {
-            let mut bp = bp.clone();
-            if !matches!(bp.kids, Kids::Map(_)) {
-                bp = Prov::uniform(&Value::Object(map.clone()), &bp.at);
-            }
-            (map.clone(), bp)
+            let bp = if matches!(bp.kids, Kids::Map(_)) {
+                bp
+            } else {
+                Prov::uniform(&Value::Object(map.clone()), &bp.at)
+            };
+            (map, bp)
         }
         _ => (Map::new(), empty()),
     };
     for (key, value) in patch.iter().filter(|(key, _)| *key != PATCH) {
-        let child = key_prov(prov, key, value);
-        let base_child = out
-            .get(key)
-            .map(|v| (v, key_prov(&out_prov, key, v)));
-        let merged = merge_value(
-            base_child.as_ref().map(|(v, p)| (*v, p)),
-            value,
-            &child,
-            &loc.field(key),
-        )?;
-        match merged {
-            Some((v, p)) => {
-                out.insert(key.clone(), v);
-                out_prov.set_key(key, p);
-            }
+        let owned;
+        let child = match prov.key(key) {
+            Some(p) => p,
             None => {
-                out.remove(key);
-                out_prov.remove_key(key);
+                owned = Prov::uniform(value, &prov.at);
+                &owned
             }
+        };
+        let base_child = out.remove(key).map(|v| {
+            let p = out_prov
+                .remove_key(key)
+                .unwrap_or_else(|| Prov::uniform(&v, &out_prov.at));
+            (v, p)
+        });
+        if let Some((v, p)) = merge_value(base_child, value, child, &loc.field(key))? {
+            out.insert(key.clone(), v);
+            out_prov.set_key(key, p);
         }
     }
     Ok(Some((Value::Object(out), out_prov)))
@@ -324,31 +336,39 @@ fn list_node(items: Vec<(Value, Prov)>, at: &Src) -> (Value, Prov) {
 }
 
 fn merge_list<'a>(
-    base: Option<(&Vec<Value>, &Prov)>,
+    base: Option<(Vec<Value>, Prov)>,
     patch: &'a [Value],
     prov: &Prov,
     loc: &Loc<'a>,
 ) -> Result<Merged, MergeError> {
-    let base_items: Vec<(Value, Prov)> = match base {
-        Some((items, bp)) => items.iter().cloned().zip(item_provs(bp, items)).collect(),
-        None => Vec::new(),
+    let strategy = list_strategy(loc.kind, &loc.path);
+    if let ListStrategy::Replace = strategy {
+        return Ok(Some((Value::Array(patch.to_vec()), prov.clone())));
+    }
+    let (at, base_items) = match base {
+        Some((items, bp)) => {
+            let at = bp.at.clone();
+            let provs = take_item_provs(bp, &items);
+            (at, items.into_iter().zip(provs).collect::<Vec<_>>())
+        }
+        None => (prov.at.clone(), Vec::new()),
     };
-    let at = base.map_or(&prov.at, |(_, bp)| &bp.at);
-    let patch_items: Vec<(Value, Prov)> = patch.iter().cloned().zip(item_provs(prov, patch)).collect();
-    match list_strategy(loc.kind, &loc.path) {
+    let patch_provs = take_item_provs(prov.clone(), patch);
+    match strategy {
         ListStrategy::Replace => Ok(Some((Value::Array(patch.to_vec()), prov.clone()))),
         ListStrategy::Set => {
             let mut out: Vec<(Value, Prov)> = Vec::new();
-            for (value, p) in patch_items.into_iter().chain(base_items) {
+            let patch_items = patch.iter().cloned().zip(patch_provs);
+            for (value, p) in patch_items.chain(base_items) {
                 if !out.iter().any(|(v, _)| *v == value) {
                     out.push((value, p));
                 }
             }
-            Ok(Some(list_node(out, at)))
+            Ok(Some(list_node(out, &at)))
         }
         ListStrategy::Keyed(keys) => {
-            let merged = merge_keyed(&base_items, patch, &patch_items, keys, loc)?;
-            Ok(merged.map(|items| list_node(items, at)))
+            let merged = merge_keyed(base_items, patch, &patch_provs, keys, loc)?;
+            Ok(merged.map(|items| list_node(items, &at)))
         }
     }
 }
@@ -381,13 +401,12 @@ fn id_of(item: &Value, (first, second): Keys) -> Option<Id> {
 /// Merges a list by key. Patch items without the key are list directives
 /// (`$patch: delete` or `replace`) or errors. None: the list is deleted.
 fn merge_keyed<'a>(
-    base: &[(Value, Prov)],
+    mut base: Vec<(Value, Prov)>,
     patch: &'a [Value],
-    patch_items: &'a [(Value, Prov)],
+    patch_provs: &'a [Prov],
     (first, second): Keys,
     loc: &Loc<'a>,
 ) -> Result<Option<Vec<(Value, Prov)>>, MergeError> {
-    let mut base = base;
     // kustomize uses the second key only when some item sets it.
     let second = second.filter(|s| {
         base.iter()
@@ -397,7 +416,7 @@ fn merge_keyed<'a>(
     });
     let keys = (first, second);
     let mut items = Vec::new();
-    for (index, (value, (_, prov))) in patch.iter().zip(patch_items).enumerate() {
+    for (index, (value, prov)) in patch.iter().zip(patch_provs).enumerate() {
         let loc = loc.item(index);
         let Some(map) = value.as_object() else {
             return Err(loc.error(format!(
@@ -410,7 +429,7 @@ fn merge_keyed<'a>(
         }
         match directive(map, &loc)? {
             Directive::Delete => return Ok(None),
-            Directive::Replace => base = &[],
+            Directive::Replace => base.clear(),
             Directive::Merge => {
                 return Err(loc.error(format!("list item has no merge key `{first}`")))
             }
@@ -423,12 +442,13 @@ fn merge_keyed<'a>(
 /// item, then the other base items. With two, only new items come first,
 /// and the others merge in place.
 fn merge_items(
-    base: &[(Value, Prov)],
+    base: Vec<(Value, Prov)>,
     items: &[Item],
     keys: Keys,
 ) -> Result<Vec<(Value, Prov)>, MergeError> {
     let in_place = keys.1.is_some();
     let ids: Vec<Option<Id>> = base.iter().map(|(b, _)| id_of(b, keys)).collect();
+    let mut base: Vec<Option<(Value, Prov)>> = base.into_iter().map(Some).collect();
     let mut claims: Vec<Option<&Item>> = vec![None; base.len()];
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -438,7 +458,7 @@ fn merge_items(
             Some(i) if in_place => claims[i] = Some(item),
             Some(i) => {
                 claims[i] = Some(item);
-                out.extend(merge_item(Some(&base[i]), item)?);
+                out.extend(merge_item(base[i].take(), item)?);
             }
             // kustomize drops an item matching a base item on the first key
             // only, when one of them lacks the second.
@@ -446,11 +466,11 @@ fn merge_items(
             None => out.extend(merge_item(None, item)?),
         }
     }
-    for (value, claim) in base.iter().zip(claims) {
-        match claim {
-            Some(item) if in_place => out.extend(merge_item(Some(value), item)?),
-            Some(_) => {}
-            None => out.push(value.clone()),
+    for (value, claim) in base.into_iter().zip(claims) {
+        match (value, claim) {
+            (Some(value), Some(item)) if in_place => out.extend(merge_item(Some(value), item)?),
+            (Some(value), None) => out.push(value),
+            _ => {}
         }
     }
     Ok(out)
@@ -463,11 +483,14 @@ fn conflict(a: &Id, b: &Id) -> bool {
 
 /// Merges one patch list item into its base item, if any. Like kustomize,
 /// `$patch: replace` leaves a matching base item unchanged.
-fn merge_item(base: Option<&(Value, Prov)>, item: &Item) -> Result<Merged, MergeError> {
+fn merge_item(base: Option<(Value, Prov)>, item: &Item) -> Result<Merged, MergeError> {
     match (base, directive(item.map, &item.loc)?) {
-        (Some(base), Directive::Replace) => Ok(Some(base.clone())),
-        _ => {
-            let base = base.and_then(|(v, p)| Some((v.as_object()?, p)));
+        (Some(base), Directive::Replace) => Ok(Some(base)),
+        (base, _) => {
+            let base = base.and_then(|(v, p)| match v {
+                Value::Object(m) => Some((m, p)),
+                _ => None,
+            });
             merge_map(base, item.map, item.prov, &item.loc)
         }
     }

@@ -156,13 +156,16 @@ fn compare(case: &Case, scratch: &Path) -> Option<String> {
     ))
 }
 
+/// kubectl runs at once: each spends much of its time starting up.
+const THREADS: usize = 12;
+
 /// Compares cases on a few threads; returns the failures.
 fn compare_all(cases: &[Case]) -> Vec<String> {
     let scratch = tempfile::tempdir().unwrap();
     let next = AtomicUsize::new(0);
     let failures = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        for _ in 0..6 {
+        for _ in 0..THREADS {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(case) = cases.get(i) else { break };
@@ -760,7 +763,7 @@ mod generated {
         let failing = std::sync::Mutex::new(Vec::new());
         let agreed = AtomicUsize::new(0);
         std::thread::scope(|s| {
-            for _ in 0..6 {
+            for _ in 0..THREADS {
                 s.spawn(|| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(case) = cases.get(i) else { break };
@@ -811,5 +814,204 @@ mod generated {
             cases.len(),
             last.dir
         );
+    }
+}
+
+/// Where built fields point: the resource line, the patch line (in a file
+/// or inline in the kustomization, itself in a page at a line offset), the
+/// JSON 6902 operation, the generator literal and the env file line.
+mod provenance {
+    use super::*;
+    use basepress::diagnostics::Location;
+
+    const BASE_KUSTOMIZATION: &str = "\
+namespace: agents
+resources:
+  - sts.yaml
+configMapGenerator:
+  - name: config
+    envs: [config.env]
+    literals:
+      - RUNNER_LOG=debug
+patches:
+  - patch: |-
+      apiVersion: apps/v1
+      kind: StatefulSet
+      metadata:
+        name: agent
+      spec:
+        template:
+          spec:
+            containers:
+              - name: agent
+                livenessProbe:
+                  exec:
+                    command: [whystack-health, ready]
+  - target: {kind: StatefulSet}
+    path: ops.yaml
+";
+
+    const STS: &str = "\
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: agent
+spec:
+  replicas: 1
+  template:
+    spec:
+      containers:
+        - name: agent
+          image: whystack-agent
+          envFrom:
+            - configMapRef:
+                name: config
+";
+
+    const OPS: &str = "\
+- op: add
+  path: /spec/template/spec/terminationGracePeriodSeconds
+  value: 30
+";
+
+    const ENV: &str = "# settings\nRUNNER_ATTESTATION_MODE=bootstrap-token\n\nRUNNER_DRAIN_TIMEOUT_MS=120000\n";
+
+    fn files() -> MemFiles {
+        let mut f = MemFiles::new();
+        f.insert("base/kustomization.yaml", SourceFile::new(BASE_KUSTOMIZATION, "bases/v1/kustomization.yaml"));
+        f.insert("base/sts.yaml", SourceFile::new(STS, "bases/v1/sts.yaml"));
+        f.insert("base/ops.yaml", SourceFile::new(OPS, "bases/v1/ops.yaml"));
+        f.insert("base/config.env", SourceFile::new(ENV, "bases/v1/config.env"));
+        // An overlay shown in a page: its kustomization is a fenced block
+        // whose first line is line 41 of the page.
+        let overlay = "\
+resources: [../base]
+replicas:
+  - name: agent
+    count: 2
+images:
+  - name: whystack-agent
+    newName: reg.example.com/whystack-agent
+";
+        let mut page = SourceFile::new(overlay, "content/en/install.md");
+        page.line_offset = 40;
+        f.insert("overlay/kustomization.yaml", page);
+        f
+    }
+
+    fn at(file: &str, line: usize, column: usize) -> Location {
+        Location::at(file, line, column)
+    }
+
+    fn object<'a>(b: &'a kustomize::Build, kind: &str) -> &'a kustomize::Object {
+        b.objects.iter().find(|o| o.kind() == kind).unwrap()
+    }
+
+    #[test]
+    fn fields_point_where_they_were_set() {
+        let build = kustomize::build(&files(), "base").unwrap();
+        let sts = object(&build, "StatefulSet");
+        let c = "/spec/template/spec/containers/0";
+        // From the resource file.
+        assert_eq!(sts.locate(&format!("{c}/image")), at("bases/v1/sts.yaml", 11, 11));
+        assert_eq!(sts.locate("/spec/replicas"), at("bases/v1/sts.yaml", 6, 3));
+        // From the inline patch: the line of the patch in the kustomization.
+        assert_eq!(
+            sts.locate(&format!("{c}/livenessProbe/exec/command/1")),
+            at("bases/v1/kustomization.yaml", 22, 48)
+        );
+        assert_eq!(sts.locate(&format!("{c}/livenessProbe")), at("bases/v1/kustomization.yaml", 20, 17));
+        // From the JSON 6902 operation in ops.yaml.
+        assert_eq!(
+            sts.locate("/spec/template/spec/terminationGracePeriodSeconds"),
+            at("bases/v1/ops.yaml", 3, 3)
+        );
+        // The namespace transformer's line; a node below a located one.
+        assert_eq!(sts.locate("/metadata/namespace"), at("bases/v1/kustomization.yaml", 1, 1));
+        assert_eq!(sts.locate(&format!("{c}/envFrom/0/configMapRef/name/deeper")), at("bases/v1/sts.yaml", 14, 17));
+        let cm = object(&build, "ConfigMap");
+        assert!(cm.name().starts_with("config-"), "{}", cm.name());
+        assert_eq!(sts.value.pointer(&format!("{c}/envFrom/0/configMapRef/name")).unwrap(), cm.name());
+        // Generator literal and env file lines.
+        assert_eq!(cm.locate("/data/RUNNER_LOG"), at("bases/v1/kustomization.yaml", 8, 9));
+        assert_eq!(cm.locate("/data/RUNNER_ATTESTATION_MODE"), at("bases/v1/config.env", 2, 1));
+        assert_eq!(cm.locate("/data/RUNNER_DRAIN_TIMEOUT_MS"), at("bases/v1/config.env", 4, 1));
+    }
+
+    #[test]
+    fn overlay_fields_point_at_the_page() {
+        let build = kustomize::build(&files(), "overlay").unwrap();
+        let sts = object(&build, "StatefulSet");
+        assert_eq!(sts.value["spec"]["replicas"], 2);
+        assert_eq!(sts.locate("/spec/replicas"), at("content/en/install.md", 44, 5));
+        assert_eq!(
+            sts.locate("/spec/template/spec/containers/0/image"),
+            at("content/en/install.md", 46, 5)
+        );
+        // What the overlay leaves alone still points at the base.
+        assert_eq!(sts.locate("/spec/template/spec/containers/0/envFrom"), at("bases/v1/sts.yaml", 12, 11));
+        // The container's name is set by the base's patch too, which wins.
+        assert_eq!(
+            sts.locate("/spec/template/spec/containers/0/name"),
+            at("bases/v1/kustomization.yaml", 19, 17)
+        );
+    }
+
+    #[test]
+    fn errors_point_at_their_cause() {
+        let mut f = files();
+        let bad = "resources: [../base]\npatches:\n  - target: {kind: Deployment}\n    patch: '[{\"op\": \"add\", \"path\": \"/x\", \"value\": 1}]'\n";
+        let mut page = SourceFile::new(bad, "content/en/x.md");
+        page.line_offset = 10;
+        f.insert("overlay/kustomization.yaml", page);
+        let errors = kustomize::build(&f, "overlay").unwrap_err();
+        assert_eq!(errors[0].rule.id, "kustomize-patch-target-unmatched");
+        assert_eq!(errors[0].location, at("content/en/x.md", 13, 5));
+        let mut f = files();
+        f.insert("base/config.env", SourceFile::new("OK=1\n2BAD=x\n", "bases/v1/config.env"));
+        let errors = kustomize::build(&f, "base").unwrap_err();
+        assert_eq!(errors[0].rule.id, "kustomize-generator-key-invalid");
+        assert_eq!(errors[0].location, at("bases/v1/config.env", 2, 1));
+    }
+
+    /// Building the repository's bases and a few dozen overlays of them
+    /// stays fast (here in a debug build, on a shared machine: the bound
+    /// only catches a blow-up; `cargo run --release --example
+    /// kustomize_build` measures it).
+    #[test]
+    fn builds_are_fast() {
+        let mut files = MemFiles::new();
+        let mut overlays = Vec::new();
+        for version in ["v1.29.0", "v1.30.0"] {
+            let dir = repo().join("bases").join(version);
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let p = entry.unwrap().path();
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                files.insert(&format!("{version}/{name}"), SourceFile::new(std::fs::read(&p).unwrap(), p.clone()));
+            }
+            for i in 0..20 {
+                let k = format!(
+                    "resources: [../{version}]\nimages:\n  - name: whystack-agent\n    newName: r.io/whystack-agent\n    digest: sha256:{i:064}\nconfigMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals: [RUNNER_LOG=debug]\npatches:\n  - patch: |-\n      apiVersion: apps/v1\n      kind: StatefulSet\n      metadata: {{name: whystack-agent}}\n      spec:\n        template:\n          spec:\n            terminationGracePeriodSeconds: 150\n"
+                );
+                let dir = format!("overlay-{version}-{i}");
+                files.insert(&format!("{dir}/kustomization.yaml"), SourceFile::new(k, "page.md"));
+                overlays.push(dir);
+            }
+        }
+        let start = std::time::Instant::now();
+        let mut objects = 0;
+        let mut cache = kustomize::Cache::default();
+        for dir in ["v1.29.0", "v1.30.0"].iter().map(|s| s.to_string()).chain(overlays.clone()) {
+            let built = kustomize::build_with(&files, &dir, &mut cache).unwrap();
+            // The cache gives what a fresh build gives.
+            assert_eq!(
+                built.objects.iter().map(|o| &o.value).collect::<Vec<_>>(),
+                kustomize::build(&files, &dir).unwrap().objects.iter().map(|o| &o.value).collect::<Vec<_>>()
+            );
+            objects += built.objects.len();
+        }
+        let took = start.elapsed();
+        eprintln!("built 2 bases and {} overlays ({objects} objects) in {took:?}", overlays.len());
+        assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     }
 }
