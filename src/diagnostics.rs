@@ -239,7 +239,7 @@ pub mod rule {
             "A patch cannot be read or applied: not a strategic merge patch nor a JSON 6902 list of operations, a value of the wrong type, an operation on a path that does not exist.",
             "Fix the patch as the message says; `kubectl kustomize` shows the same failure.";
         KUSTOMIZE_GENERATOR_INVALID = "kustomize-generator-invalid", Check, Error,
-            "A configMapGenerator or secretGenerator entry is wrong: no name, a literal without `=`, an invalid or repeated key, an unknown behavior.",
+            "A configMapGenerator or secretGenerator entry is wrong: no name, a literal without `=`, a malformed `files` entry, a repeated key.",
             "Fix the generator entry as the message says.";
         KUSTOMIZE_GENERATOR_BASE_MISSING = "kustomize-generator-base-missing", Check, Error,
             "A generator with `behavior: merge` or `replace` has no generated resource of the same name to merge into, or one with `create` collides with an existing one.",

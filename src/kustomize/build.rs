@@ -215,7 +215,7 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
 fn append(all: &mut Vec<Res>, new: Vec<Res>, at: &Location) -> Result<()> {
     for res in new {
         let id = res.cur();
-        if all.iter().any(|r| r.cur().equals(&id)) {
+        if all.iter().any(|r| r.cur_equals(&id)) {
             return Err(error(
                 rule::KUSTOMIZE_DUPLICATE_RESOURCE,
                 format!("{id} is already in the build (a resource may be added only once)"),
@@ -433,12 +433,7 @@ impl<'a> Builder<'a, '_> {
         if args.name.is_empty() {
             return Err(bad(pointer, "a generator needs a `name`".into()));
         }
-        if !matches!(args.behavior.as_str(), "" | "create" | "merge" | "replace") {
-            return Err(bad(
-                &format!("{pointer}/behavior"),
-                format!("unknown behavior `{}`: use create, merge or replace", args.behavior),
-            ));
-        }
+        // Like Kustomize, an unknown behavior means `create`.
         let mut pairs: Vec<Pair> = Vec::new();
         let mut envs = args.envs.iter().enumerate().map(|(j, e)| (format!("{pointer}/envs/{j}"), e)).collect::<Vec<_>>();
         if !args.env.is_empty() {
@@ -818,7 +813,7 @@ fn strategic_by_id(
 ) -> Result<()> {
     let id = Id::of(doc);
     let matches: Vec<usize> = (0..all.len())
-        .filter(|&i| all[i].any_ids().iter().any(|x| x.equals(&id)))
+        .filter(|&i| all[i].any_id_equals(&id))
         .collect();
     match matches.as_slice() {
         [i] => strategic_on(kz, pointer, all, &[*i], doc, prov, allow_name, allow_kind),
@@ -881,7 +876,7 @@ fn strategic_on(
 fn absorb(kz: &Kz, pointer: &str, behavior: &str, all: &mut Vec<Res>, mut res: Res) -> Result<()> {
     let id = res.cur();
     let matches: Vec<usize> = (0..all.len())
-        .filter(|&i| all[i].any_ids().iter().any(|x| x.equals(&id)))
+        .filter(|&i| all[i].any_id_equals(&id))
         .collect();
     let missing = |what: &str| {
         kz.err(
@@ -1018,11 +1013,12 @@ pub fn run(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build> {
         let at = b.load(&dir).map(|kz| kz.loc("")).unwrap_or_else(|e| e.location);
         return Err(error(rule::KUSTOMIZE_BUILD_INVALID, m, at));
     }
-    all.sort_by(|a, b| legacy_order(&a.cur(), &b.cur()));
+    let mut keyed: Vec<(Id, Res)> = all.into_iter().map(|r| (r.cur(), r)).collect();
+    keyed.sort_by(|a, b| legacy_order(&a.0, &b.0));
     Ok(Build {
-        objects: all
+        objects: keyed
             .into_iter()
-            .map(|r| Object {
+            .map(|(_, r)| Object {
                 value: r.value,
                 prov: r.prov,
             })

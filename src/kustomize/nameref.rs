@@ -14,6 +14,7 @@ struct Rule {
     target: (&'static str, &'static str),
     referrer: (&'static str, &'static str, &'static str),
     path: String,
+    segments: Vec<String>,
 }
 
 /// Where each kind with a pod spec keeps it.
@@ -44,10 +45,12 @@ const POD_SPECS_SA: &[(&str, &str)] = &[
 fn rules() -> Vec<Rule> {
     let mut out = Vec::new();
     let mut add = |target: (&'static str, &'static str), referrer: (&'static str, &'static str, &'static str), path: String| {
+        let segments = path.split('/').map(str::to_string).collect();
         out.push(Rule {
             target,
             referrer,
             path,
+            segments,
         })
     };
     for (version, kind, spec) in POD_SPECS {
@@ -132,6 +135,9 @@ fn affixes_equal(a: &Res, b: &Res, allow_empty: bool) -> bool {
 
 struct Ctx<'a> {
     all: &'a [Res],
+    /// Current and original ids of `all`, which name references do not change.
+    curs: &'a [Id],
+    orgs: &'a [Id],
     referrer: usize,
     target: (&'static str, &'static str),
     role_ref: Option<(String, String)>,
@@ -142,7 +148,7 @@ impl Ctx<'_> {
     /// its namespace, and for a RoleBinding those in its subjects'.
     fn could_be_referenced(&self) -> Vec<usize> {
         let r = &self.all[self.referrer];
-        let cur = r.cur();
+        let cur = &self.curs[self.referrer];
         if cur.is_cluster_scoped() {
             return (0..self.all.len()).collect();
         }
@@ -160,7 +166,7 @@ impl Ctx<'_> {
         }
         (0..self.all.len())
             .filter(|&i| {
-                let id = self.all[i].cur();
+                let id = &self.curs[i];
                 id.is_cluster_scoped()
                     || id.effective_namespace() == cur.effective_namespace()
                     || subject_ns.contains(&id.namespace)
@@ -171,7 +177,7 @@ impl Ctx<'_> {
     /// The one object `old_name` refers to, if any (Kustomize's sieve).
     fn select(&self, old_name: &str, candidates: &[usize], with_namespace: bool) -> Result<Option<usize>, String> {
         let referrer = &self.all[self.referrer];
-        let rcur = referrer.cur();
+        let rcur = &self.curs[self.referrer];
         let mut c: Vec<usize> = candidates
             .iter()
             .copied()
@@ -184,7 +190,7 @@ impl Ctx<'_> {
                     })
             })
             .filter(|&i| {
-                let id = self.all[i].cur();
+                let id = &self.curs[i];
                 rcur.is_cluster_scoped()
                     || id.is_cluster_scoped()
                     || id.kind == "ServiceAccount"
@@ -202,15 +208,15 @@ impl Ctx<'_> {
             0 => Ok(None),
             1 => Ok(c.pop()),
             _ => {
-                let first = self.all[c[0]].cur();
+                let first = &self.curs[c[0]];
                 let same = c.iter().all(|&i| {
-                    let id = self.all[i].cur();
+                    let id = &self.curs[i];
                     id.name == first.name && (!with_namespace || id.namespace == first.namespace)
                 });
                 if same {
                     Ok(Some(c[0]))
                 } else {
-                    let ids: Vec<String> = c.iter().map(|&i| self.all[i].cur().to_string()).collect();
+                    let ids: Vec<String> = c.iter().map(|&i| self.curs[i].to_string()).collect();
                     Err(format!(
                         "`{old_name}` in {} could refer to several objects: {}",
                         rcur,
@@ -263,13 +269,25 @@ fn pointer(keys: &[String]) -> String {
 /// Rewrites every name reference in `all` to the current name of what it
 /// names.
 pub fn fix(all: &mut [Res]) -> Result<(), String> {
+    // Nothing was renamed or moved: every reference is right as written.
+    if all.iter().all(|r| r.prev.is_empty()) {
+        return Ok(());
+    }
     let rules = rules();
+    let curs: Vec<Id> = all.iter().map(Res::cur).collect();
+    let orgs: Vec<Id> = all.iter().map(Res::org).collect();
     let mut writes: Vec<(usize, String, Value)> = Vec::new();
     for r in 0..all.len() {
-        let org = all[r].org();
+        let org = &orgs[r];
         for rule in &rules {
             let (g, v, k) = rule.referrer;
             if !org.selected_by(g, v, k) {
+                continue;
+            }
+            let path: Vec<&str> = rule.segments.iter().map(String::as_str).collect();
+            let mut found = Vec::new();
+            find(&all[r].value, &path, &mut Vec::new(), &mut found);
+            if found.is_empty() {
                 continue;
             }
             let role_ref = if rule.path.ends_with("roleRef/name") {
@@ -282,16 +300,12 @@ pub fn fix(all: &mut [Res]) -> Result<(), String> {
             };
             let ctx = Ctx {
                 all,
+                curs: &curs,
+                orgs: &orgs,
                 referrer: r,
                 target: rule.target,
                 role_ref,
             };
-            let path: Vec<&str> = rule.path.split('/').collect();
-            let mut found = Vec::new();
-            find(&all[r].value, &path, &mut Vec::new(), &mut found);
-            if found.is_empty() {
-                continue;
-            }
             let candidates = ctx.could_be_referenced();
             for (keys, node) in found {
                 for update in updates(&ctx, &candidates, &node)? {
@@ -378,7 +392,7 @@ fn subject(ctx: &Ctx, candidates: &[usize], node: &Value, at: Vec<usize>) -> Res
                     .iter()
                     .copied()
                     .filter(|&i| {
-                        let id = if org { ctx.all[i].org() } else { ctx.all[i].cur() };
+                        let id = if org { &ctx.orgs[i] } else { &ctx.curs[i] };
                         !id.is_cluster_scoped() && id.effective_namespace() == ns
                     })
                     .collect()
@@ -394,7 +408,7 @@ fn subject(ctx: &Ctx, candidates: &[usize], node: &Value, at: Vec<usize>) -> Res
     let Some(i) = ctx.select(old, &filtered, true)? else {
         return Ok(None);
     };
-    let target: Id = ctx.all[i].cur();
+    let target: Id = ctx.curs[i].clone();
     if target.name == old && target.namespace.is_empty() {
         return Ok(None);
     }

@@ -167,6 +167,27 @@ impl Res {
         ids
     }
 
+    /// Whether its current id, or an earlier one, equals `id` (without
+    /// building the current id).
+    pub fn any_id_equals(&self, id: &Id) -> bool {
+        self.prev.iter().any(|p| p.equals(id)) || self.cur_equals(id)
+    }
+
+    /// Whether its current id equals `id`.
+    pub fn cur_equals(&self, id: &Id) -> bool {
+        let v = &self.value;
+        let (group, version) = group_version(str_at(v, "/apiVersion"));
+        if group != id.group || version != id.version || str_at(v, "/kind") != id.kind {
+            return false;
+        }
+        if str_at(v, "/metadata/name") != id.name {
+            return false;
+        }
+        let ns = str_at(v, "/metadata/namespace");
+        // Same group and kind, so both are cluster-scoped or neither is.
+        id.is_cluster_scoped() || (if ns.is_empty() { "default" } else { ns }) == id.effective_namespace()
+    }
+
     /// Records the current id before a change of name, namespace or kind.
     pub fn store_prev(&mut self) {
         let cur = self.cur();
