@@ -18,9 +18,16 @@ fn main() {
         };
         for entry in entries.flatten() {
             let p = entry.path();
-            let name = p.file_name().unwrap_or_default().to_string_lossy().into_owned();
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
             let bytes = std::fs::read(&p).unwrap_or_default();
-            files.insert(&format!("{version}/{name}"), SourceFile::new(bytes, p.clone()));
+            files.insert(
+                &format!("{version}/{name}"),
+                SourceFile::new(bytes, p.clone()),
+            );
         }
         dirs.push(version.to_string());
         for i in 0..20 {
@@ -46,7 +53,10 @@ patches:
 "
             );
             let dir = format!("overlay-{version}-{i}");
-            files.insert(&format!("{dir}/kustomization.yaml"), SourceFile::new(k, "page.md"));
+            files.insert(
+                &format!("{dir}/kustomization.yaml"),
+                SourceFile::new(k, "page.md"),
+            );
             dirs.push(dir);
         }
     }
@@ -77,5 +87,9 @@ patches:
             return;
         }
     }
-    println!("{} builds (2 bases, {} overlays): best of 20 runs {best:.2} ms", dirs.len(), dirs.len() - 2);
+    println!(
+        "{} builds (2 bases, {} overlays): best of 20 runs {best:.2} ms",
+        dirs.len(),
+        dirs.len() - 2
+    );
 }

@@ -369,7 +369,11 @@ mod tests {
         let found = yaml11_booleans(text);
         assert_eq!(
             found,
-            vec![("/a".to_string(), true), ("/c/0".into(), true), ("/c/2".into(), false)]
+            vec![
+                ("/a".to_string(), true),
+                ("/c/0".into(), true),
+                ("/c/2".into(), false)
+            ]
         );
     }
 

@@ -48,7 +48,10 @@ fn error(rule: &'static Rule, message: impl Into<String>, location: Location) ->
 
 /// The text of a file: UTF-8, with a byte-order mark dropped.
 fn text(file: &SourceFile) -> std::result::Result<&str, String> {
-    let bytes = file.bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&file.bytes);
+    let bytes = file
+        .bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&file.bytes);
     std::str::from_utf8(bytes).map_err(|e| format!("the file is not UTF-8 text: {e}"))
 }
 
@@ -102,7 +105,12 @@ impl Kz<'_> {
         }
     }
 
-    fn read<'f>(&self, files: &Recording<'f>, rel: &str, pointer: &str) -> Result<(String, &'f SourceFile)> {
+    fn read<'f>(
+        &self,
+        files: &Recording<'f>,
+        rel: &str,
+        pointer: &str,
+    ) -> Result<(String, &'f SourceFile)> {
         let path = self.path(rel, pointer)?;
         match files.file(&path) {
             Some(f) => Ok((path, f)),
@@ -123,7 +131,10 @@ impl Kz<'_> {
         };
         let lines: Vec<&str> = self.text.lines().collect();
         let key_line = lines.get(line - 1).copied().unwrap_or_default();
-        let after = key_line.split_once(':').map(|(_, r)| r.trim_start()).unwrap_or_default();
+        let after = key_line
+            .split_once(':')
+            .map(|(_, r)| r.trim_start())
+            .unwrap_or_default();
         if !(after.starts_with('|') || after.starts_with('>')) {
             return Prov::uniform(value, &at);
         }
@@ -133,7 +144,13 @@ impl Kz<'_> {
             .find(|l| !l.trim().is_empty())
             .map(|l| l.len() - l.trim_start().len())
             .unwrap_or(0);
-        Prov::from_positions(value, positions, &self.origin, line + self.file.line_offset, indent)
+        Prov::from_positions(
+            value,
+            positions,
+            &self.origin,
+            line + self.file.line_offset,
+            indent,
+        )
     }
 }
 
@@ -145,7 +162,13 @@ struct Builder<'a, 'c> {
 
 /// Parses the resource documents of a file.
 fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
-    let text = text(file).map_err(|m| error(rule::MANIFEST_YAML_INVALID, m, file_location(file, None, None)))?;
+    let text = text(file).map_err(|m| {
+        error(
+            rule::MANIFEST_YAML_INVALID,
+            m,
+            file_location(file, None, None),
+        )
+    })?;
     let docs = yaml::documents_with_positions(text).map_err(|e| {
         error(
             rule::MANIFEST_YAML_INVALID,
@@ -197,9 +220,17 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
             }
         }
         if kind.is_empty() {
-            return Err(error(rule::MANIFEST_YAML_INVALID, format!("an object in `{path}` has no kind"), at));
+            return Err(error(
+                rule::MANIFEST_YAML_INVALID,
+                format!("an object in `{path}` has no kind"),
+                at,
+            ));
         }
-        if value.pointer("/metadata/name").and_then(Value::as_str).is_none_or(str::is_empty) {
+        if value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
             return Err(error(
                 rule::MANIFEST_YAML_INVALID,
                 format!("a {kind} in `{path}` has no metadata.name"),
@@ -226,6 +257,9 @@ fn append(all: &mut Vec<Res>, new: Vec<Res>, at: &Location) -> Result<()> {
     }
     Ok(())
 }
+
+/// Makes the provenance of a patch document from its positions.
+type ProvOf<'a> = Box<dyn Fn(&Value, &Positions) -> Prov + 'a>;
 
 /// A patch read from `path` or from the inline `patch`.
 struct PatchText {
@@ -260,7 +294,13 @@ impl<'a> Builder<'a, '_> {
                 ))
             }
         };
-        let text = text(file).map_err(|m| error(rule::KUSTOMIZATION_INVALID, m, file_location(file, None, None)))?;
+        let text = text(file).map_err(|m| {
+            error(
+                rule::KUSTOMIZATION_INVALID,
+                m,
+                file_location(file, None, None),
+            )
+        })?;
         let invalid = |e: yaml::Error| {
             error(
                 rule::KUSTOMIZATION_INVALID,
@@ -287,7 +327,9 @@ impl<'a> Builder<'a, '_> {
             let mut pointer = String::new();
             for seg in e.path().iter() {
                 match seg {
-                    serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+                    serde_path_to_error::Segment::Seq { index } => {
+                        pointer.push_str(&format!("/{index}"))
+                    }
                     serde_path_to_error::Segment::Map { key } => {
                         pointer.push('/');
                         pointer.push_str(&yaml::pointer_segment(key));
@@ -303,7 +345,11 @@ impl<'a> Builder<'a, '_> {
             } else {
                 format!("invalid kustomization: `{field}`: {message}")
             };
-            error(rule::KUSTOMIZATION_INVALID, message, file_location(file, line, column))
+            error(
+                rule::KUSTOMIZATION_INVALID,
+                message,
+                file_location(file, line, column),
+            )
         })?;
         let kz = Kz {
             dir: dir.to_string(),
@@ -314,12 +360,20 @@ impl<'a> Builder<'a, '_> {
             k,
         };
         if kz.k.is_empty() {
-            return Err(kz.err(rule::KUSTOMIZATION_INVALID, "", "the kustomization is empty"));
+            return Err(kz.err(
+                rule::KUSTOMIZATION_INVALID,
+                "",
+                "the kustomization is empty",
+            ));
         }
         match kz.k.kind.as_str() {
             "" | "Kustomization" => {}
             "Component" => {
-                return Err(kz.err(rule::KUSTOMIZE_UNSUPPORTED, "/kind", "basepress does not build Kustomize components"))
+                return Err(kz.err(
+                    rule::KUSTOMIZE_UNSUPPORTED,
+                    "/kind",
+                    "basepress does not build Kustomize components",
+                ))
             }
             other => {
                 return Err(kz.err(
@@ -359,13 +413,22 @@ impl<'a> Builder<'a, '_> {
         let kz = self.load(dir)?;
         let mut all = Vec::new();
         let entries = kz.k.resources.iter().map(|r| ("resources", r));
-        let entries: Vec<_> = entries.chain(kz.k.bases.iter().map(|b| ("bases", b))).collect();
+        let entries: Vec<_> = entries
+            .chain(kz.k.bases.iter().map(|b| ("bases", b)))
+            .collect();
         let mut index = (0, 0);
         for (field, entry) in entries {
-            let i = if field == "resources" { &mut index.0 } else { &mut index.1 };
+            let i = if field == "resources" {
+                &mut index.0
+            } else {
+                &mut index.1
+            };
             let pointer = format!("/{field}/{i}");
             *i += 1;
-            if entry.contains("://") || entry.starts_with("github.com/") || entry.starts_with("git@") {
+            if entry.contains("://")
+                || entry.starts_with("github.com/")
+                || entry.starts_with("git@")
+            {
                 return Err(kz.err(
                     rule::KUSTOMIZE_UNSUPPORTED,
                     &pointer,
@@ -415,11 +478,21 @@ impl<'a> Builder<'a, '_> {
     }
 
     fn generators(&self, kz: &Kz, all: &mut Vec<Res>) -> Result<()> {
-        let cms = kz.k.config_map_generator.iter().map(|a| ("configMapGenerator", GeneratorArgs::from(a)));
-        let secrets = kz.k.secret_generator.iter().map(|a| ("secretGenerator", GeneratorArgs::from(a)));
+        let cms =
+            kz.k.config_map_generator
+                .iter()
+                .map(|a| ("configMapGenerator", GeneratorArgs::from(a)));
+        let secrets =
+            kz.k.secret_generator
+                .iter()
+                .map(|a| ("secretGenerator", GeneratorArgs::from(a)));
         let mut counts = (0, 0);
         for (field, args) in cms.chain(secrets).collect::<Vec<_>>() {
-            let i = if field == "configMapGenerator" { &mut counts.0 } else { &mut counts.1 };
+            let i = if field == "configMapGenerator" {
+                &mut counts.0
+            } else {
+                &mut counts.1
+            };
             let pointer = format!("/{field}/{i}");
             *i += 1;
             let res = self.generate(kz, &pointer, &args, field == "secretGenerator")?;
@@ -435,7 +508,12 @@ impl<'a> Builder<'a, '_> {
         }
         // Like Kustomize, an unknown behavior means `create`.
         let mut pairs: Vec<Pair> = Vec::new();
-        let mut envs = args.envs.iter().enumerate().map(|(j, e)| (format!("{pointer}/envs/{j}"), e)).collect::<Vec<_>>();
+        let mut envs = args
+            .envs
+            .iter()
+            .enumerate()
+            .map(|(j, e)| (format!("{pointer}/envs/{j}"), e))
+            .collect::<Vec<_>>();
         if !args.env.is_empty() {
             envs.push((format!("{pointer}/env"), &args.env));
         }
@@ -443,13 +521,14 @@ impl<'a> Builder<'a, '_> {
             let (_, file) = kz.read(self.files, env, &p)?;
             let origin = origin(file);
             let offset = file.line_offset;
-            let more = generate::env_pairs(&file.bytes, |line| Src::new(&origin, line + offset, 1)).map_err(|(line, rule, m)| {
-                error(
-                    rule,
-                    format!("env file `{env}`: {m}"),
-                    file_location(file, Some(line), Some(1)),
-                )
-            })?;
+            let more = generate::env_pairs(&file.bytes, |line| Src::new(&origin, line + offset, 1))
+                .map_err(|(line, rule, m)| {
+                    error(
+                        rule,
+                        format!("env file `{env}`: {m}"),
+                        file_location(file, Some(line), Some(1)),
+                    )
+                })?;
             pairs.extend(more);
         }
         for (j, lit) in args.literals.iter().enumerate() {
@@ -476,21 +555,30 @@ impl<'a> Builder<'a, '_> {
             if !generate::is_config_key(&pair.key) {
                 return Err(error(
                     rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
-                    format!("`{}` is not a valid key: use letters, digits, `-`, `_` and `.`", pair.key),
+                    format!(
+                        "`{}` is not a valid key: use letters, digits, `-`, `_` and `.`",
+                        pair.key
+                    ),
                     pair.at.location(),
                 ));
             }
             if seen.insert(pair.key.clone(), ()).is_some() {
                 return Err(error(
                     rule::KUSTOMIZE_GENERATOR_INVALID,
-                    format!("{} `{}` repeats the key `{}`", if secret { "Secret" } else { "ConfigMap" }, args.name, pair.key),
+                    format!(
+                        "{} `{}` repeats the key `{}`",
+                        if secret { "Secret" } else { "ConfigMap" },
+                        args.name,
+                        pair.key
+                    ),
                     pair.at.location(),
                 ));
             }
         }
         // Pairs go in key order, as Kustomize sorts them.
         pairs.sort_by(|a, b| a.key.cmp(&b.key));
-        let options = GeneratorOptions::merged(args.options.as_ref(), kz.k.generator_options.as_ref());
+        let options =
+            GeneratorOptions::merged(args.options.as_ref(), kz.k.generator_options.as_ref());
         let secret_type = secret.then_some(args.secret_type.as_str());
         let g = generate::object(
             &args.name,
@@ -509,16 +597,20 @@ impl<'a> Builder<'a, '_> {
 
     fn patch_text(&self, kz: &Kz, pointer: &str, args: &PatchArgs) -> Result<PatchText> {
         let bad = |m: String| kz.err(rule::KUSTOMIZE_PATCH_INVALID, pointer, m);
-        let (text, positions_of, name): (&str, Box<dyn Fn(&Value, &Positions) -> Prov + '_>, String) =
+        let (text, positions_of, name): (&str, ProvOf<'_>, String) =
             match (args.path.is_empty(), args.patch.trim().is_empty()) {
                 (true, true) => return Err(bad("a patch needs `path` or `patch`".into())),
-                (false, false) => return Err(bad("a patch has both `path` and `patch`; keep one".into())),
+                (false, false) => {
+                    return Err(bad("a patch has both `path` and `patch`; keep one".into()))
+                }
                 (false, true) => {
                     let (_, file) = kz.read(self.files, &args.path, &format!("{pointer}/path"))?;
                     let text = text(file).map_err(|m| bad(format!("`{}`: {m}", args.path)))?;
                     let origin = origin(file);
                     let offset = file.line_offset;
-                    let f = move |v: &Value, p: &Positions| Prov::from_positions(v, p, &origin, offset, 0);
+                    let f = move |v: &Value, p: &Positions| {
+                        Prov::from_positions(v, p, &origin, offset, 0)
+                    };
                     (text, Box::new(f), format!("`{}`", args.path))
                 }
                 (true, false) => {
@@ -549,8 +641,7 @@ impl<'a> Builder<'a, '_> {
                 }
             };
             let pt = if inline {
-                let text = self.patch_text_inline_psm(kz, &pointer, entry)?;
-                text
+                self.patch_text_inline_psm(kz, &pointer, entry)?
             } else {
                 self.patch_text(kz, &pointer, &args)?
             };
@@ -562,14 +653,22 @@ impl<'a> Builder<'a, '_> {
                 ));
             };
             for (doc, prov) in docs {
-                strategic_by_id(kz, &pointer, all, &doc, &prov, false, false)?;
+                strategic_by_id(all, &doc, &prov, false, false)?;
             }
         }
         for (i, args) in k.patches.iter().enumerate() {
             let pointer = format!("/patches/{i}");
             let pt = self.patch_text(kz, &pointer, args)?;
-            let allow_name = args.options.get("allowNameChange").copied().unwrap_or(false);
-            let allow_kind = args.options.get("allowKindChange").copied().unwrap_or(false);
+            let allow_name = args
+                .options
+                .get("allowNameChange")
+                .copied()
+                .unwrap_or(false);
+            let allow_kind = args
+                .options
+                .get("allowKindChange")
+                .copied()
+                .unwrap_or(false);
             match (pt.parsed, &args.target) {
                 (Parsed::Strategic(docs), Some(target)) => {
                     if docs.len() > 1 {
@@ -581,20 +680,25 @@ impl<'a> Builder<'a, '_> {
                     }
                     let selected = select(kz, &pointer, all, target)?;
                     if let Some((doc, prov)) = docs.first() {
-                        strategic_on(kz, &pointer, all, &selected, doc, prov, allow_name, allow_kind)?;
+                        strategic_on(all, &selected, doc, prov, allow_name, allow_kind)?;
                     }
                 }
                 (Parsed::Strategic(docs), None) => {
                     for (doc, prov) in docs {
-                        strategic_by_id(kz, &pointer, all, &doc, &prov, allow_name, allow_kind)?;
+                        strategic_by_id(all, &doc, &prov, allow_name, allow_kind)?;
                     }
                 }
                 (Parsed::Json(ops), Some(target)) => {
                     let selected = select(kz, &pointer, all, target)?;
                     for i in selected {
                         all[i].store_prev();
-                        patch::apply_json(&mut all[i], &ops)
-                            .map_err(|m| kz.err(rule::KUSTOMIZE_PATCH_INVALID, &pointer, format!("{}: {m}", pt.name)))?;
+                        patch::apply_json(&mut all[i], &ops).map_err(|m| {
+                            kz.err(
+                                rule::KUSTOMIZE_PATCH_INVALID,
+                                &pointer,
+                                format!("{}: {m}", pt.name),
+                            )
+                        })?;
                     }
                 }
                 (Parsed::Json(_), None) => {
@@ -609,7 +713,8 @@ impl<'a> Builder<'a, '_> {
         if !k.namespace.is_empty() {
             let src = kz.src("/namespace");
             for r in all.iter_mut() {
-                transform::namespace(r, &k.namespace, &src).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/namespace", m))?;
+                transform::namespace(r, &k.namespace, &src)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/namespace", m))?;
             }
         }
         if !k.name_prefix.is_empty() {
@@ -654,17 +759,25 @@ impl<'a> Builder<'a, '_> {
             let pairs: Vec<(String, String, Src)> = label
                 .pairs
                 .iter()
-                .map(|(k, v)| (k.clone(), v.clone(), kz.src(&format!("{pointer}/pairs/{}", yaml::pointer_segment(k)))))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.clone(),
+                        kz.src(&format!("{pointer}/pairs/{}", yaml::pointer_segment(k))),
+                    )
+                })
                 .collect();
             for r in all.iter_mut() {
-                transform::add_pairs(r, &pairs, &specs).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+                transform::add_pairs(r, &pairs, &specs)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
             }
         }
         if !k.common_labels.is_empty() {
             let pairs = pairs_of(kz, "/commonLabels", &k.common_labels);
             let specs = transform::common_labels();
             for r in all.iter_mut() {
-                transform::add_pairs(r, &pairs, &specs).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/commonLabels", m))?;
+                transform::add_pairs(r, &pairs, &specs)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/commonLabels", m))?;
             }
         }
         if !k.common_annotations.is_empty() {
@@ -678,7 +791,11 @@ impl<'a> Builder<'a, '_> {
         for (i, args) in k.patches_json6902.iter().enumerate() {
             let pointer = format!("/patchesJson6902/{i}");
             let Some(target) = args.target.as_ref().filter(|t| !t.name.is_empty()) else {
-                return Err(kz.err(rule::KUSTOMIZE_PATCH_INVALID, &pointer, "a patchesJson6902 entry needs a target with a name"));
+                return Err(kz.err(
+                    rule::KUSTOMIZE_PATCH_INVALID,
+                    &pointer,
+                    "a patchesJson6902 entry needs a target with a name",
+                ));
             };
             let pt = self.patch_text(kz, &pointer, args)?;
             let Parsed::Json(ops) = pt.parsed else {
@@ -689,8 +806,13 @@ impl<'a> Builder<'a, '_> {
                 ));
             };
             for i in select(kz, &pointer, all, target)? {
-                patch::apply_json(&mut all[i], &ops)
-                    .map_err(|m| kz.err(rule::KUSTOMIZE_PATCH_INVALID, &pointer, format!("{}: {m}", pt.name)))?;
+                patch::apply_json(&mut all[i], &ops).map_err(|m| {
+                    kz.err(
+                        rule::KUSTOMIZE_PATCH_INVALID,
+                        &pointer,
+                        format!("{}: {m}", pt.name),
+                    )
+                })?;
             }
         }
         for (i, rep) in k.replicas.iter().enumerate() {
@@ -699,7 +821,10 @@ impl<'a> Builder<'a, '_> {
             let mut found = false;
             for kind in transform::REPLICA_KINDS {
                 for r in all.iter_mut() {
-                    if r.any_ids().iter().any(|id| id.name == rep.name && id.kind == *kind) {
+                    if r.any_ids()
+                        .iter()
+                        .any(|id| id.name == rep.name && id.kind == *kind)
+                    {
                         found = true;
                         // Matched by any id, written only if the kind still is.
                         if r.kind() == *kind {
@@ -723,11 +848,18 @@ impl<'a> Builder<'a, '_> {
             } else {
                 format!("/imageTags/{}", i - k.images.len())
             };
-            let rule = ImageRule::new(&img.name, &img.new_name, &img.new_tag, &img.digest, &img.tag_suffix)
-                .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+            let rule = ImageRule::new(
+                &img.name,
+                &img.new_name,
+                &img.new_tag,
+                &img.digest,
+                &img.tag_suffix,
+            )
+            .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
             let src = kz.src(&pointer);
             for r in all.iter_mut() {
-                transform::images(r, &rule, &src).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+                transform::images(r, &rule, &src)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
             }
         }
         Ok(())
@@ -736,7 +868,8 @@ impl<'a> Builder<'a, '_> {
     /// An inline `patchesStrategicMerge` entry.
     fn patch_text_inline_psm(&self, kz: &Kz, pointer: &str, entry: &str) -> Result<PatchText> {
         let f = |v: &Value, pos: &Positions| kz.inline(pointer, v, pos);
-        let parsed = parse_patch(entry, &f).map_err(|m| kz.err(rule::KUSTOMIZE_PATCH_INVALID, pointer, m))?;
+        let parsed = parse_patch(entry, &f)
+            .map_err(|m| kz.err(rule::KUSTOMIZE_PATCH_INVALID, pointer, m))?;
         Ok(PatchText {
             parsed,
             name: "the inline patch".into(),
@@ -744,15 +877,28 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-fn pairs_of(kz: &Kz, field: &str, map: &std::collections::BTreeMap<String, String>) -> Vec<(String, String, Src)> {
+fn pairs_of(
+    kz: &Kz,
+    field: &str,
+    map: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String, Src)> {
     map.iter()
-        .map(|(k, v)| (k.clone(), v.clone(), kz.src(&format!("{field}/{}", yaml::pointer_segment(k)))))
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.clone(),
+                kz.src(&format!("{field}/{}", yaml::pointer_segment(k))),
+            )
+        })
         .collect()
 }
 
 /// Reads a patch: documents that are maps make strategic merge patches,
 /// one list makes JSON 6902 operations.
-fn parse_patch(text: &str, prov_of: &dyn Fn(&Value, &Positions) -> Prov) -> std::result::Result<Parsed, String> {
+fn parse_patch(
+    text: &str,
+    prov_of: &dyn Fn(&Value, &Positions) -> Prov,
+) -> std::result::Result<Parsed, String> {
     let docs = yaml::documents_with_positions(text).map_err(|e| match e.line {
         Some(l) => format!("not valid YAML (line {l} of the patch): {}", e.message),
         None => format!("not valid YAML: {}", e.message),
@@ -771,7 +917,9 @@ fn parse_patch(text: &str, prov_of: &dyn Fn(&Value, &Positions) -> Prov) -> std:
             let mut out = Vec::new();
             for d in docs {
                 if !d.value.is_object() {
-                    return Err("a document of the patch is neither a map nor a list of operations".into());
+                    return Err(
+                        "a document of the patch is neither a map nor a list of operations".into(),
+                    );
                 }
                 out.push((d.value.clone(), prov_of(&d.value, &d.positions)));
             }
@@ -783,10 +931,16 @@ fn parse_patch(text: &str, prov_of: &dyn Fn(&Value, &Positions) -> Prov) -> std:
 /// The resources a target selects; none is an error of basepress's own.
 fn select(kz: &Kz, pointer: &str, all: &[Res], target: &Selector) -> Result<Vec<usize>> {
     let tp = format!("{pointer}/target");
-    let compiled = Compiled::new(target).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &tp, m))?;
-    let selected: Vec<usize> = (0..all.len()).filter(|&i| compiled.selects(&all[i])).collect();
+    let compiled =
+        Compiled::new(target).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &tp, m))?;
+    let selected: Vec<usize> = (0..all.len())
+        .filter(|&i| compiled.selects(&all[i]))
+        .collect();
     if selected.is_empty() {
-        let ids: Vec<String> = all.iter().map(|r| format!("{} {}", r.kind(), r.name())).collect();
+        let ids: Vec<String> = all
+            .iter()
+            .map(|r| format!("{} {}", r.kind(), r.name()))
+            .collect();
         let mut e = kz.err(
             rule::KUSTOMIZE_PATCH_TARGET_UNMATCHED,
             &tp,
@@ -794,7 +948,11 @@ fn select(kz: &Kz, pointer: &str, all: &[Res], target: &Selector) -> Result<Vec<
         );
         e.help = Some(format!(
             "Fix the selector; the build has: {}.",
-            if ids.is_empty() { "no resources".to_string() } else { ids.join(", ") }
+            if ids.is_empty() {
+                "no resources".to_string()
+            } else {
+                ids.join(", ")
+            }
         ));
         return Err(e);
     }
@@ -803,8 +961,6 @@ fn select(kz: &Kz, pointer: &str, all: &[Res], target: &Selector) -> Result<Vec<
 
 /// A strategic merge patch without target: the resource it names.
 fn strategic_by_id(
-    kz: &Kz,
-    pointer: &str,
     all: &mut Vec<Res>,
     doc: &Value,
     prov: &Prov,
@@ -816,7 +972,7 @@ fn strategic_by_id(
         .filter(|&i| all[i].any_id_equals(&id))
         .collect();
     match matches.as_slice() {
-        [i] => strategic_on(kz, pointer, all, &[*i], doc, prov, allow_name, allow_kind),
+        [i] => strategic_on(all, &[*i], doc, prov, allow_name, allow_kind),
         [] => {
             let ids: Vec<String> = all.iter().map(|r| r.cur().to_string()).collect();
             let mut e = error(
@@ -826,9 +982,12 @@ fn strategic_by_id(
             );
             e.help = Some(format!(
                 "Patch one of: {}.",
-                if ids.is_empty() { "(no resources)".to_string() } else { ids.join("; ") }
+                if ids.is_empty() {
+                    "(no resources)".to_string()
+                } else {
+                    ids.join("; ")
+                }
             ));
-            let _ = (kz, pointer);
             Err(e)
         }
         _ => Err(error(
@@ -839,10 +998,7 @@ fn strategic_by_id(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn strategic_on(
-    kz: &Kz,
-    pointer: &str,
     all: &mut Vec<Res>,
     selected: &[usize],
     doc: &Value,
@@ -852,15 +1008,20 @@ fn strategic_on(
 ) -> Result<()> {
     let mut deleted = Vec::new();
     for &i in selected {
-        let keep = patch::apply_strategic(&mut all[i], doc, prov, allow_name, allow_kind).map_err(|e| {
-            let at = prov.nearest(&e.pointer).at.location();
-            let _ = (kz, pointer);
-            error(
-                rule::KUSTOMIZE_PATCH_INVALID,
-                format!("the patch cannot be merged into {}: {}", all[i].cur(), e.message),
-                at,
-            )
-        })?;
+        let keep = patch::apply_strategic(&mut all[i], doc, prov, allow_name, allow_kind).map_err(
+            |e| {
+                let at = prov.nearest(&e.pointer).at.location();
+                error(
+                    rule::KUSTOMIZE_PATCH_INVALID,
+                    format!(
+                        "the patch cannot be merged into {}: {}",
+                        all[i].cur(),
+                        e.message
+                    ),
+                    at,
+                )
+            },
+        )?;
         if !keep {
             deleted.push(i);
         }
@@ -934,13 +1095,19 @@ fn copy_meta(old: &Res, new: &mut Res) {
             if has {
                 continue;
             }
-            let old_prov = old.prov.nearest(&format!("{pointer}/{}", yaml::pointer_segment(k))).clone();
+            let old_prov = old
+                .prov
+                .nearest(&format!("{pointer}/{}", yaml::pointer_segment(k)))
+                .clone();
             let meta = &mut new.value["metadata"];
             if !meta[field].is_object() {
                 meta[field] = Value::Object(Default::default());
                 let at = new.prov.nearest("/metadata").at.clone();
                 if let Some(m) = new.prov.key_mut("metadata") {
-                    m.set_key(field, Prov::uniform(&Value::Object(Default::default()), &at));
+                    m.set_key(
+                        field,
+                        Prov::uniform(&Value::Object(Default::default()), &at),
+                    );
                 }
             }
             meta[field][k] = v.clone();
@@ -979,14 +1146,20 @@ fn merge_data(old: &Res, new: &mut Res, field: &str) {
     if !new.value.get(field).is_some_and(Value::is_object) {
         new.value[field] = Value::Object(Default::default());
         let at = new.prov.at.clone();
-        new.prov.set_key(field, Prov::uniform(&Value::Object(Default::default()), &at));
+        new.prov.set_key(
+            field,
+            Prov::uniform(&Value::Object(Default::default()), &at),
+        );
     }
     for (k, v) in old_map {
         if new.value[field].get(k).is_some() {
             continue;
         }
         new.value[field][k] = v.clone();
-        let p = old.prov.nearest(&format!("/{field}/{}", yaml::pointer_segment(k))).clone();
+        let p = old
+            .prov
+            .nearest(&format!("/{field}/{}", yaml::pointer_segment(k)))
+            .clone();
         if let Some(m) = new.prov.key_mut(field) {
             m.set_key(k, p);
         }
@@ -1010,7 +1183,10 @@ pub fn run(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build> {
         r.value["metadata"]["name"] = name.into();
     }
     if let Err(m) = nameref::fix(&mut all) {
-        let at = b.load(&dir).map(|kz| kz.loc("")).unwrap_or_else(|e| e.location);
+        let at = b
+            .load(&dir)
+            .map(|kz| kz.loc(""))
+            .unwrap_or_else(|e| e.location);
         return Err(error(rule::KUSTOMIZE_BUILD_INVALID, m, at));
     }
     let mut keyed: Vec<(Id, Res)> = all.into_iter().map(|r| (r.cur(), r)).collect();

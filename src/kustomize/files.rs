@@ -67,10 +67,7 @@ impl MemFiles {
             if !entry.file_type().is_file() {
                 continue;
             }
-            let rel = entry
-                .path()
-                .strip_prefix(root)
-                .map_err(io::Error::other)?;
+            let rel = entry.path().strip_prefix(root).map_err(io::Error::other)?;
             let slash: Vec<String> = rel
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())

@@ -22,7 +22,9 @@ pub struct Pair {
 pub fn literal(source: &str) -> Result<(String, String), String> {
     match source.split_once('=') {
         Some((k, v)) if !k.is_empty() => Ok((k.to_string(), unquote(v).to_string())),
-        _ => Err(format!("invalid literal source {source:?}, expected key=value")),
+        _ => Err(format!(
+            "invalid literal source {source:?}, expected key=value"
+        )),
     }
 }
 
@@ -147,6 +149,7 @@ pub struct Generated {
 
 /// Builds a ConfigMap (`secret_type` None) or Secret from `pairs`. `at` is
 /// where the generator entry is; each data key points at its pair's line.
+#[allow(clippy::too_many_arguments)]
 pub fn object(
     name: &str,
     namespace: &str,
@@ -221,7 +224,10 @@ pub fn object(
 /// The name suffix Kustomize computes from a ConfigMap's or Secret's kind
 /// and data (other kinds: from the whole object).
 pub fn hash(value: &Value) -> String {
-    let kind = value.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     let field = |name: &str| value.get(name).cloned().unwrap_or_else(|| "".into());
     // Kustomize looks the name up as one field called "metadata/name",
     // which no object has: the name never counts.
@@ -295,11 +301,19 @@ mod tests {
         assert_eq!(literal("A=\"q").unwrap(), ("A".into(), "\"q".into()));
         assert_eq!(literal("A=b=c").unwrap(), ("A".into(), "b=c".into()));
         assert!(literal("=x").is_err() && literal("x").is_err());
-        assert_eq!(file_source("d/a.txt").unwrap(), ("a.txt".into(), "d/a.txt".into()));
-        assert_eq!(file_source("k=d/a.txt").unwrap(), ("k".into(), "d/a.txt".into()));
+        assert_eq!(
+            file_source("d/a.txt").unwrap(),
+            ("a.txt".into(), "d/a.txt".into())
+        );
+        assert_eq!(
+            file_source("k=d/a.txt").unwrap(),
+            ("k".into(), "d/a.txt".into())
+        );
         assert!(file_source("=a").is_err() && file_source("a=").is_err());
         assert!(file_source("a=b=c").is_err());
-        assert!(is_env_var_name("RUNNER_X.y-1") && !is_env_var_name("1A") && !is_env_var_name("A B"));
+        assert!(
+            is_env_var_name("RUNNER_X.y-1") && !is_env_var_name("1A") && !is_env_var_name("A B")
+        );
         assert!(is_config_key("a.b_c-1") && !is_config_key("..a") && !is_config_key("a/b"));
     }
 

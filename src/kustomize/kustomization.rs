@@ -114,7 +114,10 @@ impl Kustomization {
             ("replacements", &self.replacements),
             ("helmCharts", &self.helm_charts),
             ("helmGlobals", &self.helm_globals),
-            ("helmChartInflationGenerator", &self.helm_chart_inflation_generator),
+            (
+                "helmChartInflationGenerator",
+                &self.helm_chart_inflation_generator,
+            ),
             ("openapi", &self.openapi),
             ("sortOptions", &self.sort_options),
             ("buildMetadata", &self.build_metadata),
@@ -256,7 +259,9 @@ impl GeneratorOptions {
                 out.labels.entry(k.clone()).or_insert_with(|| v.clone());
             }
             for (k, v) in &g.annotations {
-                out.annotations.entry(k.clone()).or_insert_with(|| v.clone());
+                out.annotations
+                    .entry(k.clone())
+                    .or_insert_with(|| v.clone());
             }
             out.disable_name_suffix_hash |= g.disable_name_suffix_hash;
             out.immutable |= g.immutable;

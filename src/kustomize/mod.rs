@@ -44,7 +44,10 @@ pub struct Object {
 
 impl Object {
     fn str_at(&self, pointer: &str) -> &str {
-        self.value.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+        self.value
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
     }
 
     pub fn api_version(&self) -> &str {
@@ -60,7 +63,9 @@ impl Object {
     }
 
     pub fn namespace(&self) -> Option<&str> {
-        self.value.pointer("/metadata/namespace").and_then(Value::as_str)
+        self.value
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
     }
 
     /// Where the node at a JSON pointer (or its nearest ancestor the

@@ -44,7 +44,9 @@ const POD_SPECS_SA: &[(&str, &str)] = &[
 
 fn rules() -> Vec<Rule> {
     let mut out = Vec::new();
-    let mut add = |target: (&'static str, &'static str), referrer: (&'static str, &'static str, &'static str), path: String| {
+    let mut add = |target: (&'static str, &'static str),
+                   referrer: (&'static str, &'static str, &'static str),
+                   path: String| {
         let segments = path.split('/').map(str::to_string).collect();
         out.push(Rule {
             target,
@@ -56,38 +58,116 @@ fn rules() -> Vec<Rule> {
     for (version, kind, spec) in POD_SPECS {
         let r = ("", *version, *kind);
         for c in ["containers", "initContainers"] {
-            add(("", "ConfigMap"), r, format!("{spec}/{c}/env/valueFrom/configMapKeyRef/name"));
-            add(("", "ConfigMap"), r, format!("{spec}/{c}/envFrom/configMapRef/name"));
-            add(("", "Secret"), r, format!("{spec}/{c}/env/valueFrom/secretKeyRef/name"));
-            add(("", "Secret"), r, format!("{spec}/{c}/envFrom/secretRef/name"));
+            add(
+                ("", "ConfigMap"),
+                r,
+                format!("{spec}/{c}/env/valueFrom/configMapKeyRef/name"),
+            );
+            add(
+                ("", "ConfigMap"),
+                r,
+                format!("{spec}/{c}/envFrom/configMapRef/name"),
+            );
+            add(
+                ("", "Secret"),
+                r,
+                format!("{spec}/{c}/env/valueFrom/secretKeyRef/name"),
+            );
+            add(
+                ("", "Secret"),
+                r,
+                format!("{spec}/{c}/envFrom/secretRef/name"),
+            );
         }
-        add(("", "ConfigMap"), r, format!("{spec}/volumes/configMap/name"));
-        add(("", "ConfigMap"), r, format!("{spec}/volumes/projected/sources/configMap/name"));
-        add(("", "Secret"), r, format!("{spec}/volumes/secret/secretName"));
-        add(("", "Secret"), r, format!("{spec}/volumes/projected/sources/secret/name"));
+        add(
+            ("", "ConfigMap"),
+            r,
+            format!("{spec}/volumes/configMap/name"),
+        );
+        add(
+            ("", "ConfigMap"),
+            r,
+            format!("{spec}/volumes/projected/sources/configMap/name"),
+        );
+        add(
+            ("", "Secret"),
+            r,
+            format!("{spec}/volumes/secret/secretName"),
+        );
+        add(
+            ("", "Secret"),
+            r,
+            format!("{spec}/volumes/projected/sources/secret/name"),
+        );
         add(("", "Secret"), r, format!("{spec}/imagePullSecrets/name"));
     }
     for (kind, spec) in POD_SPECS_SA {
         let r = ("", "", *kind);
-        add(("", "ServiceAccount"), r, format!("{spec}/serviceAccountName"));
-        add(("", "PersistentVolumeClaim"), r, format!("{spec}/volumes/persistentVolumeClaim/claimName"));
-        add(("scheduling.k8s.io", "PriorityClass"), r, format!("{spec}/priorityClassName"));
+        add(
+            ("", "ServiceAccount"),
+            r,
+            format!("{spec}/serviceAccountName"),
+        );
+        add(
+            ("", "PersistentVolumeClaim"),
+            r,
+            format!("{spec}/volumes/persistentVolumeClaim/claimName"),
+        );
+        add(
+            ("scheduling.k8s.io", "PriorityClass"),
+            r,
+            format!("{spec}/priorityClassName"),
+        );
     }
-    for kind in ["Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"] {
-        add(("", kind), ("", "", "HorizontalPodAutoscaler"), "spec/scaleTargetRef/name".into());
+    for kind in [
+        "Deployment",
+        "ReplicationController",
+        "ReplicaSet",
+        "StatefulSet",
+    ] {
+        add(
+            ("", kind),
+            ("", "", "HorizontalPodAutoscaler"),
+            "spec/scaleTargetRef/name".into(),
+        );
     }
     for target in ["ConfigMap", "Secret"] {
         for kind in ["Role", "ClusterRole"] {
             add(("", target), ("", "", kind), "rules/resourceNames".into());
         }
     }
-    add(("", "ConfigMap"), ("", "", "Node"), "spec/configSource/configMap".into());
-    add(("", "Secret"), ("", "", "Ingress"), "spec/tls/secretName".into());
-    add(("", "Secret"), ("", "", "ServiceAccount"), "imagePullSecrets/name".into());
-    for p in ["secretName", "adminSecretName", "userSecretName", "secretRef"] {
-        add(("", "Secret"), ("", "", "StorageClass"), format!("parameters/{p}"));
+    add(
+        ("", "ConfigMap"),
+        ("", "", "Node"),
+        "spec/configSource/configMap".into(),
+    );
+    add(
+        ("", "Secret"),
+        ("", "", "Ingress"),
+        "spec/tls/secretName".into(),
+    );
+    add(
+        ("", "Secret"),
+        ("", "", "ServiceAccount"),
+        "imagePullSecrets/name".into(),
+    );
+    for p in [
+        "secretName",
+        "adminSecretName",
+        "userSecretName",
+        "secretRef",
+    ] {
+        add(
+            ("", "Secret"),
+            ("", "", "StorageClass"),
+            format!("parameters/{p}"),
+        );
     }
-    add(("", "Secret"), ("", "", "PersistentVolume"), "spec/azureFile/secretName".into());
+    add(
+        ("", "Secret"),
+        ("", "", "PersistentVolume"),
+        "spec/azureFile/secretName".into(),
+    );
     let service = [
         ("apps", "StatefulSet", "spec/serviceName"),
         ("", "Ingress", "spec/rules/http/paths/backend/serviceName"),
@@ -100,21 +180,60 @@ fn rules() -> Vec<Rule> {
         add(("", "Service"), (g, "", kind), path.into());
     }
     let rbac = "rbac.authorization.k8s.io";
-    add((rbac, "Role"), (rbac, "", "RoleBinding"), "roleRef/name".into());
-    add((rbac, "ClusterRole"), (rbac, "", "RoleBinding"), "roleRef/name".into());
-    add((rbac, "ClusterRole"), (rbac, "", "ClusterRoleBinding"), "roleRef/name".into());
-    add(("", "ServiceAccount"), (rbac, "", "RoleBinding"), "subjects".into());
-    add(("", "ServiceAccount"), (rbac, "", "ClusterRoleBinding"), "subjects".into());
-    add(("", "PersistentVolume"), ("", "", "PersistentVolumeClaim"), "spec/volumeName".into());
-    add(("", "PersistentVolume"), ("", "", "ClusterRole"), "rules/resourceNames".into());
+    add(
+        (rbac, "Role"),
+        (rbac, "", "RoleBinding"),
+        "roleRef/name".into(),
+    );
+    add(
+        (rbac, "ClusterRole"),
+        (rbac, "", "RoleBinding"),
+        "roleRef/name".into(),
+    );
+    add(
+        (rbac, "ClusterRole"),
+        (rbac, "", "ClusterRoleBinding"),
+        "roleRef/name".into(),
+    );
+    add(
+        ("", "ServiceAccount"),
+        (rbac, "", "RoleBinding"),
+        "subjects".into(),
+    );
+    add(
+        ("", "ServiceAccount"),
+        (rbac, "", "ClusterRoleBinding"),
+        "subjects".into(),
+    );
+    add(
+        ("", "PersistentVolume"),
+        ("", "", "PersistentVolumeClaim"),
+        "spec/volumeName".into(),
+    );
+    add(
+        ("", "PersistentVolume"),
+        ("", "", "ClusterRole"),
+        "rules/resourceNames".into(),
+    );
     for (kind, path) in [
         ("PersistentVolume", "spec/storageClassName"),
         ("PersistentVolumeClaim", "spec/storageClassName"),
-        ("StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName"),
+        (
+            "StatefulSet",
+            "spec/volumeClaimTemplates/spec/storageClassName",
+        ),
     ] {
-        add(("storage.k8s.io", "StorageClass"), ("", "", kind), path.into());
+        add(
+            ("storage.k8s.io", "StorageClass"),
+            ("", "", kind),
+            path.into(),
+        );
     }
-    add(("networking.k8s.io", "IngressClass"), ("", "", "Ingress"), "spec/ingressClassName".into());
+    add(
+        ("networking.k8s.io", "IngressClass"),
+        ("", "", "Ingress"),
+        "spec/ingressClassName".into(),
+    );
     out
 }
 
@@ -129,7 +248,9 @@ fn same_ending(a: &[String], b: &[String]) -> bool {
 }
 
 fn affixes_equal(a: &Res, b: &Res, allow_empty: bool) -> bool {
-    let check = |x: &[String], y: &[String]| (allow_empty && (x.is_empty() || y.is_empty())) || same_ending(x, y);
+    let check = |x: &[String], y: &[String]| {
+        (allow_empty && (x.is_empty() || y.is_empty())) || same_ending(x, y)
+    };
     check(&a.prefixes, &b.prefixes) && check(&a.suffixes, &b.suffixes)
 }
 
@@ -175,7 +296,12 @@ impl Ctx<'_> {
     }
 
     /// The one object `old_name` refers to, if any (Kustomize's sieve).
-    fn select(&self, old_name: &str, candidates: &[usize], with_namespace: bool) -> Result<Option<usize>, String> {
+    fn select(
+        &self,
+        old_name: &str,
+        candidates: &[usize],
+        with_namespace: bool,
+    ) -> Result<Option<usize>, String> {
         let referrer = &self.all[self.referrer];
         let rcur = &self.curs[self.referrer];
         let mut c: Vec<usize> = candidates
@@ -184,10 +310,13 @@ impl Ctx<'_> {
             .filter(|&i| {
                 let r = &self.all[i];
                 r.prev.iter().any(|id| id.name == old_name)
-                    && r.prev.iter().any(|id| id.selected_by(self.target.0, "", self.target.1))
-                    && self.role_ref.as_ref().is_none_or(|(g, k)| {
-                        r.prev.iter().any(|id| id.selected_by(g, "", k))
-                    })
+                    && r.prev
+                        .iter()
+                        .any(|id| id.selected_by(self.target.0, "", self.target.1))
+                    && self
+                        .role_ref
+                        .as_ref()
+                        .is_none_or(|(g, k)| r.prev.iter().any(|id| id.selected_by(g, "", k)))
             })
             .filter(|&i| {
                 let id = &self.curs[i];
@@ -378,7 +507,12 @@ fn updates(ctx: &Ctx, candidates: &[usize], node: &Value) -> Result<Vec<Update>,
 }
 
 /// A map with `name` (and maybe `namespace`), like a binding's subject.
-fn subject(ctx: &Ctx, candidates: &[usize], node: &Value, at: Vec<usize>) -> Result<Option<Update>, String> {
+fn subject(
+    ctx: &Ctx,
+    candidates: &[usize],
+    node: &Value,
+    at: Vec<usize>,
+) -> Result<Option<Update>, String> {
     let Some(old) = node.get("name").and_then(Value::as_str) else {
         return Ok(None);
     };

@@ -25,7 +25,10 @@ pub fn json_ops(list: &Value, prov: &Prov) -> Result<Vec<(PatchOperation, Prov)>
     for (i, item) in items.iter().enumerate() {
         let op: PatchOperation = serde_json::from_value(item.clone())
             .map_err(|e| format!("operation {i} is not a JSON 6902 operation: {e}"))?;
-        let p = prov.index(i).cloned().unwrap_or_else(|| Prov::uniform(item, &prov.at));
+        let p = prov
+            .index(i)
+            .cloned()
+            .unwrap_or_else(|| Prov::uniform(item, &prov.at));
         out.push((op, p));
     }
     Ok(out)
@@ -82,7 +85,13 @@ pub fn apply_strategic(
             [m, k] => {
                 if kept_prov.key(m).is_none() {
                     let at = res.prov.nearest(&format!("/{m}")).at.clone();
-                    kept_prov.set_key(m, Prov { at, kids: super::prov::Kids::Leaf });
+                    kept_prov.set_key(
+                        m,
+                        Prov {
+                            at,
+                            kids: super::prov::Kids::Leaf,
+                        },
+                    );
                 }
                 if let Some(mp) = kept_prov.key_mut(m) {
                     mp.set_key(k, p);
@@ -94,7 +103,8 @@ pub fn apply_strategic(
     let base = std::mem::take(&mut res.value);
     let base_prov = res.prov.clone_leaf();
     let base_prov = std::mem::replace(&mut res.prov, base_prov);
-    let Some((mut value, mut new_prov)) = smp::merge_owned(base, base_prov, &patch, &patch_prov)? else {
+    let Some((mut value, mut new_prov)) = smp::merge_owned(base, base_prov, &patch, &patch_prov)?
+    else {
         return Ok(false);
     };
     if value.as_object().is_none_or(|m| m.is_empty()) {
@@ -164,7 +174,12 @@ pub fn apply_json(res: &mut Res, ops: &[(PatchOperation, Prov)]) -> Result<(), S
                 e.kind
             )
         })?;
-        let value_prov = || op_prov.key("value").cloned().unwrap_or_else(|| op_prov.clone());
+        let value_prov = || {
+            op_prov
+                .key("value")
+                .cloned()
+                .unwrap_or_else(|| op_prov.clone())
+        };
         match op {
             PatchOperation::Add(a) => {
                 let p = value_prov();

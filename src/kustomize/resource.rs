@@ -28,7 +28,10 @@ pub fn group_version(api_version: &str) -> (&str, &str) {
 }
 
 fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
-    value.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+    value
+        .pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 /// Built-in kinds that are not namespaced, by group and kind (Kustomize
@@ -47,8 +50,14 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
     ("scheduling.k8s.io", "PriorityClass"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
     ("policy", "PodSecurityPolicy"),
     ("node.k8s.io", "RuntimeClass"),
     ("networking.k8s.io", "IngressClass"),
@@ -98,7 +107,9 @@ impl Id {
     /// Kustomize's equality of ids: same group, version, kind, name and
     /// effective namespace.
     pub fn equals(&self, o: &Id) -> bool {
-        self.same_gvk(o) && self.name == o.name && self.effective_namespace() == o.effective_namespace()
+        self.same_gvk(o)
+            && self.name == o.name
+            && self.effective_namespace() == o.effective_namespace()
     }
 
     /// Whether a group/version/kind selector (empty fields match
@@ -185,7 +196,8 @@ impl Res {
         }
         let ns = str_at(v, "/metadata/namespace");
         // Same group and kind, so both are cluster-scoped or neither is.
-        id.is_cluster_scoped() || (if ns.is_empty() { "default" } else { ns }) == id.effective_namespace()
+        id.is_cluster_scoped()
+            || (if ns.is_empty() { "default" } else { ns }) == id.effective_namespace()
     }
 
     /// Records the current id before a change of name, namespace or kind.
@@ -228,7 +240,10 @@ const ORDER_FIRST: &[&str] = &[
     "CronJob",
     "PodDisruptionBudget",
 ];
-const ORDER_LAST: &[&str] = &["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
+const ORDER_LAST: &[&str] = &[
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
 
 fn kind_rank(kind: &str) -> i64 {
     if let Some(i) = ORDER_FIRST.iter().position(|k| *k == kind) {
@@ -241,7 +256,13 @@ fn kind_rank(kind: &str) -> i64 {
 }
 
 fn gvk_key(id: &Id) -> String {
-    let or = |s: &str, d: &str| if s.is_empty() { d.to_string() } else { s.to_string() };
+    let or = |s: &str, d: &str| {
+        if s.is_empty() {
+            d.to_string()
+        } else {
+            s.to_string()
+        }
+    };
     format!(
         "{}_{}_{}",
         or(&id.group, "~G"),
@@ -259,11 +280,20 @@ pub fn legacy_order(a: &Id, b: &Id) -> Ordering {
             return ra.cmp(&rb);
         }
         let (ka, kb) = (gvk_key(a), gvk_key(b));
-        if a.kind == "Namespace" && b.kind == "Namespace" && (a.group.is_empty() || b.group.is_empty()) {
+        if a.kind == "Namespace"
+            && b.kind == "Namespace"
+            && (a.group.is_empty() || b.group.is_empty())
+        {
             return kb.cmp(&ka);
         }
         return ka.cmp(&kb);
     }
-    let or = |s: &str, d: &'static str| if s.is_empty() { d.to_string() } else { s.to_string() };
+    let or = |s: &str, d: &'static str| {
+        if s.is_empty() {
+            d.to_string()
+        } else {
+            s.to_string()
+        }
+    };
     (or(&a.namespace, "~X"), or(&a.name, "~N")).cmp(&(or(&b.namespace, "~X"), or(&b.name, "~N")))
 }

@@ -61,7 +61,10 @@ impl Compiled {
             && matches(&self.group, &cur.group)
             && matches(&self.version, &cur.version)
             && matches(&self.kind, &cur.kind)
-            && self.labels.iter().all(|r| r.matches(&string_map(&res.value, "labels")))
+            && self
+                .labels
+                .iter()
+                .all(|r| r.matches(&string_map(&res.value, "labels")))
             && self
                 .annotations
                 .iter()
@@ -147,7 +150,9 @@ fn valid_key(k: &str) -> Result<String, String> {
 
 fn valid_value(v: &str) -> Result<String, String> {
     let v = v.trim();
-    if v.chars().all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)) {
+    if v.chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
+    {
         Ok(v.to_string())
     } else {
         Err(format!("invalid label value {v:?}"))
@@ -171,7 +176,10 @@ fn requirement(r: &str) -> Result<Requirement, String> {
         return Ok(Requirement::NotExists(valid_key(k.trim())?));
     }
     if let Some((k, v)) = r.split_once("!=") {
-        return Ok(Requirement::NotIn(valid_key(k.trim())?, vec![valid_value(v)?]));
+        return Ok(Requirement::NotIn(
+            valid_key(k.trim())?,
+            vec![valid_value(v)?],
+        ));
     }
     if let Some((k, v)) = r.split_once("==").or_else(|| r.split_once('=')) {
         return Ok(Requirement::In(valid_key(k.trim())?, vec![valid_value(v)?]));
@@ -199,9 +207,17 @@ mod tests {
 
     #[test]
     fn label_selectors_parse() {
-        let labels: BTreeMap<String, String> =
-            [("app".to_string(), "web".to_string()), ("tier".into(), "a".into())].into();
-        let ok = |s: &str| parse_selector(s).unwrap().iter().all(|r| r.matches(&labels));
+        let labels: BTreeMap<String, String> = [
+            ("app".to_string(), "web".to_string()),
+            ("tier".into(), "a".into()),
+        ]
+        .into();
+        let ok = |s: &str| {
+            parse_selector(s)
+                .unwrap()
+                .iter()
+                .all(|r| r.matches(&labels))
+        };
         assert!(ok("app=web"));
         assert!(ok("app==web,tier"));
         assert!(ok("app in (web, db), !gone"));

@@ -62,7 +62,10 @@ impl std::error::Error for MergeError {}
 /// `Value::Null` means the patch deletes the object (`$patch: delete`).
 pub fn merge(base: &Value, patch: &Value) -> Result<Value, MergeError> {
     let nowhere = Src::new(&Arc::from(Path::new("")), 0, 0);
-    let (bp, pp) = (Prov::uniform(base, &nowhere), Prov::uniform(patch, &nowhere));
+    let (bp, pp) = (
+        Prov::uniform(base, &nowhere),
+        Prov::uniform(patch, &nowhere),
+    );
     Ok(merge_located(base, &bp, patch, &pp)?
         .map(|(value, _)| value)
         .unwrap_or(Value::Null))
@@ -256,7 +259,10 @@ fn merge_value<'a>(
     prov: &Prov,
     loc: &Loc<'a>,
 ) -> Result<Merged, MergeError> {
-    let (b, p) = (base.as_ref().map_or("null", |b| type_name(&b.0)), type_name(patch));
+    let (b, p) = (
+        base.as_ref().map_or("null", |b| type_name(&b.0)),
+        type_name(patch),
+    );
     if b != "null" && p != "null" && b != p {
         return Err(loc.error(format!("cannot patch a {b} with a {p}")));
     }

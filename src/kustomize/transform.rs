@@ -33,7 +33,10 @@ impl FieldSpec {
 
     /// Whether the spec applies to `value`'s kind and apiVersion.
     pub fn applies(&self, value: &Value) -> bool {
-        let kind = value.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = value
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let api = value
             .get("apiVersion")
             .and_then(Value::as_str)
@@ -55,7 +58,12 @@ const TEMPLATES: &[(&str, &str, &str, &str)] = &[
     ("apps", "", "StatefulSet", "spec/template/metadata"),
     ("batch", "", "Job", "spec/template/metadata"),
     ("batch", "", "CronJob", "spec/jobTemplate/metadata"),
-    ("batch", "", "CronJob", "spec/jobTemplate/spec/template/metadata"),
+    (
+        "batch",
+        "",
+        "CronJob",
+        "spec/jobTemplate/spec/template/metadata",
+    ),
 ];
 
 /// Labels on objects and their pod templates (`labels` with
@@ -86,9 +94,27 @@ pub fn common_labels() -> Vec<FieldSpec> {
         FieldSpec::new("", "", "DaemonSet", "spec/selector/matchLabels", true),
         FieldSpec::new("apps", "", "StatefulSet", "spec/selector/matchLabels", true),
         FieldSpec::new("batch", "", "Job", "spec/selector/matchLabels", false),
-        FieldSpec::new("batch", "", "CronJob", "spec/jobTemplate/spec/selector/matchLabels", false),
-        FieldSpec::new("policy", "", "PodDisruptionBudget", "spec/selector/matchLabels", false),
-        FieldSpec::new("networking.k8s.io", "", "NetworkPolicy", "spec/podSelector/matchLabels", false),
+        FieldSpec::new(
+            "batch",
+            "",
+            "CronJob",
+            "spec/jobTemplate/spec/selector/matchLabels",
+            false,
+        ),
+        FieldSpec::new(
+            "policy",
+            "",
+            "PodDisruptionBudget",
+            "spec/selector/matchLabels",
+            false,
+        ),
+        FieldSpec::new(
+            "networking.k8s.io",
+            "",
+            "NetworkPolicy",
+            "spec/podSelector/matchLabels",
+            false,
+        ),
         FieldSpec::new(
             "networking.k8s.io",
             "",
@@ -137,7 +163,13 @@ pub fn common_annotations() -> Vec<FieldSpec> {
     let mut out = vec![FieldSpec::new("", "", "", "metadata/annotations", true)];
     for (g, v, k, meta) in TEMPLATES {
         let g = if *k == "StatefulSet" { "" } else { g };
-        out.push(FieldSpec::new(g, v, k, &format!("{meta}/annotations"), true));
+        out.push(FieldSpec::new(
+            g,
+            v,
+            k,
+            &format!("{meta}/annotations"),
+            true,
+        ));
     }
     out
 }
@@ -232,7 +264,13 @@ fn list_provs<'a>(prov: &'a mut Prov, items: &[Value]) -> Option<&'a mut Vec<Pro
 }
 
 /// Sets `key` to the string `value` in a map node.
-pub fn set_entry(node: &mut Value, prov: &mut Prov, key: &str, value: &str, src: &Src) -> Result<(), Fail> {
+pub fn set_entry(
+    node: &mut Value,
+    prov: &mut Prov,
+    key: &str,
+    value: &str,
+    src: &Src,
+) -> Result<(), Fail> {
     if node.is_null() {
         *node = Value::Object(Map::new());
     }
@@ -282,7 +320,11 @@ pub fn apply_specs(
 
 /// Adds labels or annotations (`pairs`, each with where it was written)
 /// at `specs`.
-pub fn add_pairs(res: &mut Res, pairs: &[(String, String, Src)], specs: &[FieldSpec]) -> Result<(), Fail> {
+pub fn add_pairs(
+    res: &mut Res,
+    pairs: &[(String, String, Src)],
+    specs: &[FieldSpec],
+) -> Result<(), Fail> {
     for (key, value, src) in pairs {
         apply_specs(res, specs, Create::Map, src, &mut |node, prov| {
             set_entry(node, prov, key, value, src)
@@ -314,7 +356,14 @@ pub fn namespace(res: &mut Res, ns: &str, src: &Src) -> Result<(), Fail> {
     let id = res.cur();
     if !id.is_cluster_scoped() {
         let path = ["metadata", "namespace"];
-        visit(&mut res.value, &mut res.prov, &path, Some(Create::Scalar), src, set)?;
+        visit(
+            &mut res.value,
+            &mut res.prov,
+            &path,
+            Some(Create::Scalar),
+            src,
+            set,
+        )?;
     }
     let api = res
         .value
@@ -324,7 +373,13 @@ pub fn namespace(res: &mut Res, ns: &str, src: &Src) -> Result<(), Fail> {
         .to_string();
     let specs = [
         FieldSpec::new("", "", "Namespace", "metadata/name", true),
-        FieldSpec::new("apiregistration.k8s.io", "", "APIService", "spec/service/namespace", true),
+        FieldSpec::new(
+            "apiregistration.k8s.io",
+            "",
+            "APIService",
+            "spec/service/namespace",
+            true,
+        ),
         FieldSpec::new(
             "apiextensions.k8s.io",
             "",
@@ -340,7 +395,9 @@ pub fn namespace(res: &mut Res, ns: &str, src: &Src) -> Result<(), Fail> {
     apply_specs(res, &specs, Create::Scalar, src, set)?;
     if matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding") {
         let (value, prov) = (&mut res.value, &mut res.prov);
-        if let (Some(Value::Array(subjects)), Some(sp)) = (value.get_mut("subjects"), prov.key_mut("subjects")) {
+        if let (Some(Value::Array(subjects)), Some(sp)) =
+            (value.get_mut("subjects"), prov.key_mut("subjects"))
+        {
             let Some(provs) = list_provs(sp, subjects) else {
                 return Ok(());
             };
@@ -581,7 +638,12 @@ pub fn images(res: &mut Res, rule: &ImageRule, src: &Src) -> Result<(), Fail> {
 }
 
 /// The kinds `replicas:` applies to.
-pub const REPLICA_KINDS: &[&str] = &["Deployment", "ReplicationController", "ReplicaSet", "StatefulSet"];
+pub const REPLICA_KINDS: &[&str] = &[
+    "Deployment",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+];
 
 /// Sets `spec.replicas`.
 pub fn replicas(res: &mut Res, count: i64, src: &Src) -> Result<(), Fail> {
@@ -611,7 +673,10 @@ mod tests {
         assert_eq!(split_image("n@sha256:ab"), ("n", "", "sha256:ab"));
         assert_eq!(split_image("n:t@sha256:ab"), ("n", "t", "sha256:ab"));
         let rule = ImageRule::new("nginx", "reg/nginx", "", "sha256:ff", "").unwrap();
-        assert_eq!(rule.apply("nginx:1").as_deref(), Some("reg/nginx@sha256:ff"));
+        assert_eq!(
+            rule.apply("nginx:1").as_deref(),
+            Some("reg/nginx@sha256:ff")
+        );
         assert_eq!(rule.apply("nginx-x:1"), None);
         let rule = ImageRule::new("a", "", "2", "", "").unwrap();
         assert_eq!(rule.apply("a@sha256:x").as_deref(), Some("a:2"));

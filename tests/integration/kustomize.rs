@@ -64,7 +64,9 @@ fn parse_case(name: &str, text: &str) -> Case {
             continue;
         };
         if text.contains("<BOM>") || text.contains("<CRLF>") {
-            let t = text.replace("<BOM>", "\u{feff}").replace("<CRLF>\n", "\r\n");
+            let t = text
+                .replace("<BOM>", "\u{feff}")
+                .replace("<CRLF>\n", "\r\n");
             *bytes = t.into_bytes();
         }
     }
@@ -88,14 +90,25 @@ fn basepress(case: &Case) -> Outcome {
         Ok(b) => Ok(b.objects.into_iter().map(|o| o.value).collect()),
         Err(errors) => Err(errors
             .iter()
-            .map(|e| format!("{}: {} ({})", e.rule.id, e.message, e.location.file.display()))
+            .map(|e| {
+                format!(
+                    "{}: {} ({})",
+                    e.rule.id,
+                    e.message,
+                    e.location.file.display()
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ")),
     }
 }
 
 fn kubectl(case: &Case, scratch: &Path) -> Outcome {
-    let root = scratch.join(format!("{}-{}", std::process::id(), case.name.replace('/', "_")));
+    let root = scratch.join(format!(
+        "{}-{}",
+        std::process::id(),
+        case.name.replace('/', "_")
+    ));
     let _ = std::fs::remove_dir_all(&root);
     for (path, bytes) in &case.files {
         let p = root.join(path);
@@ -204,7 +217,13 @@ fn corpus_matches_kubectl() {
         return;
     }
     let failures = compare_all(&cases);
-    assert!(failures.is_empty(), "{} of {} cases disagree:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases disagree:\n\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n\n")
+    );
 }
 
 /// The repository's bases, built as `kubectl kustomize bases/vX.Y.Z`.
@@ -229,7 +248,12 @@ fn repository_bases_match_kubectl() {
     }
     assert!(cases.len() >= 2);
     for case in &cases {
-        assert!(basepress(case).is_ok(), "{}: {:?}", case.name, basepress(case).err());
+        assert!(
+            basepress(case).is_ok(),
+            "{}: {:?}",
+            case.name,
+            basepress(case).err()
+        );
     }
     if !have("kubectl") {
         return;
@@ -268,6 +292,18 @@ mod generated {
         labels: bool,
     }
 
+    /// An `images:` entry: name, newName, newTag, digest.
+    type ImageEntry = (
+        &'static str,
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+
+    /// An overlay: its transforms, generators merged into the base's (by
+    /// index, with literals), and whether it adds a generator of its own.
+    type Overlay = (Transforms, Vec<(usize, Vec<(&'static str, String)>)>, bool);
+
     /// Fields of a kustomization that transform what it builds.
     #[derive(Debug, Clone, Default)]
     struct Transforms {
@@ -277,7 +313,7 @@ mod generated {
         common_labels: Vec<(&'static str, &'static str)>,
         labels: Option<(&'static str, bool, bool)>,
         annotations: Vec<(&'static str, String)>,
-        image: Option<(&'static str, Option<&'static str>, Option<&'static str>, Option<&'static str>)>,
+        image: Option<ImageEntry>,
         replicas: Option<(usize, u8)>,
         smp: Option<(usize, u8)>,
         json: Option<(usize, u8)>,
@@ -291,7 +327,7 @@ mod generated {
         services: bool,
         generators: Vec<Generator>,
         base: Transforms,
-        overlay: Option<(Transforms, Vec<(usize, Vec<(&'static str, String)>)>, bool)>,
+        overlay: Option<Overlay>,
     }
 
     fn value() -> impl Strategy<Value = String> {
@@ -315,9 +351,22 @@ mod generated {
 
     fn workload() -> impl Strategy<Value = Workload> {
         (
-            prop::sample::select(vec!["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod"]),
+            prop::sample::select(vec![
+                "Deployment",
+                "StatefulSet",
+                "DaemonSet",
+                "Job",
+                "CronJob",
+                "Pod",
+            ]),
             prop::sample::select(vec!["web", "agent", "db"]),
-            prop::sample::select(vec!["nginx", "nginx:1.25", "app@sha256:abc", "reg.io:5000/app:2", "whystack-agent"]),
+            prop::sample::select(vec![
+                "nginx",
+                "nginx:1.25",
+                "app@sha256:abc",
+                "reg.io:5000/app:2",
+                "whystack-agent",
+            ]),
             prop::option::of(0u8..4),
             any::<(bool, bool, bool, bool)>(),
         )
@@ -334,15 +383,23 @@ mod generated {
     }
 
     fn generator() -> impl Strategy<Value = Generator> {
-        (any::<bool>(), prop::sample::select(vec!["cfg", "env", "settings"]), pairs(), pairs(), any::<(bool, bool)>())
-            .prop_map(|(secret, name, literals, env_file, (no_hash, labels))| Generator {
-                secret,
-                name,
-                literals,
-                env_file,
-                no_hash,
-                labels,
-            })
+        (
+            any::<bool>(),
+            prop::sample::select(vec!["cfg", "env", "settings"]),
+            pairs(),
+            pairs(),
+            any::<(bool, bool)>(),
+        )
+            .prop_map(
+                |(secret, name, literals, env_file, (no_hash, labels))| Generator {
+                    secret,
+                    name,
+                    literals,
+                    env_file,
+                    no_hash,
+                    labels,
+                },
+            )
     }
 
     fn transforms() -> impl Strategy<Value = Transforms> {
@@ -357,11 +414,24 @@ mod generated {
                 prop::option::of(prop::sample::select(vec!["team", "prod"])),
                 prop::option::of(prop::sample::select(vec!["p-", "x-"])),
                 prop::option::of(prop::sample::select(vec!["-s", "-v1"])),
-                prop::collection::vec((prop::sample::select(vec!["app", "tier", "env"]), prop::sample::select(vec!["a", "b"])), 0..2),
-                prop::option::of((prop::sample::select(vec!["team", "owner"]), any::<bool>(), any::<bool>())),
+                prop::collection::vec(
+                    (
+                        prop::sample::select(vec!["app", "tier", "env"]),
+                        prop::sample::select(vec!["a", "b"]),
+                    ),
+                    0..2,
+                ),
+                prop::option::of((
+                    prop::sample::select(vec!["team", "owner"]),
+                    any::<bool>(),
+                    any::<bool>(),
+                )),
             ),
             (
-                prop::collection::vec((prop::sample::select(vec!["note", "example.com/x"]), value()), 0..2),
+                prop::collection::vec(
+                    (prop::sample::select(vec!["note", "example.com/x"]), value()),
+                    0..2,
+                ),
                 image,
                 prop::option::of((0usize..4, 0u8..4)),
                 prop::option::of((0usize..4, 0u8..4)),
@@ -369,26 +439,32 @@ mod generated {
                 any::<(bool, bool)>(),
             ),
         )
-            .prop_map(|((namespace, prefix, suffix, mut common_labels, labels), (annotations, image, replicas, smp, json, (legacy_json, inline)))| {
-                common_labels.dedup_by_key(|(k, _)| *k);
-                let labels = labels.filter(|(k, _, _)| !common_labels.iter().any(|(c, _)| c == k));
-                let mut annotations = annotations;
-                annotations.dedup_by_key(|(k, _)| *k);
-                Transforms {
-                    namespace,
-                    prefix,
-                    suffix,
-                    common_labels,
-                    labels,
-                    annotations,
-                    image,
-                    replicas,
-                    smp,
-                    json,
-                    legacy_json,
-                    inline,
-                }
-            })
+            .prop_map(
+                |(
+                    (namespace, prefix, suffix, mut common_labels, labels),
+                    (annotations, image, replicas, smp, json, (legacy_json, inline)),
+                )| {
+                    common_labels.dedup_by_key(|(k, _)| *k);
+                    let labels =
+                        labels.filter(|(k, _, _)| !common_labels.iter().any(|(c, _)| c == k));
+                    let mut annotations = annotations;
+                    annotations.dedup_by_key(|(k, _)| *k);
+                    Transforms {
+                        namespace,
+                        prefix,
+                        suffix,
+                        common_labels,
+                        labels,
+                        annotations,
+                        image,
+                        replicas,
+                        smp,
+                        json,
+                        legacy_json,
+                        inline,
+                    }
+                },
+            )
     }
 
     fn spec() -> impl Strategy<Value = Spec> {
@@ -397,7 +473,11 @@ mod generated {
             any::<bool>(),
             prop::collection::vec(generator(), 0..3),
             transforms(),
-            prop::option::of((transforms(), prop::collection::vec((0usize..3, pairs()), 0..2), any::<bool>())),
+            prop::option::of((
+                transforms(),
+                prop::collection::vec((0usize..3, pairs()), 0..2),
+                any::<bool>(),
+            )),
         )
             .prop_map(|(mut workloads, services, mut generators, base, overlay)| {
                 // Ids must be unique: one workload per name, one generator per name.
@@ -437,7 +517,10 @@ mod generated {
 
     fn pod_spec(w: &Workload, cm: Option<&str>, secret: Option<&str>, indent: usize) -> String {
         let pad = " ".repeat(indent);
-        let mut s = format!("{pad}containers:\n{pad}  - name: main\n{pad}    image: {}\n", w.image);
+        let mut s = format!(
+            "{pad}containers:\n{pad}  - name: main\n{pad}    image: {}\n",
+            w.image
+        );
         let mut env_from = Vec::new();
         if let (true, Some(cm)) = (w.env_from_cm, cm) {
             env_from.push(format!("{{configMapRef: {{name: {cm}}}}}"));
@@ -449,7 +532,9 @@ mod generated {
             s += &format!("{pad}    envFrom: [{}]\n", env_from.join(", "));
         }
         if let (true, Some(cm)) = (w.volume_cm, cm) {
-            s += &format!("{pad}volumes:\n{pad}  - name: conf\n{pad}    configMap: {{name: {cm}}}\n");
+            s += &format!(
+                "{pad}volumes:\n{pad}  - name: conf\n{pad}    configMap: {{name: {cm}}}\n"
+            );
         }
         if w.kind == "Job" || w.kind == "CronJob" {
             s += &format!("{pad}restartPolicy: Never\n");
@@ -458,9 +543,21 @@ mod generated {
     }
 
     fn workload_yaml(w: &Workload, cm: Option<&str>, secret: Option<&str>) -> String {
-        let labels = if w.labels { format!("\n  labels: {{app: {}}}", w.name) } else { String::new() };
-        let head = format!("apiVersion: {}\nkind: {}\nmetadata:\n  name: {}{labels}\n", api(w.kind), w.kind, w.name);
-        let replicas = w.replicas.map(|r| format!("  replicas: {r}\n")).unwrap_or_default();
+        let labels = if w.labels {
+            format!("\n  labels: {{app: {}}}", w.name)
+        } else {
+            String::new()
+        };
+        let head = format!(
+            "apiVersion: {}\nkind: {}\nmetadata:\n  name: {}{labels}\n",
+            api(w.kind),
+            w.kind,
+            w.name
+        );
+        let replicas = w
+            .replicas
+            .map(|r| format!("  replicas: {r}\n"))
+            .unwrap_or_default();
         match w.kind {
             "Pod" => format!("{head}spec:\n{}", pod_spec(w, cm, secret, 2)),
             "CronJob" => format!(
@@ -476,8 +573,20 @@ mod generated {
         }
     }
 
-    fn kustomization(t: &Transforms, spec: &Spec, resources: &[String], files: &mut BTreeMap<String, Vec<u8>>, dir: &str) -> String {
-        let mut k = format!("resources:\n{}", resources.iter().map(|r| format!("  - {r}\n")).collect::<String>());
+    fn kustomization(
+        t: &Transforms,
+        spec: &Spec,
+        resources: &[String],
+        files: &mut BTreeMap<String, Vec<u8>>,
+        dir: &str,
+    ) -> String {
+        let mut k = format!(
+            "resources:\n{}",
+            resources
+                .iter()
+                .map(|r| format!("  - {r}\n"))
+                .collect::<String>()
+        );
         if let Some(ns) = t.namespace {
             k += &format!("namespace: {ns}\n");
         }
@@ -532,7 +641,12 @@ mod generated {
                 (_, 2) => "metadata:\n  annotations: {patched: \"yes\"}\n".to_string(),
                 _ => "spec:\n  template:\n    metadata:\n      labels: {extra: \"1\"}\n".to_string(),
             };
-            let patch = format!("apiVersion: {}\nkind: {}\nmetadata:\n  name: {}\n{body}", api(w.kind), w.kind, w.name);
+            let patch = format!(
+                "apiVersion: {}\nkind: {}\nmetadata:\n  name: {}\n{body}",
+                api(w.kind),
+                w.kind,
+                w.name
+            );
             let patch = fix_metadata(&patch);
             if t.inline {
                 let indented: String = patch.lines().map(|l| format!("      {l}\n")).collect();
@@ -546,7 +660,11 @@ mod generated {
         if let (Some((i, variant)), false) = (t.json, t.legacy_json) {
             let w = workload(i);
             let op = json_op(variant);
-            patches.push(format!("  - target: {{kind: {}, name: \"{}.*\"}}\n    patch: '{op}'\n", w.kind, &w.name[..2]));
+            patches.push(format!(
+                "  - target: {{kind: {}, name: \"{}.*\"}}\n    patch: '{op}'\n",
+                w.kind,
+                &w.name[..2]
+            ));
         }
         if !patches.is_empty() {
             k += &format!("patches:\n{}", patches.concat());
@@ -593,14 +711,27 @@ mod generated {
         let mut files = BTreeMap::new();
         let cm = spec.generators.iter().find(|g| !g.secret).map(|g| g.name);
         let secret = spec.generators.iter().find(|g| g.secret).map(|g| g.name);
-        let mut docs: Vec<String> = spec.workloads.iter().map(|w| workload_yaml(w, cm, secret)).collect();
+        let mut docs: Vec<String> = spec
+            .workloads
+            .iter()
+            .map(|w| workload_yaml(w, cm, secret))
+            .collect();
         if spec.services {
             for w in &spec.workloads {
                 docs.push(format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {}\nspec:\n  selector: {{app: {}}}\n  ports: [{{port: 80}}]\n", w.name, w.name));
             }
         }
-        files.insert("base/resources.yaml".to_string(), docs.join("---\n").into_bytes());
-        let mut k = kustomization(&spec.base, spec, &["resources.yaml".to_string()], &mut files, "base/");
+        files.insert(
+            "base/resources.yaml".to_string(),
+            docs.join("---\n").into_bytes(),
+        );
+        let mut k = kustomization(
+            &spec.base,
+            spec,
+            &["resources.yaml".to_string()],
+            &mut files,
+            "base/",
+        );
         k += &generators(&spec.generators, &mut files, "base/", None);
         files.insert("base/kustomization.yaml".into(), k.into_bytes());
         let mut dir = "base".to_string();
@@ -674,7 +805,12 @@ mod generated {
         out
     }
 
-    fn generators(gens: &[Generator], files: &mut BTreeMap<String, Vec<u8>>, dir: &str, behavior: Option<&str>) -> String {
+    fn generators(
+        gens: &[Generator],
+        files: &mut BTreeMap<String, Vec<u8>>,
+        dir: &str,
+        behavior: Option<&str>,
+    ) -> String {
         let mut cm = String::new();
         let mut sec = String::new();
         for g in gens {
@@ -683,7 +819,11 @@ mod generated {
                 s += &format!("    behavior: {b}\n");
             }
             let keys_env: Vec<&str> = g.env_file.iter().map(|(k, _)| *k).collect();
-            let literals: Vec<_> = g.literals.iter().filter(|(k, _)| !keys_env.contains(k)).collect();
+            let literals: Vec<_> = g
+                .literals
+                .iter()
+                .filter(|(k, _)| !keys_env.contains(k))
+                .collect();
             if !literals.is_empty() {
                 s += "    literals:\n";
                 for (k, v) in literals {
@@ -692,7 +832,11 @@ mod generated {
             }
             if !g.env_file.is_empty() {
                 let name = format!("{}.env", g.name);
-                let text: String = g.env_file.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
+                let text: String = g
+                    .env_file
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}\n"))
+                    .collect();
                 files.insert(format!("{dir}{name}"), text.into_bytes());
                 s += &format!("    envs: [{name}]\n");
             }
@@ -751,13 +895,20 @@ mod generated {
         if !have("kubectl") {
             return;
         }
-        let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]));
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[13; 32]),
+        );
         let strategy = spec();
         let mut trees = Vec::new();
         for _ in 0..count() {
             trees.push(strategy.new_tree(&mut runner).unwrap());
         }
-        let cases: Vec<Case> = trees.iter().enumerate().map(|(i, t)| render(&t.current(), &format!("gen-{i}"))).collect();
+        let cases: Vec<Case> = trees
+            .iter()
+            .enumerate()
+            .map(|(i, t)| render(&t.current(), &format!("gen-{i}")))
+            .collect();
         let scratch = tempfile::tempdir().unwrap();
         let next = AtomicUsize::new(0);
         let failing = std::sync::Mutex::new(Vec::new());
@@ -874,14 +1025,21 @@ spec:
   value: 30
 ";
 
-    const ENV: &str = "# settings\nRUNNER_ATTESTATION_MODE=bootstrap-token\n\nRUNNER_DRAIN_TIMEOUT_MS=120000\n";
+    const ENV: &str =
+        "# settings\nRUNNER_ATTESTATION_MODE=bootstrap-token\n\nRUNNER_DRAIN_TIMEOUT_MS=120000\n";
 
     fn files() -> MemFiles {
         let mut f = MemFiles::new();
-        f.insert("base/kustomization.yaml", SourceFile::new(BASE_KUSTOMIZATION, "bases/v1/kustomization.yaml"));
+        f.insert(
+            "base/kustomization.yaml",
+            SourceFile::new(BASE_KUSTOMIZATION, "bases/v1/kustomization.yaml"),
+        );
         f.insert("base/sts.yaml", SourceFile::new(STS, "bases/v1/sts.yaml"));
         f.insert("base/ops.yaml", SourceFile::new(OPS, "bases/v1/ops.yaml"));
-        f.insert("base/config.env", SourceFile::new(ENV, "bases/v1/config.env"));
+        f.insert(
+            "base/config.env",
+            SourceFile::new(ENV, "bases/v1/config.env"),
+        );
         // An overlay shown in a page: its kustomization is a fenced block
         // whose first line is line 41 of the page.
         let overlay = "\
@@ -913,29 +1071,55 @@ images:
         let sts = object(&build, "StatefulSet");
         let c = "/spec/template/spec/containers/0";
         // From the resource file.
-        assert_eq!(sts.locate(&format!("{c}/image")), at("bases/v1/sts.yaml", 11, 11));
+        assert_eq!(
+            sts.locate(&format!("{c}/image")),
+            at("bases/v1/sts.yaml", 11, 11)
+        );
         assert_eq!(sts.locate("/spec/replicas"), at("bases/v1/sts.yaml", 6, 3));
         // From the inline patch: the line of the patch in the kustomization.
         assert_eq!(
             sts.locate(&format!("{c}/livenessProbe/exec/command/1")),
             at("bases/v1/kustomization.yaml", 22, 48)
         );
-        assert_eq!(sts.locate(&format!("{c}/livenessProbe")), at("bases/v1/kustomization.yaml", 20, 17));
+        assert_eq!(
+            sts.locate(&format!("{c}/livenessProbe")),
+            at("bases/v1/kustomization.yaml", 20, 17)
+        );
         // From the JSON 6902 operation in ops.yaml.
         assert_eq!(
             sts.locate("/spec/template/spec/terminationGracePeriodSeconds"),
             at("bases/v1/ops.yaml", 3, 3)
         );
         // The namespace transformer's line; a node below a located one.
-        assert_eq!(sts.locate("/metadata/namespace"), at("bases/v1/kustomization.yaml", 1, 1));
-        assert_eq!(sts.locate(&format!("{c}/envFrom/0/configMapRef/name/deeper")), at("bases/v1/sts.yaml", 14, 17));
+        assert_eq!(
+            sts.locate("/metadata/namespace"),
+            at("bases/v1/kustomization.yaml", 1, 1)
+        );
+        assert_eq!(
+            sts.locate(&format!("{c}/envFrom/0/configMapRef/name/deeper")),
+            at("bases/v1/sts.yaml", 14, 17)
+        );
         let cm = object(&build, "ConfigMap");
         assert!(cm.name().starts_with("config-"), "{}", cm.name());
-        assert_eq!(sts.value.pointer(&format!("{c}/envFrom/0/configMapRef/name")).unwrap(), cm.name());
+        assert_eq!(
+            sts.value
+                .pointer(&format!("{c}/envFrom/0/configMapRef/name"))
+                .unwrap(),
+            cm.name()
+        );
         // Generator literal and env file lines.
-        assert_eq!(cm.locate("/data/RUNNER_LOG"), at("bases/v1/kustomization.yaml", 8, 9));
-        assert_eq!(cm.locate("/data/RUNNER_ATTESTATION_MODE"), at("bases/v1/config.env", 2, 1));
-        assert_eq!(cm.locate("/data/RUNNER_DRAIN_TIMEOUT_MS"), at("bases/v1/config.env", 4, 1));
+        assert_eq!(
+            cm.locate("/data/RUNNER_LOG"),
+            at("bases/v1/kustomization.yaml", 8, 9)
+        );
+        assert_eq!(
+            cm.locate("/data/RUNNER_ATTESTATION_MODE"),
+            at("bases/v1/config.env", 2, 1)
+        );
+        assert_eq!(
+            cm.locate("/data/RUNNER_DRAIN_TIMEOUT_MS"),
+            at("bases/v1/config.env", 4, 1)
+        );
     }
 
     #[test]
@@ -943,13 +1127,19 @@ images:
         let build = kustomize::build(&files(), "overlay").unwrap();
         let sts = object(&build, "StatefulSet");
         assert_eq!(sts.value["spec"]["replicas"], 2);
-        assert_eq!(sts.locate("/spec/replicas"), at("content/en/install.md", 44, 5));
+        assert_eq!(
+            sts.locate("/spec/replicas"),
+            at("content/en/install.md", 44, 5)
+        );
         assert_eq!(
             sts.locate("/spec/template/spec/containers/0/image"),
             at("content/en/install.md", 46, 5)
         );
         // What the overlay leaves alone still points at the base.
-        assert_eq!(sts.locate("/spec/template/spec/containers/0/envFrom"), at("bases/v1/sts.yaml", 12, 11));
+        assert_eq!(
+            sts.locate("/spec/template/spec/containers/0/envFrom"),
+            at("bases/v1/sts.yaml", 12, 11)
+        );
         // The container's name is set by the base's patch too, which wins.
         assert_eq!(
             sts.locate("/spec/template/spec/containers/0/name"),
@@ -968,7 +1158,10 @@ images:
         assert_eq!(errors[0].rule.id, "kustomize-patch-target-unmatched");
         assert_eq!(errors[0].location, at("content/en/x.md", 13, 5));
         let mut f = files();
-        f.insert("base/config.env", SourceFile::new("OK=1\n2BAD=x\n", "bases/v1/config.env"));
+        f.insert(
+            "base/config.env",
+            SourceFile::new("OK=1\n2BAD=x\n", "bases/v1/config.env"),
+        );
         let errors = kustomize::build(&f, "base").unwrap_err();
         assert_eq!(errors[0].rule.id, "kustomize-generator-key-invalid");
         assert_eq!(errors[0].location, at("bases/v1/config.env", 2, 1));
@@ -987,31 +1180,49 @@ images:
             for entry in std::fs::read_dir(&dir).unwrap() {
                 let p = entry.unwrap().path();
                 let name = p.file_name().unwrap().to_string_lossy().into_owned();
-                files.insert(&format!("{version}/{name}"), SourceFile::new(std::fs::read(&p).unwrap(), p.clone()));
+                files.insert(
+                    &format!("{version}/{name}"),
+                    SourceFile::new(std::fs::read(&p).unwrap(), p.clone()),
+                );
             }
             for i in 0..20 {
                 let k = format!(
                     "resources: [../{version}]\nimages:\n  - name: whystack-agent\n    newName: r.io/whystack-agent\n    digest: sha256:{i:064}\nconfigMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals: [RUNNER_LOG=debug]\npatches:\n  - patch: |-\n      apiVersion: apps/v1\n      kind: StatefulSet\n      metadata: {{name: whystack-agent}}\n      spec:\n        template:\n          spec:\n            terminationGracePeriodSeconds: 150\n"
                 );
                 let dir = format!("overlay-{version}-{i}");
-                files.insert(&format!("{dir}/kustomization.yaml"), SourceFile::new(k, "page.md"));
+                files.insert(
+                    &format!("{dir}/kustomization.yaml"),
+                    SourceFile::new(k, "page.md"),
+                );
                 overlays.push(dir);
             }
         }
         let start = std::time::Instant::now();
         let mut objects = 0;
         let mut cache = kustomize::Cache::default();
-        for dir in ["v1.29.0", "v1.30.0"].iter().map(|s| s.to_string()).chain(overlays.clone()) {
+        for dir in ["v1.29.0", "v1.30.0"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(overlays.clone())
+        {
             let built = kustomize::build_with(&files, &dir, &mut cache).unwrap();
             // The cache gives what a fresh build gives.
             assert_eq!(
                 built.objects.iter().map(|o| &o.value).collect::<Vec<_>>(),
-                kustomize::build(&files, &dir).unwrap().objects.iter().map(|o| &o.value).collect::<Vec<_>>()
+                kustomize::build(&files, &dir)
+                    .unwrap()
+                    .objects
+                    .iter()
+                    .map(|o| &o.value)
+                    .collect::<Vec<_>>()
             );
             objects += built.objects.len();
         }
         let took = start.elapsed();
-        eprintln!("built 2 bases and {} overlays ({objects} objects) in {took:?}", overlays.len());
+        eprintln!(
+            "built 2 bases and {} overlays ({objects} objects) in {took:?}",
+            overlays.len()
+        );
         assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     }
 }
