@@ -1226,3 +1226,115 @@ images:
         assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     }
 }
+
+/// The overlays the docs show (their `file=` blocks), built on the latest
+/// base as a reader would, agree with kubectl, and their fields point at
+/// the page's lines.
+#[test]
+fn documented_overlays_match_kubectl() {
+    let root = repo();
+    let mut versions: Vec<String> = std::fs::read_dir(root.join("bases"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    versions.sort_by_key(|v| semver::Version::parse(v.trim_start_matches('v')).unwrap());
+    let latest = versions.last().unwrap().clone();
+    let mut cases = Vec::new();
+    let mut pages = Vec::new();
+    for lang in std::fs::read_dir(root.join("content")).unwrap() {
+        for page in std::fs::read_dir(lang.unwrap().path()).unwrap() {
+            let path = page.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                pages.push(path);
+            }
+        }
+    }
+    pages.sort();
+    for path in pages {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let version = text
+            .lines()
+            .find_map(|l| l.strip_prefix("base: "))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| latest.clone());
+        let mut case = Case {
+            name: path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('/', "_"),
+            dir: "overlay".into(),
+            ..Case::default()
+        };
+        let mut block: Option<(String, usize, String)> = None;
+        let mut memfiles = MemFiles::new();
+        for (i, line) in text.lines().enumerate() {
+            if let Some((name, start, body)) = block.as_mut() {
+                if line.trim_start().starts_with("```") {
+                    case.files
+                        .insert(format!("overlay/{name}"), body.clone().into_bytes());
+                    let rel = path.strip_prefix(&root).unwrap().to_path_buf();
+                    let mut f = SourceFile::new(body.clone(), rel);
+                    f.line_offset = *start;
+                    memfiles.insert(&format!("overlay/{name}"), f);
+                    block = None;
+                } else {
+                    body.push_str(line);
+                    body.push('\n');
+                }
+                continue;
+            }
+            if let Some(name) = line
+                .trim_start()
+                .strip_prefix("```")
+                .and_then(|l| l.split("file=").nth(1))
+            {
+                block = Some((name.trim().to_string(), i + 1, String::new()));
+            }
+        }
+        if !case.files.contains_key("overlay/kustomization.yaml") {
+            continue;
+        }
+        for entry in std::fs::read_dir(root.join("bases").join(&version)).unwrap() {
+            let p = entry.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let bytes = std::fs::read(&p).unwrap();
+            case.files
+                .insert(format!("overlay/base/{name}"), bytes.clone());
+            memfiles.insert(
+                &format!("overlay/base/{name}"),
+                SourceFile::new(bytes, p.strip_prefix(&root).unwrap()),
+            );
+        }
+        // Fields the overlay sets point into the page.
+        let built = kustomize::build(&memfiles, "overlay")
+            .unwrap_or_else(|e| panic!("{}: {}", case.name, e[0]));
+        let page = path.strip_prefix(&root).unwrap();
+        let sts = built
+            .objects
+            .iter()
+            .find(|o| o.kind() == "StatefulSet")
+            .unwrap();
+        let image = sts.locate("/spec/template/spec/containers/0/image");
+        if text.contains("newName:") {
+            assert_eq!(
+                image.file, page,
+                "{}: the image comes from the page's images entry",
+                case.name
+            );
+        }
+        cases.push(case);
+    }
+    assert!(
+        cases.len() >= 10,
+        "only {} documented overlays",
+        cases.len()
+    );
+    if !have("kubectl") {
+        return;
+    }
+    let failures = compare_all(&cases);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
