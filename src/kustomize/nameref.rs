@@ -13,8 +13,8 @@ use super::resource::{Id, Res};
 struct Rule {
     target: (&'static str, &'static str),
     referrer: (&'static str, &'static str, &'static str),
-    path: String,
-    segments: Vec<String>,
+    /// The path, in two parts (a pod spec's place, and the field in it).
+    path: (&'static str, &'static str),
 }
 
 /// Where each kind with a pod spec keeps it.
@@ -27,6 +27,27 @@ const POD_SPECS: &[(&str, &str, &str)] = &[
     ("", "StatefulSet", "spec/template/spec"),
     ("", "Job", "spec/template/spec"),
     ("", "CronJob", "spec/jobTemplate/spec/template/spec"),
+];
+
+/// Where a pod spec names ConfigMaps.
+const POD_CONFIG_MAP_REFS: &[&str] = &[
+    "containers/env/valueFrom/configMapKeyRef/name",
+    "initContainers/env/valueFrom/configMapKeyRef/name",
+    "containers/envFrom/configMapRef/name",
+    "initContainers/envFrom/configMapRef/name",
+    "volumes/configMap/name",
+    "volumes/projected/sources/configMap/name",
+];
+
+/// Where a pod spec names Secrets.
+const POD_SECRET_REFS: &[&str] = &[
+    "containers/env/valueFrom/secretKeyRef/name",
+    "initContainers/env/valueFrom/secretKeyRef/name",
+    "containers/envFrom/secretRef/name",
+    "initContainers/envFrom/secretRef/name",
+    "volumes/secret/secretName",
+    "volumes/projected/sources/secret/name",
+    "imagePullSecrets/name",
 ];
 
 /// Kinds whose pod spec names a ServiceAccount, claims and a priority
@@ -46,77 +67,34 @@ fn rules() -> Vec<Rule> {
     let mut out = Vec::new();
     let mut add = |target: (&'static str, &'static str),
                    referrer: (&'static str, &'static str, &'static str),
-                   path: String| {
-        let segments = path.split('/').map(str::to_string).collect();
+                   path: (&'static str, &'static str)| {
         out.push(Rule {
             target,
             referrer,
             path,
-            segments,
         })
     };
     for (version, kind, spec) in POD_SPECS {
         let r = ("", *version, *kind);
-        for c in ["containers", "initContainers"] {
-            add(
-                ("", "ConfigMap"),
-                r,
-                format!("{spec}/{c}/env/valueFrom/configMapKeyRef/name"),
-            );
-            add(
-                ("", "ConfigMap"),
-                r,
-                format!("{spec}/{c}/envFrom/configMapRef/name"),
-            );
-            add(
-                ("", "Secret"),
-                r,
-                format!("{spec}/{c}/env/valueFrom/secretKeyRef/name"),
-            );
-            add(
-                ("", "Secret"),
-                r,
-                format!("{spec}/{c}/envFrom/secretRef/name"),
-            );
+        for field in POD_CONFIG_MAP_REFS {
+            add(("", "ConfigMap"), r, (*spec, field));
         }
-        add(
-            ("", "ConfigMap"),
-            r,
-            format!("{spec}/volumes/configMap/name"),
-        );
-        add(
-            ("", "ConfigMap"),
-            r,
-            format!("{spec}/volumes/projected/sources/configMap/name"),
-        );
-        add(
-            ("", "Secret"),
-            r,
-            format!("{spec}/volumes/secret/secretName"),
-        );
-        add(
-            ("", "Secret"),
-            r,
-            format!("{spec}/volumes/projected/sources/secret/name"),
-        );
-        add(("", "Secret"), r, format!("{spec}/imagePullSecrets/name"));
+        for field in POD_SECRET_REFS {
+            add(("", "Secret"), r, (*spec, field));
+        }
     }
     for (kind, spec) in POD_SPECS_SA {
         let r = ("", "", *kind);
-        add(
-            ("", "ServiceAccount"),
-            r,
-            format!("{spec}/serviceAccountName"),
-        );
+        add(("", "ServiceAccount"), r, (*spec, "serviceAccountName"));
         add(
             ("", "PersistentVolumeClaim"),
             r,
-            format!("{spec}/volumes/persistentVolumeClaim/claimName"),
+            (*spec, "volumes/persistentVolumeClaim/claimName"),
         );
         add(
             ("scheduling.k8s.io", "PriorityClass"),
             r,
-            format!("{spec}/priorityClassName"),
+            (*spec, "priorityClassName"),
         );
     }
     for kind in [
@@ -128,28 +106,28 @@ fn rules() -> Vec<Rule> {
         add(
             ("", kind),
             ("", "", "HorizontalPodAutoscaler"),
-            "spec/scaleTargetRef/name".into(),
+            ("", "spec/scaleTargetRef/name"),
         );
     }
     for target in ["ConfigMap", "Secret"] {
         for kind in ["Role", "ClusterRole"] {
-            add(("", target), ("", "", kind), "rules/resourceNames".into());
+            add(("", target), ("", "", kind), ("", "rules/resourceNames"));
         }
     }
     add(
         ("", "ConfigMap"),
         ("", "", "Node"),
-        "spec/configSource/configMap".into(),
+        ("", "spec/configSource/configMap"),
     );
     add(
         ("", "Secret"),
         ("", "", "Ingress"),
-        "spec/tls/secretName".into(),
+        ("", "spec/tls/secretName"),
     );
     add(
         ("", "Secret"),
         ("", "", "ServiceAccount"),
-        "imagePullSecrets/name".into(),
+        ("", "imagePullSecrets/name"),
     );
     for p in [
         "secretName",
@@ -157,16 +135,12 @@ fn rules() -> Vec<Rule> {
         "userSecretName",
         "secretRef",
     ] {
-        add(
-            ("", "Secret"),
-            ("", "", "StorageClass"),
-            format!("parameters/{p}"),
-        );
+        add(("", "Secret"), ("", "", "StorageClass"), ("parameters", p));
     }
     add(
         ("", "Secret"),
         ("", "", "PersistentVolume"),
-        "spec/azureFile/secretName".into(),
+        ("", "spec/azureFile/secretName"),
     );
     let service = [
         ("apps", "StatefulSet", "spec/serviceName"),
@@ -177,43 +151,43 @@ fn rules() -> Vec<Rule> {
         ("apiregistration.k8s.io", "APIService", "spec/service/name"),
     ];
     for (g, kind, path) in service {
-        add(("", "Service"), (g, "", kind), path.into());
+        add(("", "Service"), (g, "", kind), ("", path));
     }
     let rbac = "rbac.authorization.k8s.io";
     add(
         (rbac, "Role"),
         (rbac, "", "RoleBinding"),
-        "roleRef/name".into(),
+        ("", "roleRef/name"),
     );
     add(
         (rbac, "ClusterRole"),
         (rbac, "", "RoleBinding"),
-        "roleRef/name".into(),
+        ("", "roleRef/name"),
     );
     add(
         (rbac, "ClusterRole"),
         (rbac, "", "ClusterRoleBinding"),
-        "roleRef/name".into(),
+        ("", "roleRef/name"),
     );
     add(
         ("", "ServiceAccount"),
         (rbac, "", "RoleBinding"),
-        "subjects".into(),
+        ("", "subjects"),
     );
     add(
         ("", "ServiceAccount"),
         (rbac, "", "ClusterRoleBinding"),
-        "subjects".into(),
+        ("", "subjects"),
     );
     add(
         ("", "PersistentVolume"),
         ("", "", "PersistentVolumeClaim"),
-        "spec/volumeName".into(),
+        ("", "spec/volumeName"),
     );
     add(
         ("", "PersistentVolume"),
         ("", "", "ClusterRole"),
-        "rules/resourceNames".into(),
+        ("", "rules/resourceNames"),
     );
     for (kind, path) in [
         ("PersistentVolume", "spec/storageClassName"),
@@ -226,13 +200,13 @@ fn rules() -> Vec<Rule> {
         add(
             ("storage.k8s.io", "StorageClass"),
             ("", "", kind),
-            path.into(),
+            ("", path),
         );
     }
     add(
         ("networking.k8s.io", "IngressClass"),
         ("", "", "Ingress"),
-        "spec/ingressClassName".into(),
+        ("", "spec/ingressClassName"),
     );
     out
 }
@@ -413,13 +387,18 @@ pub fn fix(all: &mut [Res]) -> Result<(), String> {
             if !org.selected_by(g, v, k) {
                 continue;
             }
-            let path: Vec<&str> = rule.segments.iter().map(String::as_str).collect();
+            let (spec, field) = rule.path;
+            let path: Vec<&str> = spec
+                .split('/')
+                .chain(field.split('/'))
+                .filter(|s| !s.is_empty())
+                .collect();
             let mut found = Vec::new();
             find(&all[r].value, &path, &mut Vec::new(), &mut found);
             if found.is_empty() {
                 continue;
             }
-            let role_ref = if rule.path.ends_with("roleRef/name") {
+            let role_ref = if rule.path.1 == "roleRef/name" {
                 let rr = all[r].value.get("roleRef");
                 let g = rr.and_then(|x| x.get("apiGroup")).and_then(Value::as_str);
                 let k = rr.and_then(|x| x.get("kind")).and_then(Value::as_str);
