@@ -403,7 +403,10 @@ impl<'a> Builder<'a, '_> {
         self.files.push();
         let result = self.accumulate_files(dir);
         let reads = self.files.pop();
-        if let Ok(r) = &result {
+        // Only folders that others include are worth keeping (the base of
+        // many overlays), not the folder being built.
+        let included = self.stack.len() > 1;
+        if let (Ok(r), true) = (&result, included) {
             self.cache.store(dir, reads, r.clone());
         }
         result
