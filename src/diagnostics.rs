@@ -279,6 +279,39 @@ pub mod rule {
         IMAGE_SYMLINK_LOOP = "image-symlink-loop", Input, Error,
             "A path in the image goes through symbolic links that loop, or through more than 40 of them, so the kernel refuses it (ELOOP).",
             "Fix the links in the image so that every path resolves in a few hops.";
+        KUSTOMIZE_FILE_MISSING = "kustomize-file-missing", Check, Error,
+            "A kustomization names a file or folder that does not exist (or lies outside its folder), so `kubectl kustomize` fails.",
+            "Add the file, or fix the name in the kustomization; files must be in or below the kustomization's folder.";
+        KUSTOMIZE_DUPLICATE_RESOURCE = "kustomize-duplicate-resource", Check, Error,
+            "Two resources of a build have the same kind, name and namespace, which Kustomize refuses.",
+            "Remove one of the two, or list the file or folder only once in `resources`.";
+        KUSTOMIZE_PATCH_NO_TARGET = "kustomize-patch-no-target", Check, Error,
+            "A patch without `target` names a kind and name (and namespace) that no resource of the build has, which Kustomize refuses.",
+            "Give the patch the apiVersion, kind and metadata.name of a resource of the build, or add a `target`.";
+        KUSTOMIZE_PATCH_TARGET_UNMATCHED = "kustomize-patch-target-unmatched", Check, Error,
+            "A patch's `target` selects no resource. Kustomize silently ignores such a patch; basepress refuses it, since it changes nothing.",
+            "Fix the selector (group, version, kind, name and namespace are anchored regular expressions) or remove the patch.";
+        KUSTOMIZE_PATCH_INVALID = "kustomize-patch-invalid", Check, Error,
+            "A patch cannot be read or applied: not a strategic merge patch nor a JSON 6902 list of operations, a value of the wrong type, an operation on a path that does not exist.",
+            "Fix the patch as the message says; `kubectl kustomize` shows the same failure.";
+        KUSTOMIZE_GENERATOR_INVALID = "kustomize-generator-invalid", Check, Error,
+            "A configMapGenerator or secretGenerator entry is wrong: no name, a literal without `=`, a malformed `files` entry, a repeated key.",
+            "Fix the generator entry as the message says.";
+        KUSTOMIZE_GENERATOR_BASE_MISSING = "kustomize-generator-base-missing", Check, Error,
+            "A generator with `behavior: merge` or `replace` has no generated resource of the same name to merge into, or one with `create` collides with an existing one.",
+            "Use the name (and namespace) of a generator of the base, or `behavior: create` for a new one.";
+        KUSTOMIZE_REPLICAS_NO_TARGET = "kustomize-replicas-no-target", Check, Error,
+            "A `replicas` entry names no Deployment, ReplicaSet, ReplicationController or StatefulSet of the build, which Kustomize refuses.",
+            "Use the name of a workload of the build.";
+        KUSTOMIZE_UNSUPPORTED = "kustomize-unsupported", Check, Error,
+            "A kustomization uses a feature basepress does not build (components, Helm charts, replacements, vars, plugins, remote resources), so its result cannot be checked.",
+            "Build the base with the fields basepress supports (README.md lists them), or move the feature to the installer's overlay.";
+        KUSTOMIZE_BUILD_INVALID = "kustomize-build-invalid", Check, Error,
+            "Kustomize would refuse this build for another reason: an invalid selector or regular expression, a field that is not of the expected type, an ambiguous name reference.",
+            "Fix the kustomization as the message says; `kubectl kustomize` shows the same failure.";
+        KUSTOMIZE_GENERATOR_KEY_INVALID = "kustomize-generator-key-invalid", Check, Error,
+            "A generated ConfigMap or Secret has a key that is not a valid environment variable name or data key. Kustomize builds it; basepress refuses it, since the API server rejects the object.",
+            "Use letters, digits, `-`, `_` and `.` in keys (env file keys must not start with a digit).";
     }
 
     /// Looks a rule up by its id.

@@ -82,6 +82,23 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         ],
     ),
     (
+        // The Kustomize build of each base and of each overlay a page shows.
+        "kustomize",
+        &[
+            rule::KUSTOMIZE_FILE_MISSING,
+            rule::KUSTOMIZE_DUPLICATE_RESOURCE,
+            rule::KUSTOMIZE_PATCH_NO_TARGET,
+            rule::KUSTOMIZE_PATCH_TARGET_UNMATCHED,
+            rule::KUSTOMIZE_PATCH_INVALID,
+            rule::KUSTOMIZE_GENERATOR_INVALID,
+            rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
+            rule::KUSTOMIZE_REPLICAS_NO_TARGET,
+            rule::KUSTOMIZE_UNSUPPORTED,
+            rule::KUSTOMIZE_BUILD_INVALID,
+            rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
+        ],
+    ),
+    (
         "render",
         &[
             rule::TEMPLATE_INVALID,

@@ -214,6 +214,74 @@ fn positions(text: &str) -> Option<Vec<Positions>> {
     Some(docs)
 }
 
+/// The plain scalars of the first document that YAML 1.1 reads as
+/// booleans and YAML 1.2 (this module's parser) as strings (`yes`, `on`,
+/// `n`, ...), by JSON pointer, with the boolean YAML 1.1 gives them. Tools
+/// that read YAML 1.1 (Kustomize's kustomization reader) see booleans there.
+pub fn yaml11_booleans(text: &str) -> Vec<(String, bool)> {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    enum Frame {
+        Map { path: String, key: Option<String> },
+        Seq { path: String, index: usize },
+    }
+    let word = |s: &str| match s {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    for item in Parser::new_from_str(text) {
+        let Ok((event, _)) = item else {
+            break;
+        };
+        // The path of the value this event starts; None for a map key.
+        let next = |stack: &mut Vec<Frame>, scalar: Option<&str>| -> Option<String> {
+            match stack.last_mut() {
+                None => Some(String::new()),
+                Some(Frame::Seq { path, index }) => {
+                    *index += 1;
+                    Some(format!("{path}/{}", *index - 1))
+                }
+                Some(Frame::Map { path, key }) => match key.take() {
+                    Some(k) => Some(format!("{path}/{}", pointer_segment(&k))),
+                    None => {
+                        *key = Some(scalar.unwrap_or("?").to_string());
+                        None
+                    }
+                },
+            }
+        };
+        match event {
+            Event::DocumentEnd => break,
+            Event::Scalar(value, style, ..) => {
+                if let Some(p) = next(&mut stack, Some(&value)) {
+                    if let (ScalarStyle::Plain, Some(b)) = (style, word(&value)) {
+                        out.push((p, b));
+                    }
+                }
+            }
+            Event::Alias(_) => {
+                next(&mut stack, None);
+            }
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                let is_map = matches!(event, Event::MappingStart(..));
+                let path = next(&mut stack, None).unwrap_or_else(|| "/?".into());
+                stack.push(if is_map {
+                    Frame::Map { path, key: None }
+                } else {
+                    Frame::Seq { path, index: 0 }
+                });
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Finds the first line holding `needle` as a YAML scalar (a list item, a
 /// value after `key:`, quoted or plain), returning its 1-based line and
 /// column. Used to point a finding about a value at its place in the file.
@@ -293,6 +361,20 @@ mod tests {
         assert_eq!(p.get("/spec/items/1/x/1"), Some((8, 14)));
         assert_eq!(p.nearest("/spec/items/0/missing/deeper"), Some((6, 7)));
         assert_eq!(docs[0].positions.get("/a"), Some((1, 1)));
+    }
+
+    #[test]
+    fn yaml11_booleans_are_plain_words() {
+        let text = "a: yes\nb: 'yes'\nc: [on, x, N]\nyes: 1\n";
+        let found = yaml11_booleans(text);
+        assert_eq!(
+            found,
+            vec![
+                ("/a".to_string(), true),
+                ("/c/0".into(), true),
+                ("/c/2".into(), false)
+            ]
+        );
     }
 
     #[test]

@@ -1,9 +1,118 @@
-//! What basepress knows of Kustomize: strategic merge patches of pod
-//! templates, to check documented overlays against the bases.
+//! What basepress knows of Kustomize: a build that makes the objects
+//! `kubectl kustomize` (Kustomize v5.5) makes, for the fields a base or a
+//! documented overlay may use, with the source position of every field.
+//!
+//! [`build`] reads a kustomization through [`Files`] and returns the built
+//! [`Object`]s in Kustomize's output order, or the [`Error`]s that make
+//! Kustomize refuse the build. Each error names a rule of
+//! [`crate::diagnostics::rule`] and a location. Where basepress is stricter
+//! than Kustomize, it says so with a rule of its own: a patch whose
+//! `target` selects nothing (`kustomize-patch-target-unmatched`), and
+//! fields basepress does not build (`kustomize-unsupported`).
 
+mod build;
+mod cache;
+pub mod files;
+mod generate;
+mod kustomization;
+mod nameref;
+mod patch;
+pub mod prov;
+mod resource;
+mod select;
 pub mod smp;
+mod transform;
 
+pub use cache::Cache;
+pub use files::{Files, MemFiles, SourceFile};
+
+use crate::diagnostics::{Diagnostic, Location, Rule};
 use serde_json::Value;
+
+/// The objects a kustomization builds, in Kustomize's output order.
+#[derive(Debug, Clone)]
+pub struct Build {
+    pub objects: Vec<Object>,
+}
+
+/// One built object, and where each of its fields came from.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub value: Value,
+    prov: prov::Prov,
+}
+
+impl Object {
+    fn str_at(&self, pointer: &str) -> &str {
+        self.value
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    pub fn api_version(&self) -> &str {
+        self.str_at("/apiVersion")
+    }
+
+    pub fn kind(&self) -> &str {
+        self.str_at("/kind")
+    }
+
+    pub fn name(&self) -> &str {
+        self.str_at("/metadata/name")
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.value
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+    }
+
+    /// Where the node at a JSON pointer (or its nearest ancestor the
+    /// object has) came from: the resource file, the patch, the generator
+    /// literal or env line, the kustomization field that set it.
+    pub fn locate(&self, pointer: &str) -> Location {
+        self.prov.nearest(pointer).at.location()
+    }
+}
+
+/// Why Kustomize would refuse a build.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub rule: &'static Rule,
+    pub message: String,
+    pub location: Location,
+    pub help: Option<String>,
+}
+
+impl Error {
+    /// The finding this error makes.
+    pub fn diagnostic(&self) -> Diagnostic {
+        let d = Diagnostic::new(self.rule, self.message.clone()).at(self.location.clone());
+        match &self.help {
+            Some(h) => d.help(h.clone()),
+            None => d,
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} [{}]", self.message, self.rule.id)
+    }
+}
+
+/// Builds the kustomization in folder `dir` ("" for the root) of `files`,
+/// as `kubectl kustomize` would.
+pub fn build(files: &dyn Files, dir: &str) -> Result<Build, Vec<Error>> {
+    build_with(files, dir, &mut Cache::default())
+}
+
+/// Like [`build`], keeping folder builds in `cache` for the next builds
+/// (overlays of the same base build it once).
+pub fn build_with(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build, Vec<Error>> {
+    build::run(files, dir, cache).map_err(|e| vec![*e])
+}
 
 /// JSON pointer of the pod spec in an object of `kind`, for the kinds
 /// that run pods.

@@ -33,8 +33,12 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
+
+use super::prov::{Kids, Prov, Src};
 
 /// Why a patch cannot be applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,21 +61,53 @@ impl std::error::Error for MergeError {}
 ///
 /// `Value::Null` means the patch deletes the object (`$patch: delete`).
 pub fn merge(base: &Value, patch: &Value) -> Result<Value, MergeError> {
-    let kind = [base, patch]
+    let nowhere = Src::new(&Arc::from(Path::new("")), 0, 0);
+    let (bp, pp) = (
+        Prov::uniform(base, &nowhere),
+        Prov::uniform(patch, &nowhere),
+    );
+    Ok(merge_located(base, &bp, patch, &pp)?
+        .map(|(value, _)| value)
+        .unwrap_or(Value::Null))
+}
+
+/// Like [`merge`], with the provenance of both sides: every node of the
+/// result keeps the provenance of the side it came from. `None` means the
+/// patch deletes the object.
+pub fn merge_located(
+    base: &Value,
+    base_prov: &Prov,
+    patch: &Value,
+    patch_prov: &Prov,
+) -> Result<Option<(Value, Prov)>, MergeError> {
+    merge_owned(base.clone(), base_prov.clone(), patch, patch_prov)
+}
+
+/// Like [`merge_located`], taking the base by value (nothing of it is
+/// copied).
+pub fn merge_owned(
+    base: Value,
+    base_prov: Prov,
+    patch: &Value,
+    patch_prov: &Prov,
+) -> Result<Option<(Value, Prov)>, MergeError> {
+    // Like kustomize, the patch's kind decides how lists merge.
+    let kind = [patch, &base]
         .into_iter()
         .find_map(|v| v.get("kind").and_then(Value::as_str))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_string();
     let loc = Loc {
-        kind,
+        kind: &kind,
         path: Vec::new(),
         pointer: String::new(),
     };
     if let Some(map) = patch.as_object() {
         if directive(map, &loc)? == Directive::Replace {
-            return Ok(base.clone());
+            return Ok(Some((base, base_prov)));
         }
     }
-    Ok(merge_value(Some(base), patch, &loc)?.unwrap_or(Value::Null))
+    merge_value(Some((base, base_prov)), patch, patch_prov, &loc)
 }
 
 /// The merge key of the list at `path` (field names from the object root, list
@@ -198,70 +234,158 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// Merges `patch` into `base` (None when absent); None means "no value".
+/// The provenance children of a list node, one per item, taken out of it
+/// (made from its position where the tree lacks them).
+fn take_item_provs(prov: Prov, items: &[Value]) -> Vec<Prov> {
+    let at = prov.at;
+    let mut provs = match prov.kids {
+        Kids::List(l) => l,
+        _ => Vec::new(),
+    };
+    provs.truncate(items.len());
+    while provs.len() < items.len() {
+        provs.push(Prov::uniform(&items[provs.len()], &at));
+    }
+    provs
+}
+
+/// A merged node: its value and provenance; None means "no value".
+type Merged = Option<(Value, Prov)>;
+
+/// Merges `patch` into `base` (None when absent).
 fn merge_value<'a>(
-    base: Option<&Value>,
+    base: Option<(Value, Prov)>,
     patch: &'a Value,
+    prov: &Prov,
     loc: &Loc<'a>,
-) -> Result<Option<Value>, MergeError> {
-    let (b, p) = (base.map_or("null", type_name), type_name(patch));
+) -> Result<Merged, MergeError> {
+    let (b, p) = (
+        base.as_ref().map_or("null", |b| type_name(&b.0)),
+        type_name(patch),
+    );
     if b != "null" && p != "null" && b != p {
         return Err(loc.error(format!("cannot patch a {b} with a {p}")));
     }
     match patch {
         Value::Null => Ok(None),
-        Value::Object(map) => merge_map(base.and_then(Value::as_object), map, loc),
-        Value::Array(list) => merge_list(base.and_then(Value::as_array), list, loc),
-        _ => Ok(Some(patch.clone())),
+        Value::Object(map) => {
+            let base = base.and_then(|(v, p)| match v {
+                Value::Object(m) => Some((m, p)),
+                _ => None,
+            });
+            merge_map(base, map, prov, loc)
+        }
+        Value::Array(list) => {
+            let base = base.and_then(|(v, p)| match v {
+                Value::Array(l) => Some((l, p)),
+                _ => None,
+            });
+            merge_list(base, list, prov, loc)
+        }
+        _ => Ok(Some((patch.clone(), prov.clone()))),
     }
 }
 
 fn merge_map<'a>(
-    base: Option<&Map<String, Value>>,
+    base: Option<(Map<String, Value>, Prov)>,
     patch: &'a Map<String, Value>,
+    prov: &Prov,
     loc: &Loc<'a>,
-) -> Result<Option<Value>, MergeError> {
-    let mut out = match directive(patch, loc)? {
-        Directive::Delete => return Ok(None),
-        Directive::Replace => Map::new(),
-        Directive::Merge => base.cloned().unwrap_or_default(),
+) -> Result<Merged, MergeError> {
+    let empty = || Prov {
+        at: prov.at.clone(),
+        kids: Kids::Map(Default::default()),
+    };
+    let (mut out, mut out_prov) = match (directive(patch, loc)?, base) {
+        (Directive::Delete, _) => return Ok(None),
+        (Directive::Merge, Some((map, bp))) => {
+            let bp = if matches!(bp.kids, Kids::Map(_)) {
+                bp
+            } else {
+                Prov::uniform(&Value::Object(map.clone()), &bp.at)
+            };
+            (map, bp)
+        }
+        _ => (Map::new(), empty()),
     };
     for (key, value) in patch.iter().filter(|(key, _)| *key != PATCH) {
-        match merge_value(out.get(key), value, &loc.field(key))? {
-            Some(merged) => out.insert(key.clone(), merged),
-            None => out.remove(key),
+        let owned;
+        let child = match prov.key(key) {
+            Some(p) => p,
+            None => {
+                owned = Prov::uniform(value, &prov.at);
+                &owned
+            }
         };
+        let base_child = out.remove(key).map(|v| {
+            let p = out_prov
+                .remove_key(key)
+                .unwrap_or_else(|| Prov::uniform(&v, &out_prov.at));
+            (v, p)
+        });
+        if let Some((v, p)) = merge_value(base_child, value, child, &loc.field(key))? {
+            out.insert(key.clone(), v);
+            out_prov.set_key(key, p);
+        }
     }
-    Ok(Some(Value::Object(out)))
+    Ok(Some((Value::Object(out), out_prov)))
+}
+
+/// Rebuilds a list node from merged items.
+fn list_node(items: Vec<(Value, Prov)>, at: &Src) -> (Value, Prov) {
+    let (values, provs): (Vec<Value>, Vec<Prov>) = items.into_iter().unzip();
+    let prov = Prov {
+        at: at.clone(),
+        kids: Kids::List(provs),
+    };
+    (Value::Array(values), prov)
 }
 
 fn merge_list<'a>(
-    base: Option<&Vec<Value>>,
+    base: Option<(Vec<Value>, Prov)>,
     patch: &'a [Value],
+    prov: &Prov,
     loc: &Loc<'a>,
-) -> Result<Option<Value>, MergeError> {
-    let base = base.map(Vec::as_slice).unwrap_or_default();
-    match list_strategy(loc.kind, &loc.path) {
-        ListStrategy::Replace => Ok(Some(Value::Array(patch.to_vec()))),
+) -> Result<Merged, MergeError> {
+    let strategy = list_strategy(loc.kind, &loc.path);
+    if let ListStrategy::Replace = strategy {
+        return Ok(Some((Value::Array(patch.to_vec()), prov.clone())));
+    }
+    let (at, base_items) = match base {
+        Some((items, bp)) => {
+            let at = bp.at.clone();
+            let provs = take_item_provs(bp, &items);
+            (at, items.into_iter().zip(provs).collect::<Vec<_>>())
+        }
+        None => (prov.at.clone(), Vec::new()),
+    };
+    let patch_provs = take_item_provs(prov.clone(), patch);
+    match strategy {
+        ListStrategy::Replace => Ok(Some((Value::Array(patch.to_vec()), prov.clone()))),
         ListStrategy::Set => {
-            let mut out: Vec<Value> = Vec::new();
-            for value in patch.iter().chain(base) {
-                if !out.contains(value) {
-                    out.push(value.clone());
+            let mut out: Vec<(Value, Prov)> = Vec::new();
+            let patch_items = patch.iter().cloned().zip(patch_provs);
+            for (value, p) in patch_items.chain(base_items) {
+                if !out.iter().any(|(v, _)| *v == value) {
+                    out.push((value, p));
                 }
             }
-            Ok(Some(Value::Array(out)))
+            Ok(Some(list_node(out, &at)))
         }
-        ListStrategy::Keyed(keys) => merge_keyed(base, patch, keys, loc),
+        ListStrategy::Keyed(keys) => {
+            let merged = merge_keyed(base_items, patch, &patch_provs, keys, loc)?;
+            Ok(merged.map(|items| list_node(items, &at)))
+        }
     }
 }
 
 /// The key of a list item: the merge key's value, and the second key's.
 type Id = (String, Option<String>);
 
-/// A patch list item with its key, and where it is.
+/// A patch list item with its key, provenance, and where it is.
 struct Item<'a> {
     map: &'a Map<String, Value>,
+    prov: &'a Prov,
     id: Id,
     loc: Loc<'a>,
 }
@@ -281,22 +405,24 @@ fn id_of(item: &Value, (first, second): Keys) -> Option<Id> {
 }
 
 /// Merges a list by key. Patch items without the key are list directives
-/// (`$patch: delete` or `replace`) or errors.
+/// (`$patch: delete` or `replace`) or errors. None: the list is deleted.
 fn merge_keyed<'a>(
-    mut base: &[Value],
+    mut base: Vec<(Value, Prov)>,
     patch: &'a [Value],
+    patch_provs: &'a [Prov],
     (first, second): Keys,
     loc: &Loc<'a>,
-) -> Result<Option<Value>, MergeError> {
+) -> Result<Option<Vec<(Value, Prov)>>, MergeError> {
     // kustomize uses the second key only when some item sets it.
     let second = second.filter(|s| {
         base.iter()
+            .map(|(v, _)| v)
             .chain(patch)
             .any(|v| scalar_field(v, s).is_some())
     });
     let keys = (first, second);
     let mut items = Vec::new();
-    for (index, value) in patch.iter().enumerate() {
+    for (index, (value, prov)) in patch.iter().zip(patch_provs).enumerate() {
         let loc = loc.item(index);
         let Some(map) = value.as_object() else {
             return Err(loc.error(format!(
@@ -304,26 +430,31 @@ fn merge_keyed<'a>(
             )));
         };
         if let Some(id) = id_of(value, keys) {
-            items.push(Item { map, id, loc });
+            items.push(Item { map, prov, id, loc });
             continue;
         }
         match directive(map, &loc)? {
             Directive::Delete => return Ok(None),
-            Directive::Replace => base = &[],
+            Directive::Replace => base.clear(),
             Directive::Merge => {
                 return Err(loc.error(format!("list item has no merge key `{first}`")))
             }
         }
     }
-    merge_items(base, &items, keys).map(|list| Some(Value::Array(list)))
+    merge_items(base, &items, keys).map(Some)
 }
 
 /// With one key, the patch's items come first, each merged with its base
 /// item, then the other base items. With two, only new items come first,
 /// and the others merge in place.
-fn merge_items(base: &[Value], items: &[Item], keys: Keys) -> Result<Vec<Value>, MergeError> {
+fn merge_items(
+    base: Vec<(Value, Prov)>,
+    items: &[Item],
+    keys: Keys,
+) -> Result<Vec<(Value, Prov)>, MergeError> {
     let in_place = keys.1.is_some();
-    let ids: Vec<Option<Id>> = base.iter().map(|b| id_of(b, keys)).collect();
+    let ids: Vec<Option<Id>> = base.iter().map(|(b, _)| id_of(b, keys)).collect();
+    let mut base: Vec<Option<(Value, Prov)>> = base.into_iter().map(Some).collect();
     let mut claims: Vec<Option<&Item>> = vec![None; base.len()];
     let mut seen = HashSet::new();
     let mut out = Vec::new();
@@ -333,7 +464,7 @@ fn merge_items(base: &[Value], items: &[Item], keys: Keys) -> Result<Vec<Value>,
             Some(i) if in_place => claims[i] = Some(item),
             Some(i) => {
                 claims[i] = Some(item);
-                out.extend(merge_item(Some(&base[i]), item)?);
+                out.extend(merge_item(base[i].take(), item)?);
             }
             // kustomize drops an item matching a base item on the first key
             // only, when one of them lacks the second.
@@ -341,11 +472,11 @@ fn merge_items(base: &[Value], items: &[Item], keys: Keys) -> Result<Vec<Value>,
             None => out.extend(merge_item(None, item)?),
         }
     }
-    for (value, claim) in base.iter().zip(claims) {
-        match claim {
-            Some(item) if in_place => out.extend(merge_item(Some(value), item)?),
-            Some(_) => {}
-            None => out.push(value.clone()),
+    for (value, claim) in base.into_iter().zip(claims) {
+        match (value, claim) {
+            (Some(value), Some(item)) if in_place => out.extend(merge_item(Some(value), item)?),
+            (Some(value), None) => out.push(value),
+            _ => {}
         }
     }
     Ok(out)
@@ -358,10 +489,16 @@ fn conflict(a: &Id, b: &Id) -> bool {
 
 /// Merges one patch list item into its base item, if any. Like kustomize,
 /// `$patch: replace` leaves a matching base item unchanged.
-fn merge_item<'a>(base: Option<&Value>, item: &Item<'a>) -> Result<Option<Value>, MergeError> {
+fn merge_item(base: Option<(Value, Prov)>, item: &Item) -> Result<Merged, MergeError> {
     match (base, directive(item.map, &item.loc)?) {
-        (Some(base), Directive::Replace) => Ok(Some(base.clone())),
-        _ => merge_map(base.and_then(Value::as_object), item.map, &item.loc),
+        (Some(base), Directive::Replace) => Ok(Some(base)),
+        (base, _) => {
+            let base = base.and_then(|(v, p)| match v {
+                Value::Object(m) => Some((m, p)),
+                _ => None,
+            });
+            merge_map(base, item.map, item.prov, &item.loc)
+        }
     }
 }
 

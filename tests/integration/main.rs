@@ -11,6 +11,7 @@ mod download;
 mod fuzz;
 mod hostile;
 mod incremental;
+mod kustomize;
 mod network;
 mod oci;
 mod races;

@@ -1,0 +1,1206 @@
+//! The build: what `kubectl kustomize DIR` does, step by step, for the
+//! fields basepress supports.
+//!
+//! For each kustomization (the top one, and each folder its `resources`
+//! name, built the same way first): resources in order; generators
+//! (`configMapGenerator`, then `secretGenerator`), merged into or replacing
+//! generated objects of the folders below; then the transformers in
+//! Kustomize's order: `patchesStrategicMerge`, `patches`, `namespace`,
+//! `namePrefix`, `nameSuffix`, `labels` then `commonLabels`,
+//! `commonAnnotations`, `patchesJson6902`, `replicas`, `images`. Once, at
+//! the top: content hashes into generated names, name references, and
+//! Kustomize's default output order.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::cache::{Cache, Recording};
+use super::files::{join, within, Files, SourceFile};
+use super::generate::{self, Pair};
+use super::kustomization::{GeneratorArgs, GeneratorOptions, Kustomization, PatchArgs, Selector};
+use super::patch::{self, Parsed};
+use super::prov::{Prov, Src};
+use super::resource::{legacy_order, Id, Res};
+use super::select::Compiled;
+use super::transform::{self, FieldSpec, ImageRule};
+use super::{nameref, Build, Error, Object};
+use crate::diagnostics::{rule, Location, Rule};
+use crate::yaml::{self, Positions};
+
+/// How deep kustomizations may nest (a cycle stops at the first repeat).
+const MAX_DEPTH: usize = 32;
+
+/// File names Kustomize accepts for a kustomization.
+const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+type Result<T> = std::result::Result<T, Box<Error>>;
+
+fn error(rule: &'static Rule, message: impl Into<String>, location: Location) -> Box<Error> {
+    Box::new(Error {
+        rule,
+        message: message.into(),
+        location,
+        help: None,
+    })
+}
+
+/// The text of a file: UTF-8, with a byte-order mark dropped.
+fn text(file: &SourceFile) -> std::result::Result<&str, String> {
+    let bytes = file
+        .bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&file.bytes);
+    std::str::from_utf8(bytes).map_err(|e| format!("the file is not UTF-8 text: {e}"))
+}
+
+fn origin(file: &SourceFile) -> Arc<Path> {
+    Arc::from(file.origin.as_path())
+}
+
+fn file_location(file: &SourceFile, line: Option<usize>, column: Option<usize>) -> Location {
+    Location {
+        file: file.origin.clone(),
+        line: Some(line.unwrap_or(1) + file.line_offset),
+        column,
+    }
+}
+
+/// One kustomization being built.
+struct Kz<'a> {
+    dir: String,
+    file: &'a SourceFile,
+    origin: Arc<Path>,
+    text: &'a str,
+    positions: Positions,
+    k: Kustomization,
+}
+
+impl Kz<'_> {
+    /// Where the node at `pointer` of the kustomization is.
+    fn src(&self, pointer: &str) -> Src {
+        let (line, column) = self.positions.nearest(pointer).unwrap_or((1, 1));
+        Src::new(&self.origin, line + self.file.line_offset, column)
+    }
+
+    fn loc(&self, pointer: &str) -> Location {
+        self.src(pointer).location()
+    }
+
+    fn err(&self, rule: &'static Rule, pointer: &str, message: impl Into<String>) -> Box<Error> {
+        error(rule, message, self.loc(pointer))
+    }
+
+    /// Resolves a file reference of the kustomization; files must be in
+    /// or below its folder.
+    fn path(&self, rel: &str, pointer: &str) -> Result<String> {
+        match join(&self.dir, rel) {
+            Some(p) if within(&self.dir, &p) => Ok(p),
+            _ => Err(self.err(
+                rule::KUSTOMIZE_FILE_MISSING,
+                pointer,
+                format!("`{rel}` is outside the kustomization's folder; Kustomize only reads files in or below it"),
+            )),
+        }
+    }
+
+    fn read<'f>(
+        &self,
+        files: &Recording<'f>,
+        rel: &str,
+        pointer: &str,
+    ) -> Result<(String, &'f SourceFile)> {
+        let path = self.path(rel, pointer)?;
+        match files.file(&path) {
+            Some(f) => Ok((path, f)),
+            None => Err(self.err(
+                rule::KUSTOMIZE_FILE_MISSING,
+                pointer,
+                format!("`{rel}` does not exist"),
+            )),
+        }
+    }
+
+    /// The provenance of an inline string field (a patch written in the
+    /// kustomization): a block scalar maps line for line.
+    fn inline(&self, pointer: &str, value: &Value, positions: &Positions) -> Prov {
+        let at = self.src(pointer);
+        let Some((line, _)) = self.positions.get(pointer) else {
+            return Prov::uniform(value, &at);
+        };
+        let lines: Vec<&str> = self.text.lines().collect();
+        let key_line = lines.get(line - 1).copied().unwrap_or_default();
+        let after = key_line
+            .split_once(':')
+            .map(|(_, r)| r.trim_start())
+            .unwrap_or_default();
+        if !(after.starts_with('|') || after.starts_with('>')) {
+            return Prov::uniform(value, &at);
+        }
+        let indent = lines
+            .iter()
+            .skip(line)
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.len() - l.trim_start().len())
+            .unwrap_or(0);
+        Prov::from_positions(
+            value,
+            positions,
+            &self.origin,
+            line + self.file.line_offset,
+            indent,
+        )
+    }
+}
+
+struct Builder<'a, 'c> {
+    files: &'a Recording<'a>,
+    cache: &'c mut Cache,
+    stack: Vec<String>,
+}
+
+/// Parses the resource documents of a file.
+fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
+    let text = text(file).map_err(|m| {
+        error(
+            rule::MANIFEST_YAML_INVALID,
+            m,
+            file_location(file, None, None),
+        )
+    })?;
+    let docs = yaml::documents_with_positions(text).map_err(|e| {
+        error(
+            rule::MANIFEST_YAML_INVALID,
+            format!("`{path}` is not valid YAML: {}", e.message),
+            file_location(file, e.line, e.column),
+        )
+    })?;
+    let origin = origin(file);
+    let mut queue: std::collections::VecDeque<(Value, Prov)> = docs
+        .into_iter()
+        .map(|d| {
+            let p = Prov::from_positions(&d.value, &d.positions, &origin, file.line_offset, 0);
+            (d.value, p)
+        })
+        .collect();
+    let mut out = Vec::new();
+    while let Some((value, prov)) = queue.pop_front() {
+        let at = prov.at.location();
+        let Value::Object(map) = &value else {
+            return Err(error(
+                rule::MANIFEST_YAML_INVALID,
+                format!("a document of `{path}` is not a map (a Kubernetes object)"),
+                at,
+            ));
+        };
+        let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
+        if kind.ends_with("List") {
+            match map.get("items") {
+                Some(Value::Array(items)) => {
+                    for (i, item) in items.iter().enumerate() {
+                        let p = prov
+                            .key("items")
+                            .and_then(|p| p.index(i))
+                            .cloned()
+                            .unwrap_or_else(|| Prov::uniform(item, &prov.at));
+                        queue.push_back((item.clone(), p));
+                    }
+                    continue;
+                }
+                Some(Value::Null) => continue,
+                Some(_) => {
+                    return Err(error(
+                        rule::MANIFEST_YAML_INVALID,
+                        format!("`items` of the {kind} in `{path}` is not a list"),
+                        at,
+                    ))
+                }
+                None => {}
+            }
+        }
+        if kind.is_empty() {
+            return Err(error(
+                rule::MANIFEST_YAML_INVALID,
+                format!("an object in `{path}` has no kind"),
+                at,
+            ));
+        }
+        if value
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+        {
+            return Err(error(
+                rule::MANIFEST_YAML_INVALID,
+                format!("a {kind} in `{path}` has no metadata.name"),
+                at,
+            ));
+        }
+        out.push(Res::new(value, prov));
+    }
+    Ok(out)
+}
+
+/// Adds resources, refusing an id that is already there.
+fn append(all: &mut Vec<Res>, new: Vec<Res>, at: &Location) -> Result<()> {
+    for res in new {
+        let id = res.cur();
+        if all.iter().any(|r| r.cur_equals(&id)) {
+            return Err(error(
+                rule::KUSTOMIZE_DUPLICATE_RESOURCE,
+                format!("{id} is already in the build (a resource may be added only once)"),
+                at.clone(),
+            ));
+        }
+        all.push(res);
+    }
+    Ok(())
+}
+
+/// Makes the provenance of a patch document from its positions.
+type ProvOf<'a> = Box<dyn Fn(&Value, &Positions) -> Prov + 'a>;
+
+/// A patch read from `path` or from the inline `patch`.
+struct PatchText {
+    parsed: Parsed,
+    name: String,
+}
+
+impl<'a> Builder<'a, '_> {
+    fn load(&self, dir: &str) -> Result<Kz<'a>> {
+        let mut found = Vec::new();
+        for name in KUSTOMIZATION_FILES {
+            let path = join(dir, name).unwrap_or_default();
+            if let Some(f) = self.files.file(&path) {
+                found.push(f);
+            }
+        }
+        let shown = if dir.is_empty() { "." } else { dir };
+        let file = match found.as_slice() {
+            [f] => *f,
+            [] => {
+                return Err(error(
+                    rule::KUSTOMIZE_FILE_MISSING,
+                    format!("folder `{shown}` has no kustomization.yaml"),
+                    Location::file(shown),
+                ))
+            }
+            [.., f] => {
+                return Err(error(
+                    rule::KUSTOMIZATION_INVALID,
+                    format!("folder `{shown}` has more than one kustomization file"),
+                    file_location(f, None, None),
+                ))
+            }
+        };
+        let text = text(file).map_err(|m| {
+            error(
+                rule::KUSTOMIZATION_INVALID,
+                m,
+                file_location(file, None, None),
+            )
+        })?;
+        let invalid = |e: yaml::Error| {
+            error(
+                rule::KUSTOMIZATION_INVALID,
+                format!("invalid kustomization: {}", e.message),
+                file_location(file, e.line, e.column),
+            )
+        };
+        let doc = yaml::documents_with_positions(text)
+            .map_err(invalid)?
+            .into_iter()
+            .next();
+        let (mut value, positions) = match doc {
+            Some(d) => (d.value, d.positions),
+            None => (Value::Object(Default::default()), Positions::default()),
+        };
+        // Kustomize reads the kustomization as YAML 1.1, where a plain
+        // `yes` or `on` is a boolean.
+        for (pointer, b) in yaml::yaml11_booleans(text) {
+            if let Some(node) = value.pointer_mut(&pointer) {
+                *node = Value::Bool(b);
+            }
+        }
+        let k: Kustomization = serde_path_to_error::deserialize(&value).map_err(|e| {
+            let mut pointer = String::new();
+            for seg in e.path().iter() {
+                match seg {
+                    serde_path_to_error::Segment::Seq { index } => {
+                        pointer.push_str(&format!("/{index}"))
+                    }
+                    serde_path_to_error::Segment::Map { key } => {
+                        pointer.push('/');
+                        pointer.push_str(&yaml::pointer_segment(key));
+                    }
+                    _ => {}
+                }
+            }
+            let (line, column) = positions.nearest(&pointer).unzip();
+            let field = e.path().to_string();
+            let message = e.into_inner().to_string();
+            let message = if field == "." {
+                format!("invalid kustomization: {message}")
+            } else {
+                format!("invalid kustomization: `{field}`: {message}")
+            };
+            error(
+                rule::KUSTOMIZATION_INVALID,
+                message,
+                file_location(file, line, column),
+            )
+        })?;
+        let kz = Kz {
+            dir: dir.to_string(),
+            file,
+            origin: origin(file),
+            text,
+            positions,
+            k,
+        };
+        if kz.k.is_empty() {
+            return Err(kz.err(
+                rule::KUSTOMIZATION_INVALID,
+                "",
+                "the kustomization is empty",
+            ));
+        }
+        match kz.k.kind.as_str() {
+            "" | "Kustomization" => {}
+            "Component" => {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_UNSUPPORTED,
+                    "/kind",
+                    "basepress does not build Kustomize components",
+                ))
+            }
+            other => {
+                return Err(kz.err(
+                    rule::KUSTOMIZATION_INVALID,
+                    "/kind",
+                    format!("kind `{other}` is not Kustomization"),
+                ))
+            }
+        }
+        if let Some(field) = kz.k.unsupported().first() {
+            return Err(kz.err(
+                rule::KUSTOMIZE_UNSUPPORTED,
+                &format!("/{field}"),
+                format!("basepress does not build `{field}`"),
+            ));
+        }
+        Ok(kz)
+    }
+
+    /// Builds the kustomization in `dir`, without the steps done once at
+    /// the top; from the cache when the files are as they were.
+    fn accumulate(&mut self, dir: &str) -> Result<Vec<Res>> {
+        if let Some((reads, result)) = self.cache.lookup(dir, self.files.inner()) {
+            self.files.replay(&reads);
+            return Ok(result);
+        }
+        self.files.push();
+        let result = self.accumulate_files(dir);
+        let reads = self.files.pop();
+        // Only folders that others include are worth keeping (the base of
+        // many overlays), not the folder being built.
+        let included = self.stack.len() > 1;
+        if let (Ok(r), true) = (&result, included) {
+            self.cache.store(dir, reads, r.clone());
+        }
+        result
+    }
+
+    fn accumulate_files(&mut self, dir: &str) -> Result<Vec<Res>> {
+        let kz = self.load(dir)?;
+        let mut all = Vec::new();
+        let entries = kz.k.resources.iter().map(|r| ("resources", r));
+        let entries: Vec<_> = entries
+            .chain(kz.k.bases.iter().map(|b| ("bases", b)))
+            .collect();
+        let mut index = (0, 0);
+        for (field, entry) in entries {
+            let i = if field == "resources" {
+                &mut index.0
+            } else {
+                &mut index.1
+            };
+            let pointer = format!("/{field}/{i}");
+            *i += 1;
+            if entry.contains("://")
+                || entry.starts_with("github.com/")
+                || entry.starts_with("git@")
+            {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_UNSUPPORTED,
+                    &pointer,
+                    format!("`{entry}` is a remote resource; basepress builds local files only"),
+                ));
+            }
+            let Some(path) = join(dir, entry) else {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_FILE_MISSING,
+                    &pointer,
+                    format!("`{entry}` is outside the files basepress was given"),
+                ));
+            };
+            let at = kz.loc(&pointer);
+            if let Some(file) = self.files.file(&path) {
+                if !within(dir, &path) {
+                    return Err(kz.err(
+                        rule::KUSTOMIZE_FILE_MISSING,
+                        &pointer,
+                        format!("`{entry}` is outside the kustomization's folder; Kustomize only reads files in or below it"),
+                    ));
+                }
+                append(&mut all, resources_of(file, entry)?, &at)?;
+            } else if self.files.is_dir(&path) {
+                if self.stack.contains(&path) || self.stack.len() >= MAX_DEPTH {
+                    return Err(kz.err(
+                        rule::KUSTOMIZE_BUILD_INVALID,
+                        &pointer,
+                        format!("`{entry}` includes itself (a cycle of kustomizations)"),
+                    ));
+                }
+                self.stack.push(path.clone());
+                let sub = self.accumulate(&path);
+                self.stack.pop();
+                append(&mut all, sub?, &at)?;
+            } else {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_FILE_MISSING,
+                    &pointer,
+                    format!("`{entry}` is neither a file nor a folder with a kustomization"),
+                ));
+            }
+        }
+        self.generators(&kz, &mut all)?;
+        self.transformers(&kz, &mut all)?;
+        Ok(all)
+    }
+
+    fn generators(&self, kz: &Kz, all: &mut Vec<Res>) -> Result<()> {
+        let cms =
+            kz.k.config_map_generator
+                .iter()
+                .map(|a| ("configMapGenerator", GeneratorArgs::from(a)));
+        let secrets =
+            kz.k.secret_generator
+                .iter()
+                .map(|a| ("secretGenerator", GeneratorArgs::from(a)));
+        let mut counts = (0, 0);
+        for (field, args) in cms.chain(secrets).collect::<Vec<_>>() {
+            let i = if field == "configMapGenerator" {
+                &mut counts.0
+            } else {
+                &mut counts.1
+            };
+            let pointer = format!("/{field}/{i}");
+            *i += 1;
+            let res = self.generate(kz, &pointer, &args, field == "secretGenerator")?;
+            absorb(kz, &pointer, &args.behavior, all, res)?;
+        }
+        Ok(())
+    }
+
+    fn generate(&self, kz: &Kz, pointer: &str, args: &GeneratorArgs, secret: bool) -> Result<Res> {
+        let bad = |p: &str, m: String| kz.err(rule::KUSTOMIZE_GENERATOR_INVALID, p, m);
+        if args.name.is_empty() {
+            return Err(bad(pointer, "a generator needs a `name`".into()));
+        }
+        // Like Kustomize, an unknown behavior means `create`.
+        let mut pairs: Vec<Pair> = Vec::new();
+        let mut envs = args
+            .envs
+            .iter()
+            .enumerate()
+            .map(|(j, e)| (format!("{pointer}/envs/{j}"), e))
+            .collect::<Vec<_>>();
+        if !args.env.is_empty() {
+            envs.push((format!("{pointer}/env"), &args.env));
+        }
+        for (p, env) in envs {
+            let (_, file) = kz.read(self.files, env, &p)?;
+            let origin = origin(file);
+            let offset = file.line_offset;
+            let more = generate::env_pairs(&file.bytes, |line| Src::new(&origin, line + offset, 1))
+                .map_err(|(line, rule, m)| {
+                    error(
+                        rule,
+                        format!("env file `{env}`: {m}"),
+                        file_location(file, Some(line), Some(1)),
+                    )
+                })?;
+            pairs.extend(more);
+        }
+        for (j, lit) in args.literals.iter().enumerate() {
+            let p = format!("{pointer}/literals/{j}");
+            let (key, value) = generate::literal(lit).map_err(|m| bad(&p, m))?;
+            pairs.push(Pair {
+                key,
+                value: value.into_bytes(),
+                at: kz.src(&p),
+            });
+        }
+        for (j, source) in args.files.iter().enumerate() {
+            let p = format!("{pointer}/files/{j}");
+            let (key, path) = generate::file_source(source).map_err(|m| bad(&p, m))?;
+            let (_, file) = kz.read(self.files, &path, &p)?;
+            pairs.push(Pair {
+                key,
+                value: file.bytes.clone(),
+                at: kz.src(&p),
+            });
+        }
+        let mut seen = std::collections::BTreeMap::new();
+        for pair in &pairs {
+            if !generate::is_config_key(&pair.key) {
+                return Err(error(
+                    rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
+                    format!(
+                        "`{}` is not a valid key: use letters, digits, `-`, `_` and `.`",
+                        pair.key
+                    ),
+                    pair.at.location(),
+                ));
+            }
+            if seen.insert(pair.key.clone(), ()).is_some() {
+                return Err(error(
+                    rule::KUSTOMIZE_GENERATOR_INVALID,
+                    format!(
+                        "{} `{}` repeats the key `{}`",
+                        if secret { "Secret" } else { "ConfigMap" },
+                        args.name,
+                        pair.key
+                    ),
+                    pair.at.location(),
+                ));
+            }
+        }
+        // Pairs go in key order, as Kustomize sorts them.
+        pairs.sort_by(|a, b| a.key.cmp(&b.key));
+        let options =
+            GeneratorOptions::merged(args.options.as_ref(), kz.k.generator_options.as_ref());
+        let secret_type = secret.then_some(args.secret_type.as_str());
+        let g = generate::object(
+            &args.name,
+            &args.namespace,
+            secret_type,
+            &pairs,
+            &options.labels,
+            &options.annotations,
+            options.immutable,
+            &kz.src(&format!("{pointer}/name")),
+        );
+        let mut res = Res::new(g.value, g.prov);
+        res.needs_hash = !options.disable_name_suffix_hash;
+        Ok(res)
+    }
+
+    fn patch_text(&self, kz: &Kz, pointer: &str, args: &PatchArgs) -> Result<PatchText> {
+        let bad = |m: String| kz.err(rule::KUSTOMIZE_PATCH_INVALID, pointer, m);
+        let (text, positions_of, name): (&str, ProvOf<'_>, String) =
+            match (args.path.is_empty(), args.patch.trim().is_empty()) {
+                (true, true) => return Err(bad("a patch needs `path` or `patch`".into())),
+                (false, false) => {
+                    return Err(bad("a patch has both `path` and `patch`; keep one".into()))
+                }
+                (false, true) => {
+                    let (_, file) = kz.read(self.files, &args.path, &format!("{pointer}/path"))?;
+                    let text = text(file).map_err(|m| bad(format!("`{}`: {m}", args.path)))?;
+                    let origin = origin(file);
+                    let offset = file.line_offset;
+                    let f = move |v: &Value, p: &Positions| {
+                        Prov::from_positions(v, p, &origin, offset, 0)
+                    };
+                    (text, Box::new(f), format!("`{}`", args.path))
+                }
+                (true, false) => {
+                    let p = format!("{pointer}/patch");
+                    let f = move |v: &Value, pos: &Positions| kz.inline(&p, v, pos);
+                    (args.patch.as_str(), Box::new(f), "the inline patch".into())
+                }
+            };
+        let parsed = parse_patch(text, &*positions_of).map_err(|m| bad(format!("{name}: {m}")))?;
+        Ok(PatchText { parsed, name })
+    }
+
+    fn transformers(&self, kz: &Kz, all: &mut Vec<Res>) -> Result<()> {
+        let k = &kz.k;
+        // patchesStrategicMerge: each entry a file, or an inline patch.
+        for (i, entry) in k.patches_strategic_merge.iter().enumerate() {
+            let pointer = format!("/patchesStrategicMerge/{i}");
+            let inline = entry.contains('\n') || entry.trim_start().starts_with('{');
+            let args = if inline {
+                PatchArgs {
+                    patch: entry.clone(),
+                    ..PatchArgs::default()
+                }
+            } else {
+                PatchArgs {
+                    path: entry.clone(),
+                    ..PatchArgs::default()
+                }
+            };
+            let pt = if inline {
+                self.patch_text_inline_psm(kz, &pointer, entry)?
+            } else {
+                self.patch_text(kz, &pointer, &args)?
+            };
+            let Parsed::Strategic(docs) = pt.parsed else {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_PATCH_INVALID,
+                    &pointer,
+                    format!("{} is not a strategic merge patch", pt.name),
+                ));
+            };
+            for (doc, prov) in docs {
+                strategic_by_id(all, &doc, &prov, false, false)?;
+            }
+        }
+        for (i, args) in k.patches.iter().enumerate() {
+            let pointer = format!("/patches/{i}");
+            let pt = self.patch_text(kz, &pointer, args)?;
+            let allow_name = args
+                .options
+                .get("allowNameChange")
+                .copied()
+                .unwrap_or(false);
+            let allow_kind = args
+                .options
+                .get("allowKindChange")
+                .copied()
+                .unwrap_or(false);
+            match (pt.parsed, &args.target) {
+                (Parsed::Strategic(docs), Some(target)) => {
+                    if docs.len() > 1 {
+                        return Err(kz.err(
+                            rule::KUSTOMIZE_PATCH_INVALID,
+                            &pointer,
+                            format!("{} has several documents, which a patch with `target` may not have", pt.name),
+                        ));
+                    }
+                    let selected = select(kz, &pointer, all, target)?;
+                    if let Some((doc, prov)) = docs.first() {
+                        strategic_on(all, &selected, doc, prov, allow_name, allow_kind)?;
+                    }
+                }
+                (Parsed::Strategic(docs), None) => {
+                    for (doc, prov) in docs {
+                        strategic_by_id(all, &doc, &prov, allow_name, allow_kind)?;
+                    }
+                }
+                (Parsed::Json(ops), Some(target)) => {
+                    let selected = select(kz, &pointer, all, target)?;
+                    for i in selected {
+                        all[i].store_prev();
+                        patch::apply_json(&mut all[i], &ops).map_err(|m| {
+                            kz.err(
+                                rule::KUSTOMIZE_PATCH_INVALID,
+                                &pointer,
+                                format!("{}: {m}", pt.name),
+                            )
+                        })?;
+                    }
+                }
+                (Parsed::Json(_), None) => {
+                    return Err(kz.err(
+                        rule::KUSTOMIZE_PATCH_INVALID,
+                        &pointer,
+                        format!("{} is a JSON 6902 patch, which needs a `target`", pt.name),
+                    ))
+                }
+            }
+        }
+        if !k.namespace.is_empty() {
+            let src = kz.src("/namespace");
+            for r in all.iter_mut() {
+                transform::namespace(r, &k.namespace, &src)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/namespace", m))?;
+            }
+        }
+        if !k.name_prefix.is_empty() {
+            let src = kz.src("/namePrefix");
+            for r in all.iter_mut() {
+                transform::rename(r, &k.name_prefix, true, &src);
+            }
+        }
+        if !k.name_suffix.is_empty() {
+            let src = kz.src("/nameSuffix");
+            for r in all.iter_mut() {
+                transform::rename(r, &k.name_suffix, false, &src);
+            }
+        }
+        for (i, label) in k.labels.iter().enumerate() {
+            let pointer = format!("/labels/{i}");
+            let mut specs: Vec<FieldSpec> = label
+                .fields
+                .iter()
+                .map(|f| FieldSpec {
+                    group: f.group.clone(),
+                    version: f.version.clone(),
+                    kind: f.kind.clone(),
+                    path: f.path.clone(),
+                    create: f.create,
+                })
+                .collect();
+            if label.include_selectors {
+                specs.extend(transform::common_labels());
+            } else {
+                if label.include_templates {
+                    specs.extend(transform::template_labels());
+                }
+                specs.push(FieldSpec {
+                    group: String::new(),
+                    version: String::new(),
+                    kind: String::new(),
+                    path: "metadata/labels".into(),
+                    create: true,
+                });
+            }
+            let pairs: Vec<(String, String, Src)> = label
+                .pairs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.clone(),
+                        kz.src(&format!("{pointer}/pairs/{}", yaml::pointer_segment(k))),
+                    )
+                })
+                .collect();
+            for r in all.iter_mut() {
+                transform::add_pairs(r, &pairs, &specs)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+            }
+        }
+        if !k.common_labels.is_empty() {
+            let pairs = pairs_of(kz, "/commonLabels", &k.common_labels);
+            let specs = transform::common_labels();
+            for r in all.iter_mut() {
+                transform::add_pairs(r, &pairs, &specs)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/commonLabels", m))?;
+            }
+        }
+        if !k.common_annotations.is_empty() {
+            let pairs = pairs_of(kz, "/commonAnnotations", &k.common_annotations);
+            let specs = transform::common_annotations();
+            for r in all.iter_mut() {
+                transform::add_pairs(r, &pairs, &specs)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/commonAnnotations", m))?;
+            }
+        }
+        for (i, args) in k.patches_json6902.iter().enumerate() {
+            let pointer = format!("/patchesJson6902/{i}");
+            let Some(target) = args.target.as_ref().filter(|t| !t.name.is_empty()) else {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_PATCH_INVALID,
+                    &pointer,
+                    "a patchesJson6902 entry needs a target with a name",
+                ));
+            };
+            let pt = self.patch_text(kz, &pointer, args)?;
+            let Parsed::Json(ops) = pt.parsed else {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_PATCH_INVALID,
+                    &pointer,
+                    format!("{} is not a list of JSON 6902 operations", pt.name),
+                ));
+            };
+            for i in select(kz, &pointer, all, target)? {
+                patch::apply_json(&mut all[i], &ops).map_err(|m| {
+                    kz.err(
+                        rule::KUSTOMIZE_PATCH_INVALID,
+                        &pointer,
+                        format!("{}: {m}", pt.name),
+                    )
+                })?;
+            }
+        }
+        for (i, rep) in k.replicas.iter().enumerate() {
+            let pointer = format!("/replicas/{i}");
+            let src = kz.src(&format!("{pointer}/count"));
+            let mut found = false;
+            for kind in transform::REPLICA_KINDS {
+                for r in all.iter_mut() {
+                    if r.any_ids()
+                        .iter()
+                        .any(|id| id.name == rep.name && id.kind == *kind)
+                    {
+                        found = true;
+                        // Matched by any id, written only if the kind still is.
+                        if r.kind() == *kind {
+                            transform::replicas(r, rep.count, &src)
+                                .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+                        }
+                    }
+                }
+            }
+            if !found {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_REPLICAS_NO_TARGET,
+                    &pointer,
+                    format!("no Deployment, ReplicaSet, ReplicationController or StatefulSet is named `{}`", rep.name),
+                ));
+            }
+        }
+        for (i, img) in k.images.iter().chain(&k.image_tags).enumerate() {
+            let pointer = if i < k.images.len() {
+                format!("/images/{i}")
+            } else {
+                format!("/imageTags/{}", i - k.images.len())
+            };
+            let rule = ImageRule::new(
+                &img.name,
+                &img.new_name,
+                &img.new_tag,
+                &img.digest,
+                &img.tag_suffix,
+            )
+            .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+            let src = kz.src(&pointer);
+            for r in all.iter_mut() {
+                transform::images(r, &rule, &src)
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An inline `patchesStrategicMerge` entry.
+    fn patch_text_inline_psm(&self, kz: &Kz, pointer: &str, entry: &str) -> Result<PatchText> {
+        let f = |v: &Value, pos: &Positions| kz.inline(pointer, v, pos);
+        let parsed = parse_patch(entry, &f)
+            .map_err(|m| kz.err(rule::KUSTOMIZE_PATCH_INVALID, pointer, m))?;
+        Ok(PatchText {
+            parsed,
+            name: "the inline patch".into(),
+        })
+    }
+}
+
+fn pairs_of(
+    kz: &Kz,
+    field: &str,
+    map: &std::collections::BTreeMap<String, String>,
+) -> Vec<(String, String, Src)> {
+    map.iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                v.clone(),
+                kz.src(&format!("{field}/{}", yaml::pointer_segment(k))),
+            )
+        })
+        .collect()
+}
+
+/// Reads a patch: documents that are maps make strategic merge patches,
+/// one list makes JSON 6902 operations.
+fn parse_patch(
+    text: &str,
+    prov_of: &dyn Fn(&Value, &Positions) -> Prov,
+) -> std::result::Result<Parsed, String> {
+    let docs = yaml::documents_with_positions(text).map_err(|e| match e.line {
+        Some(l) => format!("not valid YAML (line {l} of the patch): {}", e.message),
+        None => format!("not valid YAML: {}", e.message),
+    })?;
+    match docs.as_slice() {
+        [] => Err("the patch is empty".into()),
+        [d] if d.value.is_array() => {
+            let prov = prov_of(&d.value, &d.positions);
+            let ops = patch::json_ops(&d.value, &prov)?;
+            if ops.is_empty() {
+                return Err("the patch has no operations".into());
+            }
+            Ok(Parsed::Json(ops))
+        }
+        docs => {
+            let mut out = Vec::new();
+            for d in docs {
+                if !d.value.is_object() {
+                    return Err(
+                        "a document of the patch is neither a map nor a list of operations".into(),
+                    );
+                }
+                out.push((d.value.clone(), prov_of(&d.value, &d.positions)));
+            }
+            Ok(Parsed::Strategic(out))
+        }
+    }
+}
+
+/// The resources a target selects; none is an error of basepress's own.
+fn select(kz: &Kz, pointer: &str, all: &[Res], target: &Selector) -> Result<Vec<usize>> {
+    let tp = format!("{pointer}/target");
+    let compiled =
+        Compiled::new(target).map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &tp, m))?;
+    let selected: Vec<usize> = (0..all.len())
+        .filter(|&i| compiled.selects(&all[i]))
+        .collect();
+    if selected.is_empty() {
+        let ids: Vec<String> = all
+            .iter()
+            .map(|r| format!("{} {}", r.kind(), r.name()))
+            .collect();
+        let mut e = kz.err(
+            rule::KUSTOMIZE_PATCH_TARGET_UNMATCHED,
+            &tp,
+            "the patch's target selects no resource, so the patch changes nothing",
+        );
+        e.help = Some(format!(
+            "Fix the selector; the build has: {}.",
+            if ids.is_empty() {
+                "no resources".to_string()
+            } else {
+                ids.join(", ")
+            }
+        ));
+        return Err(e);
+    }
+    Ok(selected)
+}
+
+/// A strategic merge patch without target: the resource it names.
+fn strategic_by_id(
+    all: &mut Vec<Res>,
+    doc: &Value,
+    prov: &Prov,
+    allow_name: bool,
+    allow_kind: bool,
+) -> Result<()> {
+    let id = Id::of(doc);
+    let matches: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i].any_id_equals(&id))
+        .collect();
+    match matches.as_slice() {
+        [i] => strategic_on(all, &[*i], doc, prov, allow_name, allow_kind),
+        [] => {
+            let ids: Vec<String> = all.iter().map(|r| r.cur().to_string()).collect();
+            let mut e = error(
+                rule::KUSTOMIZE_PATCH_NO_TARGET,
+                format!("no resource of the build is {id}, which the patch names"),
+                prov.at.location(),
+            );
+            e.help = Some(format!(
+                "Patch one of: {}.",
+                if ids.is_empty() {
+                    "(no resources)".to_string()
+                } else {
+                    ids.join("; ")
+                }
+            ));
+            Err(e)
+        }
+        _ => Err(error(
+            rule::KUSTOMIZE_PATCH_NO_TARGET,
+            format!("several resources match {id}, which the patch names"),
+            prov.at.location(),
+        )),
+    }
+}
+
+fn strategic_on(
+    all: &mut Vec<Res>,
+    selected: &[usize],
+    doc: &Value,
+    prov: &Prov,
+    allow_name: bool,
+    allow_kind: bool,
+) -> Result<()> {
+    let mut deleted = Vec::new();
+    for &i in selected {
+        let keep = patch::apply_strategic(&mut all[i], doc, prov, allow_name, allow_kind).map_err(
+            |e| {
+                let at = prov.nearest(&e.pointer).at.location();
+                error(
+                    rule::KUSTOMIZE_PATCH_INVALID,
+                    format!(
+                        "the patch cannot be merged into {}: {}",
+                        all[i].cur(),
+                        e.message
+                    ),
+                    at,
+                )
+            },
+        )?;
+        if !keep {
+            deleted.push(i);
+        }
+    }
+    for i in deleted.into_iter().rev() {
+        all.remove(i);
+    }
+    Ok(())
+}
+
+/// Adds a generated object: created, merged into the generated object of
+/// the same id, or replacing it.
+fn absorb(kz: &Kz, pointer: &str, behavior: &str, all: &mut Vec<Res>, mut res: Res) -> Result<()> {
+    let id = res.cur();
+    let matches: Vec<usize> = (0..all.len())
+        .filter(|&i| all[i].any_id_equals(&id))
+        .collect();
+    let missing = |what: &str| {
+        kz.err(
+            rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
+            pointer,
+            format!("{id} does not exist; cannot {what} it"),
+        )
+    };
+    match (matches.as_slice(), behavior) {
+        ([], "merge") => Err(missing("merge into")),
+        ([], "replace") => Err(missing("replace")),
+        ([], _) => {
+            all.push(res);
+            Ok(())
+        }
+        ([i], "merge" | "replace") => {
+            let old = &all[*i];
+            copy_meta(old, &mut res);
+            if behavior == "merge" {
+                for field in ["data", "binaryData"] {
+                    merge_data(old, &mut res, field);
+                }
+            }
+            // Either side can turn the hash off.
+            res.needs_hash &= old.needs_hash;
+            res.prev = old.prev.clone();
+            res.prefixes = old.prefixes.clone();
+            res.suffixes = old.suffixes.clone();
+            all[*i] = res;
+            Ok(())
+        }
+        ([_], _) => Err(kz.err(
+            rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
+            pointer,
+            format!("{id} already exists; use `behavior: merge` or `replace`"),
+        )),
+        _ => Err(kz.err(
+            rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
+            pointer,
+            format!("several objects could take the merge of {id}"),
+        )),
+    }
+}
+
+/// Labels and annotations of `old` that `new` does not set, and `old`'s
+/// name and namespace, go to `new`.
+fn copy_meta(old: &Res, new: &mut Res) {
+    for field in ["labels", "annotations"] {
+        let Some(Value::Object(old_map)) = old.value.pointer(&format!("/metadata/{field}")) else {
+            continue;
+        };
+        for (k, v) in old_map {
+            let pointer = format!("/metadata/{field}");
+            let has = new.value.pointer(&pointer).and_then(|m| m.get(k)).is_some();
+            if has {
+                continue;
+            }
+            let old_prov = old
+                .prov
+                .nearest(&format!("{pointer}/{}", yaml::pointer_segment(k)))
+                .clone();
+            let meta = &mut new.value["metadata"];
+            if !meta[field].is_object() {
+                meta[field] = Value::Object(Default::default());
+                let at = new.prov.nearest("/metadata").at.clone();
+                if let Some(m) = new.prov.key_mut("metadata") {
+                    m.set_key(
+                        field,
+                        Prov::uniform(&Value::Object(Default::default()), &at),
+                    );
+                }
+            }
+            meta[field][k] = v.clone();
+            if let Some(p) = new.prov.at_mut(&pointer) {
+                p.set_key(k, old_prov);
+            }
+        }
+    }
+    for field in ["name", "namespace"] {
+        let pointer = format!("/metadata/{field}");
+        match old.value.pointer(&pointer) {
+            Some(v) => {
+                new.value["metadata"][field] = v.clone();
+                let p = old.prov.nearest(&pointer).clone();
+                if let Some(m) = new.prov.key_mut("metadata") {
+                    m.set_key(field, p);
+                }
+            }
+            None => {
+                if let Some(Value::Object(m)) = new.value.get_mut("metadata") {
+                    m.remove(field);
+                }
+                if let Some(m) = new.prov.key_mut("metadata") {
+                    m.remove_key(field);
+                }
+            }
+        }
+    }
+}
+
+/// Keys of `old`'s `field` map that `new` lacks go to `new`.
+fn merge_data(old: &Res, new: &mut Res, field: &str) {
+    let Some(Value::Object(old_map)) = old.value.get(field) else {
+        return;
+    };
+    if !new.value.get(field).is_some_and(Value::is_object) {
+        new.value[field] = Value::Object(Default::default());
+        let at = new.prov.at.clone();
+        new.prov.set_key(
+            field,
+            Prov::uniform(&Value::Object(Default::default()), &at),
+        );
+    }
+    for (k, v) in old_map {
+        if new.value[field].get(k).is_some() {
+            continue;
+        }
+        new.value[field][k] = v.clone();
+        let p = old
+            .prov
+            .nearest(&format!("/{field}/{}", yaml::pointer_segment(k)))
+            .clone();
+        if let Some(m) = new.prov.key_mut(field) {
+            m.set_key(k, p);
+        }
+    }
+}
+
+/// Builds the kustomization in folder `dir` of `files`.
+pub fn run(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build> {
+    let dir = join("", dir).unwrap_or_default();
+    let recording = Recording::new(files);
+    let mut b = Builder {
+        files: &recording,
+        cache,
+        stack: vec![dir.clone()],
+    };
+    let mut all = b.accumulate(&dir)?;
+    for r in all.iter_mut().filter(|r| r.needs_hash) {
+        let h = generate::hash(&r.value);
+        r.store_prev();
+        let name = format!("{}-{h}", r.name());
+        r.value["metadata"]["name"] = name.into();
+    }
+    if let Err(m) = nameref::fix(&mut all) {
+        let at = b
+            .load(&dir)
+            .map(|kz| kz.loc(""))
+            .unwrap_or_else(|e| e.location);
+        return Err(error(rule::KUSTOMIZE_BUILD_INVALID, m, at));
+    }
+    let mut keyed: Vec<(Id, Res)> = all.into_iter().map(|r| (r.cur(), r)).collect();
+    keyed.sort_by(|a, b| legacy_order(&a.0, &b.0));
+    Ok(Build {
+        objects: keyed
+            .into_iter()
+            .map(|(_, r)| Object {
+                value: r.value,
+                prov: r.prov,
+            })
+            .collect(),
+    })
+}

@@ -1,0 +1,362 @@
+//! The fields of a kustomization file, as Kustomize v5.5 reads them: an
+//! unknown field is an error, and `null` stands for an empty value.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+/// Reads `null` as the type's empty value, as Go's decoder does.
+fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+pub type StringMap = BTreeMap<String, String>;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Kustomization {
+    // Read so that the field is known; Kustomize does not check it either.
+    #[allow(dead_code)]
+    #[serde(default, deserialize_with = "nullable")]
+    pub api_version: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub kind: String,
+    #[allow(dead_code)]
+    #[serde(default)]
+    pub metadata: Option<Value>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub resources: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub bases: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub name_prefix: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub name_suffix: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub common_labels: StringMap,
+    #[serde(default, deserialize_with = "nullable")]
+    pub labels: Vec<LabelArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub common_annotations: StringMap,
+    #[serde(default, deserialize_with = "nullable")]
+    pub patches: Vec<PatchArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub patches_strategic_merge: Vec<String>,
+    #[serde(default, deserialize_with = "nullable", rename = "patchesJson6902")]
+    pub patches_json6902: Vec<PatchArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub images: Vec<ImageArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub image_tags: Vec<ImageArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub replicas: Vec<ReplicaArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub config_map_generator: Vec<ConfigMapArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub secret_generator: Vec<SecretArgs>,
+    #[serde(default)]
+    pub generator_options: Option<GeneratorOptions>,
+    // Fields Kustomize knows and basepress does not build.
+    #[serde(default)]
+    pub components: Option<Value>,
+    #[serde(default)]
+    pub crds: Option<Value>,
+    #[serde(default)]
+    pub configurations: Option<Value>,
+    #[serde(default)]
+    pub generators: Option<Value>,
+    #[serde(default)]
+    pub transformers: Option<Value>,
+    #[serde(default)]
+    pub validators: Option<Value>,
+    #[serde(default)]
+    pub vars: Option<Value>,
+    #[serde(default)]
+    pub replacements: Option<Value>,
+    #[serde(default)]
+    pub helm_charts: Option<Value>,
+    #[serde(default)]
+    pub helm_globals: Option<Value>,
+    #[serde(default)]
+    pub helm_chart_inflation_generator: Option<Value>,
+    #[serde(default)]
+    pub openapi: Option<Value>,
+    #[serde(default)]
+    pub sort_options: Option<Value>,
+    #[serde(default)]
+    pub build_metadata: Option<Value>,
+}
+
+impl Kustomization {
+    /// The fields set that basepress does not build, by name.
+    pub fn unsupported(&self) -> Vec<&'static str> {
+        let set = |v: &Option<Value>| match v {
+            None | Some(Value::Null) => false,
+            Some(Value::Array(a)) => !a.is_empty(),
+            Some(Value::Object(m)) => !m.is_empty(),
+            Some(_) => true,
+        };
+        let fields = [
+            ("components", &self.components),
+            ("crds", &self.crds),
+            ("configurations", &self.configurations),
+            ("generators", &self.generators),
+            ("transformers", &self.transformers),
+            ("validators", &self.validators),
+            ("vars", &self.vars),
+            ("replacements", &self.replacements),
+            ("helmCharts", &self.helm_charts),
+            ("helmGlobals", &self.helm_globals),
+            (
+                "helmChartInflationGenerator",
+                &self.helm_chart_inflation_generator,
+            ),
+            ("openapi", &self.openapi),
+            ("sortOptions", &self.sort_options),
+            ("buildMetadata", &self.build_metadata),
+        ];
+        fields
+            .into_iter()
+            .filter(|(_, v)| set(v))
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// Whether the kustomization sets nothing at all (Kustomize refuses it).
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty()
+            && self.bases.is_empty()
+            && self.namespace.is_empty()
+            && self.name_prefix.is_empty()
+            && self.name_suffix.is_empty()
+            && self.common_labels.is_empty()
+            && self.labels.is_empty()
+            && self.common_annotations.is_empty()
+            && self.patches.is_empty()
+            && self.patches_strategic_merge.is_empty()
+            && self.patches_json6902.is_empty()
+            && self.images.is_empty()
+            && self.image_tags.is_empty()
+            && self.replicas.is_empty()
+            && self.config_map_generator.is_empty()
+            && self.secret_generator.is_empty()
+            && self.generator_options.is_none()
+            && self.unsupported().is_empty()
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LabelArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub pairs: StringMap,
+    #[serde(default, deserialize_with = "nullable")]
+    pub include_selectors: bool,
+    #[serde(default, deserialize_with = "nullable")]
+    pub include_templates: bool,
+    #[serde(default, deserialize_with = "nullable")]
+    pub fields: Vec<FieldSpecArgs>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FieldSpecArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub group: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub path: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub create: bool,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Selector {
+    #[serde(default, deserialize_with = "nullable")]
+    pub group: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub label_selector: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub annotation_selector: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PatchArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub path: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub patch: String,
+    #[serde(default)]
+    pub target: Option<Selector>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub options: BTreeMap<String, bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ImageArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub new_name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub new_tag: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub digest: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub tag_suffix: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplicaArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub count: i64,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct GeneratorOptions {
+    #[serde(default, deserialize_with = "nullable")]
+    pub labels: StringMap,
+    #[serde(default, deserialize_with = "nullable")]
+    pub annotations: StringMap,
+    #[serde(default, deserialize_with = "nullable")]
+    pub disable_name_suffix_hash: bool,
+    #[serde(default, deserialize_with = "nullable")]
+    pub immutable: bool,
+}
+
+impl GeneratorOptions {
+    /// The options of one generator with the kustomization's
+    /// `generatorOptions` (the generator's own labels and annotations win).
+    pub fn merged(local: Option<&GeneratorOptions>, global: Option<&GeneratorOptions>) -> Self {
+        let mut out = local.cloned().unwrap_or_default();
+        if let Some(g) = global {
+            for (k, v) in &g.labels {
+                out.labels.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            for (k, v) in &g.annotations {
+                out.annotations
+                    .entry(k.clone())
+                    .or_insert_with(|| v.clone());
+            }
+            out.disable_name_suffix_hash |= g.disable_name_suffix_hash;
+            out.immutable |= g.immutable;
+        }
+        out
+    }
+}
+
+/// What the two generators share.
+#[derive(Debug, Default)]
+pub struct GeneratorArgs {
+    pub name: String,
+    pub namespace: String,
+    pub behavior: String,
+    pub literals: Vec<String>,
+    pub files: Vec<String>,
+    pub envs: Vec<String>,
+    pub env: String,
+    pub options: Option<GeneratorOptions>,
+    /// A Secret's type ("" for a ConfigMap, and for the default `Opaque`).
+    pub secret_type: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigMapArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub behavior: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub literals: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub files: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub envs: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub env: String,
+    #[serde(default)]
+    pub options: Option<GeneratorOptions>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SecretArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub behavior: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub literals: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub files: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub envs: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub env: String,
+    #[serde(default)]
+    pub options: Option<GeneratorOptions>,
+    #[serde(default, deserialize_with = "nullable", rename = "type")]
+    pub secret_type: String,
+}
+
+impl From<&ConfigMapArgs> for GeneratorArgs {
+    fn from(a: &ConfigMapArgs) -> Self {
+        GeneratorArgs {
+            name: a.name.clone(),
+            namespace: a.namespace.clone(),
+            behavior: a.behavior.clone(),
+            literals: a.literals.clone(),
+            files: a.files.clone(),
+            envs: a.envs.clone(),
+            env: a.env.clone(),
+            options: a.options.clone(),
+            secret_type: String::new(),
+        }
+    }
+}
+
+impl From<&SecretArgs> for GeneratorArgs {
+    fn from(a: &SecretArgs) -> Self {
+        GeneratorArgs {
+            name: a.name.clone(),
+            namespace: a.namespace.clone(),
+            behavior: a.behavior.clone(),
+            literals: a.literals.clone(),
+            files: a.files.clone(),
+            envs: a.envs.clone(),
+            env: a.env.clone(),
+            options: a.options.clone(),
+            secret_type: a.secret_type.clone(),
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! Patches: strategic merge (through [`super::smp`]) and JSON 6902
+//! (through the `json-patch` crate), each keeping provenance in step.
+
+use json_patch::PatchOperation;
+use serde_json::Value;
+
+use super::prov::{segments, Prov};
+use super::resource::Res;
+use super::smp;
+
+/// A patch, read from its text.
+pub enum Parsed {
+    /// Strategic merge patches, one per document, with provenance.
+    Strategic(Vec<(Value, Prov)>),
+    /// JSON 6902 operations, each with the provenance of its node.
+    Json(Vec<(PatchOperation, Prov)>),
+}
+
+/// Reads JSON 6902 operations from a list value.
+pub fn json_ops(list: &Value, prov: &Prov) -> Result<Vec<(PatchOperation, Prov)>, String> {
+    let Value::Array(items) = list else {
+        return Err("a JSON 6902 patch is a list of operations".into());
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let op: PatchOperation = serde_json::from_value(item.clone())
+            .map_err(|e| format!("operation {i} is not a JSON 6902 operation: {e}"))?;
+        let p = prov
+            .index(i)
+            .cloned()
+            .unwrap_or_else(|| Prov::uniform(item, &prov.at));
+        out.push((op, p));
+    }
+    Ok(out)
+}
+
+/// Applies a strategic merge patch to `res`, as Kustomize does: the
+/// patch takes the target's apiVersion, and the target keeps its kind,
+/// name and namespace unless the options allow a change. Returns false
+/// when the patch deletes the object.
+pub fn apply_strategic(
+    res: &mut Res,
+    patch: &Value,
+    prov: &Prov,
+    allow_name_change: bool,
+    allow_kind_change: bool,
+) -> Result<bool, smp::MergeError> {
+    if allow_name_change || allow_kind_change {
+        res.store_prev();
+    }
+    let mut patch = patch.clone();
+    let mut patch_prov = prov.clone();
+    if let (Value::Object(m), Some(api)) = (&mut patch, res.value.get("apiVersion")) {
+        m.insert("apiVersion".into(), api.clone());
+        if let Some(p) = res.prov.key("apiVersion") {
+            patch_prov.set_key("apiVersion", p.clone());
+        }
+    }
+    // The fields the target keeps, saved before the merge takes it.
+    let mut kept = Value::Object(Default::default());
+    let mut kept_prov = res.prov.clone();
+    kept_prov.kids = super::prov::Kids::Leaf;
+    for field in ["kind", "metadata"] {
+        if let Some(v) = res.value.get(field) {
+            let v = match field {
+                "metadata" => {
+                    let mut m = serde_json::Map::new();
+                    for k in ["name", "namespace"] {
+                        if let Some(x) = v.get(k) {
+                            m.insert(k.into(), x.clone());
+                        }
+                    }
+                    Value::Object(m)
+                }
+                _ => v.clone(),
+            };
+            kept[field] = v;
+        }
+    }
+    for pointer in ["/kind", "/metadata/name", "/metadata/namespace"] {
+        let p = res.prov.nearest(pointer).clone();
+        let segs: Vec<String> = segments(pointer).collect();
+        match segs.as_slice() {
+            [k] => kept_prov.set_key(k, p),
+            [m, k] => {
+                if kept_prov.key(m).is_none() {
+                    let at = res.prov.nearest(&format!("/{m}")).at.clone();
+                    kept_prov.set_key(
+                        m,
+                        Prov {
+                            at,
+                            kids: super::prov::Kids::Leaf,
+                        },
+                    );
+                }
+                if let Some(mp) = kept_prov.key_mut(m) {
+                    mp.set_key(k, p);
+                }
+            }
+            _ => {}
+        }
+    }
+    let base = std::mem::take(&mut res.value);
+    let base_prov = res.prov.clone_leaf();
+    let base_prov = std::mem::replace(&mut res.prov, base_prov);
+    let Some((mut value, mut new_prov)) = smp::merge_owned(base, base_prov, &patch, &patch_prov)?
+    else {
+        return Ok(false);
+    };
+    if value.as_object().is_none_or(|m| m.is_empty()) {
+        return Ok(false);
+    }
+    let mut keep = vec!["/metadata/namespace"];
+    if !allow_kind_change {
+        keep.push("/kind");
+    }
+    if !allow_name_change {
+        keep.push("/metadata/name");
+    }
+    for pointer in keep {
+        restore(&kept, &kept_prov, &mut value, &mut new_prov, pointer);
+    }
+    res.value = value;
+    res.prov = new_prov;
+    Ok(true)
+}
+
+/// Puts back the field at `pointer` (`/kind` or `/metadata/x`) as it was
+/// in `old`, removing it if it was not there.
+fn restore(old: &Value, old_prov: &Prov, new: &mut Value, new_prov: &mut Prov, pointer: &str) {
+    let segs: Vec<String> = segments(pointer).collect();
+    let (parent, last) = match segs.as_slice() {
+        [last] => (None, last.as_str()),
+        [parent, last] => (Some(parent.as_str()), last.as_str()),
+        _ => return,
+    };
+    let old_parent = match parent {
+        Some(p) => old.get(p),
+        None => Some(old),
+    };
+    let old_value = old_parent.and_then(|p| p.get(last)).cloned();
+    let old_leaf = old_prov.nearest(pointer).clone();
+    let (target, target_prov) = match parent {
+        None => (Some(new), Some(new_prov)),
+        Some(p) => match (new.get_mut(p), new_prov.key_mut(p)) {
+            (Some(v), Some(vp)) => (Some(v), Some(vp)),
+            _ => (None, None),
+        },
+    };
+    let (Some(Value::Object(map)), Some(tp)) = (target, target_prov) else {
+        return;
+    };
+    match old_value {
+        Some(v) => {
+            map.insert(last.to_string(), v);
+            tp.set_key(last, old_leaf);
+        }
+        None => {
+            map.remove(last);
+            tp.remove_key(last);
+        }
+    }
+}
+
+/// Applies JSON 6902 operations one by one, moving provenance with the
+/// values they move.
+pub fn apply_json(res: &mut Res, ops: &[(PatchOperation, Prov)]) -> Result<(), String> {
+    for (i, (op, op_prov)) in ops.iter().enumerate() {
+        json_patch::patch(&mut res.value, std::slice::from_ref(op)).map_err(|e| {
+            format!(
+                "operation {i} ({} {}) cannot be applied: {}",
+                op_name(op),
+                op.path(),
+                e.kind
+            )
+        })?;
+        let value_prov = || {
+            op_prov
+                .key("value")
+                .cloned()
+                .unwrap_or_else(|| op_prov.clone())
+        };
+        match op {
+            PatchOperation::Add(a) => {
+                let p = value_prov();
+                prov_add(&mut res.prov, a.path.as_str(), p);
+            }
+            PatchOperation::Remove(r) => {
+                prov_remove(&mut res.prov, r.path.as_str());
+            }
+            PatchOperation::Replace(r) => {
+                let p = value_prov();
+                if let Some(node) = res.prov.at_mut(r.path.as_str()) {
+                    *node = p;
+                }
+            }
+            PatchOperation::Move(m) => {
+                let moved = prov_remove(&mut res.prov, m.from.as_str());
+                let mut p = moved.unwrap_or_else(|| op_prov.clone());
+                p.at = op_prov.at.clone();
+                prov_add(&mut res.prov, m.path.as_str(), p);
+            }
+            PatchOperation::Copy(c) => {
+                let mut p = res.prov.nearest(c.from.as_str()).clone();
+                p.at = op_prov.at.clone();
+                prov_add(&mut res.prov, c.path.as_str(), p);
+            }
+            PatchOperation::Test(_) => {}
+        }
+    }
+    Ok(())
+}
+
+fn op_name(op: &PatchOperation) -> &'static str {
+    match op {
+        PatchOperation::Add(_) => "add",
+        PatchOperation::Remove(_) => "remove",
+        PatchOperation::Replace(_) => "replace",
+        PatchOperation::Move(_) => "move",
+        PatchOperation::Copy(_) => "copy",
+        PatchOperation::Test(_) => "test",
+    }
+}
+
+fn split_last(pointer: &str) -> Option<(&str, String)> {
+    let i = pointer.rfind('/')?;
+    let last = pointer[i + 1..].replace("~1", "/").replace("~0", "~");
+    Some((&pointer[..i], last))
+}
+
+fn prov_add(root: &mut Prov, pointer: &str, p: Prov) {
+    let Some((parent, last)) = split_last(pointer) else {
+        *root = p;
+        return;
+    };
+    let Some(node) = root.at_mut(parent) else {
+        return;
+    };
+    if let super::prov::Kids::List(list) = &mut node.kids {
+        if last == "-" {
+            list.push(p);
+        } else if let Ok(i) = last.parse::<usize>() {
+            if i <= list.len() {
+                list.insert(i, p);
+            }
+        }
+        return;
+    }
+    node.set_key(&last, p);
+}
+
+fn prov_remove(root: &mut Prov, pointer: &str) -> Option<Prov> {
+    let (parent, last) = split_last(pointer)?;
+    let node = root.at_mut(parent)?;
+    if let super::prov::Kids::List(list) = &mut node.kids {
+        let i = last.parse::<usize>().ok()?;
+        return (i < list.len()).then(|| list.remove(i));
+    }
+    node.remove_key(&last)
+}
