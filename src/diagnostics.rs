@@ -312,6 +312,9 @@ pub mod rule {
         KUSTOMIZE_GENERATOR_KEY_INVALID = "kustomize-generator-key-invalid", Check, Error,
             "A generated ConfigMap or Secret has a key that is not a valid environment variable name or data key. Kustomize builds it; basepress refuses it, since the API server rejects the object.",
             "Use letters, digits, `-`, `_` and `.` in keys (env file keys must not start with a digit).";
+        SEARCH_INDEX_FAILED = "search-index-failed", Input, Error,
+            "The search index could not be made from the site's pages.",
+            "Run again; if it fails again, report the message with the page it names.";
     }
 
     /// Looks a rule up by its id.

@@ -353,11 +353,16 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     ] {
         claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
     }
+    for path in layout::SEARCH_FIXED {
+        claim(
+            path.to_string(),
+            "basepress (the search index)".into(),
+            &mut diagnostics,
+        );
+    }
     for l in &site.config.languages {
         let owner = || format!("basepress (the {} versions page)", l.code);
         claim(layout::versions_file(&l.code), owner(), &mut diagnostics);
-        let owner = format!("basepress (the {} search index)", l.code);
-        claim(layout::search_index_path(&l.code), owner, &mut diagnostics);
     }
     for p in &site.pages {
         claim(

@@ -30,54 +30,74 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// The bytes of one file of the site: ready, or made when first asked for
-/// (a search index after a page edit: only a reader who searches needs it).
+/// What one site path holds: a file's bytes, or (at [`SEARCH_DIR`]) the
+/// whole search bundle, made when first asked for (after a page edit:
+/// only a reader who searches needs it).
 #[derive(Clone)]
 pub enum Body {
     Ready(Bytes),
     Search(Arc<LazySearch>),
 }
 
+/// The key under which a fast rebuild gives the search bundle, which
+/// replaces every file below it.
+pub const SEARCH_DIR: &str = crate::model::layout::SEARCH_DIR;
+
 impl Body {
-    /// The bytes, made now when they were not yet.
+    /// The bytes of a file; a search bundle has none of its own (see
+    /// [`LazySearch::files`]).
     pub fn bytes(&self) -> Bytes {
         match self {
             Body::Ready(b) => b.clone(),
-            Body::Search(s) => s.bytes(),
+            Body::Search(_) => Bytes::new(),
         }
     }
 
-    /// Whether [`Body::bytes`] returns at once.
+    /// Whether the bytes are there without more work.
     pub fn is_ready(&self) -> bool {
         match self {
             Body::Ready(_) => true,
-            Body::Search(s) => s.bytes.get().is_some(),
+            Body::Search(s) => s.is_ready(),
         }
     }
 }
 
-/// A language's search index, made on first use from the documents of a
-/// build, which it keeps.
+/// The search bundle, made on first use from the documents of a build,
+/// which it keeps.
 pub struct LazySearch {
-    prefix: String,
-    lang: String,
-    /// Title, URL and document of each page, in reading order.
-    pages: Vec<(String, String, Arc<Document>)>,
-    bytes: OnceLock<Bytes>,
+    /// Title, URL, language, version and document of each page, in the
+    /// order a build indexes them.
+    pages: Vec<(String, String, String, Arc<Document>)>,
+    files: OnceLock<BTreeMap<String, Bytes>>,
 }
 
 impl LazySearch {
-    fn bytes(&self) -> Bytes {
-        self.bytes
-            .get_or_init(|| {
-                let entries: Vec<render::search::Entry> = self
-                    .pages
-                    .iter()
-                    .map(|(title, url, doc)| render::search::Entry { title, url, doc })
-                    .collect();
-                Bytes::from(render::search::index_of(&self.prefix, &self.lang, &entries))
-            })
-            .clone()
+    /// The files of the bundle by site path (`/pagefind/pagefind.js`),
+    /// made now when they were not yet; none when indexing failed (a full
+    /// build reports why).
+    pub fn files(&self) -> &BTreeMap<String, Bytes> {
+        self.files.get_or_init(|| {
+            let entries: Vec<render::search::Entry> = self
+                .pages
+                .iter()
+                .map(|(title, url, lang, doc)| render::search::Entry {
+                    title,
+                    url,
+                    lang,
+                    version: render::search::DEFAULT_VERSION,
+                    doc,
+                })
+                .collect();
+            render::search::bundle(&entries)
+                .unwrap_or_default()
+                .into_iter()
+                .map(|f| (f.path, f.bytes))
+                .collect()
+        })
+    }
+
+    pub fn is_ready(&self) -> bool {
+        self.files.get().is_some()
     }
 }
 
@@ -128,8 +148,8 @@ struct Files {
     /// Pages whose documents changed while the build failed: rendered
     /// again when it passes.
     stale_pages: BTreeSet<usize>,
-    /// Languages whose search index must be made again, for the same reason.
-    stale_languages: BTreeSet<String>,
+    /// Whether the search bundle must be made again, for the same reason.
+    stale_search: bool,
 }
 
 impl Session {
@@ -154,11 +174,17 @@ impl Session {
     /// last full build.
     pub fn files(&self) -> Option<Vec<OutFile>> {
         let files = self.state.as_ref()?.files.as_ref()?;
-        let mut out: Vec<OutFile> = files
-            .by_path
-            .iter()
-            .map(|(path, body)| OutFile::new(path.clone(), body.bytes()))
-            .collect();
+        let mut out: Vec<OutFile> = Vec::with_capacity(files.by_path.len());
+        for (path, body) in &files.by_path {
+            match body {
+                Body::Ready(b) => out.push(OutFile::new(path.clone(), b.clone())),
+                Body::Search(s) => out.extend(
+                    s.files()
+                        .iter()
+                        .map(|(p, b)| OutFile::new(p.clone(), b.clone())),
+                ),
+            }
+        }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Some(out)
     }
@@ -230,7 +256,7 @@ impl Session {
                         .map(|f| (f.path.clone(), Body::Ready(f.bytes.clone())))
                         .collect(),
                     stale_pages: BTreeSet::new(),
-                    stale_languages: BTreeSet::new(),
+                    stale_search: false,
                 });
                 let pages = state.checked.site().pages.len();
                 let mut outcome = Outcome::new(diagnostics, timings);
@@ -307,23 +333,11 @@ impl State {
         let analysis = &checked.analysis;
         let site = &analysis.site;
 
-        // Search indexes: only where the words of a section changed.
-        let mut languages: BTreeSet<String> = BTreeSet::new();
-        for (i, old) in &before {
-            let page = &site.pages[*i];
-            let sections = |doc| render::search::page_sections(&page.lang, &page.title, doc);
-            if sections(old) != sections(&analysis.docs[*i]) {
-                for &j in analysis
-                    .graph
-                    .by_source
-                    .get(&page.source)
-                    .into_iter()
-                    .flatten()
-                {
-                    languages.insert(site.pages[j].lang.clone());
-                }
-            }
-        }
+        // The search bundle: only when the text of a section changed.
+        let search_changed = before.iter().any(|(i, old)| {
+            let new = &analysis.docs[*i];
+            old.sections != new.sections || old.headings != new.headings
+        });
         // The pages that show a changed document: at the same path in
         // every language (translations list each other's headings).
         let mut show: BTreeSet<usize> = BTreeSet::new();
@@ -345,7 +359,7 @@ impl State {
             return failed(diagnostics, true);
         };
         files.stale_pages.extend(show);
-        files.stale_languages.extend(languages);
+        files.stale_search |= search_changed;
         if diagnostics.iter().any(Diagnostic::is_error) {
             return failed(diagnostics, true);
         }
@@ -382,37 +396,36 @@ impl State {
             .into_iter()
             .map(|f| (f.path, Body::Ready(f.bytes)))
             .collect();
-        let prefix = site.config.path_prefix();
-        for lang in &files.stale_languages {
-            let order = self.orders.get(lang).map_or(&[][..], Vec::as_slice);
-            let pages = order
-                .iter()
+        if files.stale_search {
+            let pages = self
+                .orders
+                .values()
+                .flatten()
                 .map(|&i| {
                     let p = &site.pages[i];
                     (
                         p.title.clone(),
                         p.url.clone(),
+                        p.lang.clone(),
                         Arc::clone(&analysis.docs[i]),
                     )
                 })
                 .collect();
             let lazy = LazySearch {
-                prefix: prefix.clone(),
-                lang: lang.clone(),
                 pages,
-                bytes: OnceLock::new(),
+                files: OnceLock::new(),
             };
-            changed.push((
-                render::search::index_path(lang),
-                Body::Search(Arc::new(lazy)),
-            ));
+            files
+                .by_path
+                .retain(|path, _| !path.starts_with(SEARCH_DIR));
+            changed.push((SEARCH_DIR.to_string(), Body::Search(Arc::new(lazy))));
         }
         for (path, body) in &changed {
             files.by_path.insert(path.clone(), body.clone());
         }
         let rendered = which.len();
         files.stale_pages.clear();
-        files.stale_languages.clear();
+        files.stale_search = false;
         let mut outcome = Outcome::new(diagnostics, Timings::default());
         outcome.written = Some(summary);
         Rebuild {

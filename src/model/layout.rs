@@ -21,7 +21,12 @@ pub const KUSTOMIZATION: &str = "kustomization.yaml";
 
 /// The assets every site gets unless `static/` has a file at the same
 /// path: the stylesheet, the colours of highlighted code and the script.
-pub const DEFAULT_ASSETS: &[&str] = &["/assets/style.css", "/assets/syntax.css", "/assets/site.js"];
+pub const DEFAULT_ASSETS: &[&str] = &[
+    "/assets/style.css",
+    "/assets/syntax.css",
+    "/assets/site.js",
+    "/assets/favicon.svg",
+];
 
 /// The file a page is written to.
 pub fn page_file(page: &Page) -> String {
@@ -38,10 +43,13 @@ pub fn versions_file(lang: &str) -> String {
     format!("{}index.html", versions_page_url(lang))
 }
 
-/// Site path of a language's search index.
-pub fn search_index_path(lang: &str) -> String {
-    format!("/{lang}/search-index.json")
-}
+/// The folder of the search bundle (every language's index, chunked,
+/// and the script that reads it).
+pub const SEARCH_DIR: &str = "/pagefind/";
+
+/// The files of the search bundle with fixed names (the others are named
+/// by their content).
+pub const SEARCH_FIXED: &[&str] = &["/pagefind/pagefind.js", "/pagefind/pagefind-entry.json"];
 
 /// Site path of a base's folder: `/kubernetes/v1.29.0/base/`.
 pub fn base_path(base: &Base) -> String {

@@ -181,6 +181,14 @@ async fn site_file(
     };
     let pinned = base_download(&app, rel, &method, &headers).await;
     let build = pinned.as_deref().unwrap_or(build);
+    if let Some(search) = build.pending_search(rel) {
+        // A search bundle made on first request: off the threads that
+        // answer requests.
+        let _ = tokio::task::spawn_blocking(move || {
+            search.make();
+        })
+        .await;
+    }
     match build.lookup(rel) {
         Found::File(entry) => {
             if entry.is_html() && snapshot.error.is_some() {

@@ -4,7 +4,7 @@
 //! A [`Snapshot`] never changes once made; a rebuild makes a new one and
 //! swaps it in, so a request sees one build from start to end.
 
-use crate::engine::session::Body;
+use crate::engine::session::{Body, LazySearch, SEARCH_DIR};
 use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
@@ -90,9 +90,34 @@ pub fn etag(body: &[u8]) -> String {
 #[derive(Default)]
 pub struct Build {
     files: HashMap<String, Arc<Entry>>,
+    /// The search bundle when a page edit made it stale: its files (below
+    /// [`SEARCH_DIR`]) are made on first request.
+    search: Option<Arc<LazyBundle>>,
     /// The base URL's path (`/docs`, or empty): the site is served below it,
     /// as it will be once published.
     pub prefix: String,
+}
+
+/// A search bundle made on first request, and its files as entries.
+pub struct LazyBundle {
+    search: Arc<LazySearch>,
+    entries: OnceLock<HashMap<String, Arc<Entry>>>,
+}
+
+impl LazyBundle {
+    /// Makes the bundle now (it takes a while on a large site).
+    pub fn make(&self) -> &HashMap<String, Arc<Entry>> {
+        self.entries.get_or_init(|| {
+            self.search
+                .files()
+                .iter()
+                .map(|(path, bytes)| {
+                    let entry = Entry::new(path, Body::Ready(bytes.clone()));
+                    (path.clone(), Arc::new(entry))
+                })
+                .collect()
+        })
+    }
 }
 
 /// What a request path names in a build.
@@ -127,15 +152,32 @@ impl Build {
         if let Some(p) = previous {
             changed += p.files.keys().filter(|k| !map.contains_key(*k)).count();
         }
-        (Build { files: map, prefix }, changed)
+        let build = Build {
+            files: map,
+            search: None,
+            prefix,
+        };
+        (build, changed)
     }
 
-    /// This build with some files replaced (none added or removed), and
+    /// This build with some files replaced (none added or removed, but
+    /// for a new search bundle, which replaces every file below it), and
     /// how many of them differ.
     pub fn with_changes(&self, changes: Vec<(String, Body)>) -> (Build, usize) {
         let mut files = self.files.clone();
+        let mut search = self.search.clone();
         let mut changed = 0;
         for (path, body) in changes {
+            if let Body::Search(s) = body {
+                files.retain(|p, _| !p.starts_with(SEARCH_DIR));
+                search = Some(Arc::new(LazyBundle {
+                    search: s,
+                    entries: OnceLock::new(),
+                }));
+                changed += 1;
+                let _ = path;
+                continue;
+            }
             let same = match (&body, files.get(&path)) {
                 (Body::Ready(bytes), Some(old)) => same_body(&old.body, bytes),
                 _ => false,
@@ -148,6 +190,7 @@ impl Build {
         }
         let build = Build {
             files,
+            search,
             prefix: self.prefix.clone(),
         };
         (build, changed)
@@ -161,9 +204,26 @@ impl Build {
         self.files.get(path)
     }
 
+    /// The search bundle `path` needs when it is yet to be made (to make
+    /// off the threads that answer requests).
+    pub fn pending_search(&self, path: &str) -> Option<Arc<LazyBundle>> {
+        let s = self.search.as_ref()?;
+        (path.starts_with(SEARCH_DIR) && s.entries.get().is_none()).then(|| Arc::clone(s))
+    }
+
     /// Looks a decoded site path up (below the prefix, starting with `/`):
     /// a file, a folder's `index.html`, or a folder without its slash.
     pub fn lookup(&self, path: &str) -> Found<'_> {
+        if let Some(s) = self
+            .search
+            .as_ref()
+            .filter(|_| path.starts_with(SEARCH_DIR))
+        {
+            return match s.make().get(path) {
+                Some(e) => Found::File(e),
+                None => Found::Missing,
+            };
+        }
         if path.ends_with('/') {
             return match self.files.get(&format!("{path}index.html")) {
                 Some(e) => Found::File(e),

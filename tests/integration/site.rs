@@ -77,45 +77,39 @@ fn each_language_has_a_versions_page_with_every_base() {
 }
 
 #[test]
-fn search_indexes_hold_folded_words_by_heading() {
+fn the_search_bundle_indexes_every_language_with_its_stemmer() {
     let p = built();
-    let es: serde_json::Value = serde_json::from_str(&read(&p, "es/search-index.json")).unwrap();
-    let words: Vec<&str> = es["words"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap())
-        .collect();
-    assert!(words.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
-    for w in ["audiencia", "drenaje", "terminacion", "token"] {
-        assert!(words.contains(&w), "{w} missing from {words:?}");
+    let entry: serde_json::Value =
+        serde_json::from_str(&read(&p, "pagefind/pagefind-entry.json")).unwrap();
+    let languages = entry["languages"].as_object().unwrap();
+    for lang in ["es", "en"] {
+        let l = &languages[lang];
+        assert!(l["page_count"].as_u64().unwrap() >= 2, "{entry:#}");
+        // Each language's stemmer is in its own WebAssembly.
+        assert_eq!(l["wasm"], lang, "{entry:#}");
+        let meta = format!(
+            "pagefind/pagefind.{lang}_{}.pf_meta",
+            l["hash"].as_str().unwrap()
+        );
+        assert!(p.out().join(&meta).is_file(), "{meta}");
+        assert!(p
+            .out()
+            .join(format!("pagefind/wasm.{lang}.pagefind"))
+            .is_file());
     }
-    assert!(!words.contains(&"audiência"), "accents are folded");
-    assert!(!words.contains(&"el"), "stop words are left out");
-    // "drenaje" is under the heading "Terminación" of the install page.
-    let i = words.iter().position(|w| *w == "drenaje").unwrap();
-    let mut at = 0;
-    let sections: Vec<usize> = es["postings"][i]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|g| {
-            at += g.as_u64().unwrap() as usize;
-            at
-        })
-        .collect();
-    assert_eq!(sections.len(), 1);
-    let section = &es["sections"][sections[0]];
-    assert_eq!(section[1], "Terminación");
-    assert_eq!(section[2], "terminacion");
-    let page = &es["pages"][section[0].as_u64().unwrap() as usize];
-    assert_eq!(page[1], "/es/install/");
+    let js = read(&p, "pagefind/pagefind.js");
+    assert!(
+        !js.contains("http://") && !js.contains("https://"),
+        "no other host"
+    );
+    assert!(p.out().join("pagefind/fragment").is_dir());
+    assert!(!p.out().join("pagefind/pagefind-ui.js").exists());
+    assert!(!p.out().join("es/search-index.json").exists());
+    // The heading a result opens at is the page's anchor.
     let html = read(&p, "es/install/index.html");
     assert!(html.contains("id=\"terminacion\""));
-
-    let en = read(&p, "en/search-index.json");
-    assert!(en.contains("\"drain\""), "{en}");
-    assert!(en.contains("\"graceful-drain\""), "{en}");
+    assert!(html.contains("data-bundle=\"/pagefind/\""), "{html}");
+    assert!(html.contains("data-version=\"current\""), "{html}");
 }
 
 #[test]
@@ -234,7 +228,7 @@ fn the_sidebar_follows_the_folders() {
 fn generated_files_cannot_be_claimed_by_pages() {
     let p = project();
     p.write("content/es/versions.md", "---\ntitle: Versiones\n---\n");
-    p.write("content/en/search-index.json", "{}");
+    p.write("static/pagefind/pagefind-entry.json", "{}");
     let (code, report) = p.check_json();
     assert_eq!(code, 1, "{report:#}");
     let conflicts: Vec<String> = report["findings"]
@@ -250,7 +244,7 @@ fn generated_files_cannot_be_claimed_by_pages() {
         .any(|m| m.contains("/es/versions/index.html")));
     assert!(conflicts
         .iter()
-        .any(|m| m.contains("/en/search-index.json")));
+        .any(|m| m.contains("/pagefind/pagefind-entry.json")));
 
     // Links to generated pages resolve.
     let p = project();
@@ -283,7 +277,7 @@ fn projects_replace_default_templates_and_assets() {
         assert!(html.contains("<footer>© Test docs · "), "{page}: {html}");
     }
     assert_eq!(read(&p, "robots.txt"), "User-agent: *\nDisallow: /\n");
-    assert!(read(&p, "assets/site.js").contains("search-index"));
+    assert!(read(&p, "assets/site.js").contains("pagefind.js"));
     assert!(read(&p, "assets/syntax.css").contains(".hl-string"));
 }
 
@@ -298,7 +292,7 @@ fn a_site_below_a_path_prefixes_every_url() {
     for needle in [
         "href=\"/docs/assets/style.css\"",
         "src=\"/docs/assets/site.js\"",
-        "data-index=\"/docs/en/search-index.json\"",
+        "data-bundle=\"/docs/pagefind/\"",
         "href=\"/docs/en/versions/#v1.1.0\"",
         "<link rel=\"canonical\" href=\"https://example.com/docs/en/install/\">",
     ] {
@@ -307,7 +301,6 @@ fn a_site_below_a_path_prefixes_every_url() {
     let not_found = read(&p, "404.html");
     assert!(not_found.contains("href=\"/docs/assets/style.css\""));
     assert!(not_found.contains("<a href=\"/docs/es/\">"));
-    assert!(read(&p, "en/search-index.json").contains("\"/docs/en/install/\""));
     assert!(read(&p, "sitemap.xml").contains("<loc>https://example.com/docs/en/install/</loc>"));
     assert!(read(&p, "robots.txt").contains("Sitemap: https://example.com/docs/sitemap.xml"));
 }
