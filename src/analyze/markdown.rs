@@ -14,6 +14,7 @@ pub fn options() -> Options {
         | Options::ENABLE_STRIKETHROUGH
         | Options::ENABLE_TASKLISTS
         | Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_GFM
 }
 
 /// Turns heading text into an id: lowercase ASCII words joined by `-`,

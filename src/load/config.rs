@@ -68,6 +68,16 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
             ));
         }
     }
+    if let Some(url) = &config.edit_url {
+        let ok = (url.starts_with("https://") || url.starts_with("http://"))
+            && !url.contains(char::is_whitespace);
+        if !ok {
+            return Err(fail(
+                url,
+                format!("edit_url `{url}` is not an http(s) URL (e.g. https://github.com/org/repo/edit/main/)"),
+            ));
+        }
+    }
     if config.language(&config.default_language).is_none() {
         return Err(fail(
             &config.default_language,

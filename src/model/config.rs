@@ -31,6 +31,12 @@ pub struct Config {
     /// releases are unsigned without it.
     #[serde(default)]
     pub signing: Option<SigningConfig>,
+    /// Where a page's source can be edited: a URL the page's path in the
+    /// project (`content/es/install.md`) is appended to, e.g.
+    /// `https://github.com/org/repo/edit/main/`. Pages show no edit link
+    /// without it.
+    #[serde(default)]
+    pub edit_url: Option<String>,
 }
 
 /// `signing:` in site.yaml: who signs the releases, and with which key.
@@ -138,6 +144,7 @@ mod tests {
             exceptions: vec![],
             translations: Translations::Optional,
             signing: None,
+            edit_url: None,
         }
     }
 

@@ -36,6 +36,19 @@ pub const KEYS: &[&str] = &[
     "download",
     "verify",
     "all_versions",
+    "note",
+    "tip",
+    "important",
+    "warning",
+    "caution",
+    "more_results",
+    "theme",
+    "theme_auto",
+    "theme_light",
+    "theme_dark",
+    "edit_page",
+    "breadcrumbs",
+    "search_shortcut",
 ];
 
 /// One language's strings, by key; templates see them as `t.<key>`.

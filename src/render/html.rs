@@ -1,33 +1,110 @@
 //! A page's Markdown to HTML, from the [`Document`] its analysis made:
-//! headings get the ids the analysis gave them (and an anchor link), code
-//! blocks are highlighted, links point where they are published.
+//! headings get the ids the analysis gave them (and an anchor link named
+//! by the heading), code blocks are highlighted, links point where they
+//! are published, GitHub's alerts (`> [!NOTE]`) become callouts with a
+//! translated label, and consecutive code blocks with a `tab=NAME`
+//! attribute become one set of tabs.
+//!
+//! A set of tabs is, without the script, every panel one after the
+//! other, each under its name:
+//!
+//! ```html
+//! <div class="tabs">
+//! <div class="tab-panel" data-tab="GKE"><p class="tab-label">GKE</p><pre class="code">…</pre></div>
+//! <div class="tab-panel" data-tab="EKS"><p class="tab-label">EKS</p><pre class="code">…</pre></div>
+//! </div>
+//! ```
+//!
+//! The script makes a tab list of the names and shows one panel, the one
+//! the reader chose last on any page when it is there.
 
 use super::escape::escape;
 use super::highlight::Highlighter;
 use crate::analyze::markdown::options;
 use crate::model::document::{CodeBlock, Document};
-use pulldown_cmark::{CowStr, Event, Tag, TagEnd};
+use crate::model::i18n::Strings;
+use pulldown_cmark::{BlockQuoteKind, CowStr, Event, Tag, TagEnd};
+
+/// The interface-strings key of a callout's label, and its class.
+fn callout(kind: BlockQuoteKind) -> &'static str {
+    match kind {
+        BlockQuoteKind::Note => "note",
+        BlockQuoteKind::Tip => "tip",
+        BlockQuoteKind::Important => "important",
+        BlockQuoteKind::Warning => "warning",
+        BlockQuoteKind::Caution => "caution",
+    }
+}
+
+/// The name a `tab=` attribute gives its panel (`_` stands for a space,
+/// since the info string is split at spaces).
+fn tab_name(block: &CodeBlock) -> Option<String> {
+    let name = block.attr("tab")?.replace('_', " ");
+    let name = name.trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
 
 /// The HTML of `markdown`, the text `doc` was analysed from. `rewrite`
-/// maps each link destination to the one to publish.
+/// maps each link destination to the one to publish; `strings` are the
+/// page language's interface strings (the callouts' labels).
 pub fn body(
     markdown: &str,
     doc: &Document,
     highlighter: &Highlighter,
+    strings: &Strings,
     rewrite: &dyn Fn(&str) -> String,
 ) -> String {
     let mut headings = doc.headings.iter();
     let mut blocks = doc.code_blocks.iter();
     let mut in_code = false;
+    let mut in_tabs = false;
     let mut anchor: Option<String> = None;
-    let events = pulldown_cmark::Parser::new_ext(markdown, options()).filter_map(|event| {
+    let parser = pulldown_cmark::Parser::new_ext(markdown, options());
+    let events = parser.flat_map(|event| {
         if in_code {
             if matches!(event, Event::End(TagEnd::CodeBlock)) {
                 in_code = false;
             }
-            return None;
+            return Vec::new();
         }
-        Some(match event {
+        let mut out = Vec::with_capacity(2);
+        if let Event::Start(Tag::CodeBlock(_)) = event {
+            in_code = true;
+            let Some(block) = blocks.next() else {
+                return out;
+            };
+            let code = code_block_html(block, highlighter);
+            let html = match tab_name(block) {
+                Some(name) => {
+                    let open = if in_tabs { "" } else { "<div class=\"tabs\">\n" };
+                    in_tabs = true;
+                    let name = escape(&name);
+                    format!(
+                        "{open}<div class=\"tab-panel\" data-tab=\"{name}\"><p class=\"tab-label\">{name}</p>{code}</div>\n"
+                    )
+                }
+                None if in_tabs => {
+                    in_tabs = false;
+                    format!("</div>\n{code}")
+                }
+                None => code,
+            };
+            out.push(Event::Html(CowStr::from(html)));
+            return out;
+        }
+        if in_tabs {
+            in_tabs = false;
+            out.push(Event::Html(CowStr::from("</div>\n")));
+        }
+        out.push(match event {
+            Event::Start(Tag::BlockQuote(Some(kind))) => {
+                let key = callout(kind);
+                let label = escape(strings.get(key));
+                Event::Html(CowStr::from(format!(
+                    "<div class=\"callout callout-{key}\" role=\"note\"><p class=\"callout-label\">{label}</p>\n"
+                )))
+            }
+            Event::End(TagEnd::BlockQuote(Some(_))) => Event::Html(CowStr::from("</div>\n")),
             Event::Start(Tag::Heading {
                 level,
                 classes,
@@ -35,8 +112,9 @@ pub fn body(
                 ..
             }) => {
                 let id = headings.next().map(|h| h.id.clone()).unwrap_or_default();
+                // Named by the heading it is in: its `#` is decoration.
                 anchor = Some(format!(
-                    "<a class=\"anchor\" href=\"#{id}\" aria-label=\"#\"></a>"
+                    "<a class=\"anchor\" href=\"#{id}\" aria-labelledby=\"{id}\"><span aria-hidden=\"true\">#</span></a>"
                 ));
                 Event::Start(Tag::Heading {
                     level,
@@ -47,19 +125,11 @@ pub fn body(
             }
             Event::End(TagEnd::Heading(level)) => {
                 // The anchor goes inside the heading, after its text.
-                return Some(Event::Html(CowStr::from(format!(
+                Event::Html(CowStr::from(format!(
                     "{}</{}>\n",
                     anchor.take().unwrap_or_default(),
                     level
-                ))));
-            }
-            Event::Start(Tag::CodeBlock(_)) => {
-                in_code = true;
-                let html = blocks
-                    .next()
-                    .map(|b| code_block_html(b, highlighter))
-                    .unwrap_or_default();
-                Event::Html(CowStr::from(html))
+                )))
             }
             Event::Start(Tag::Link {
                 link_type,
@@ -84,10 +154,14 @@ pub fn body(
                 id,
             }),
             other => other,
-        })
+        });
+        out
     });
     let mut html = String::with_capacity(markdown.len() * 2);
     pulldown_cmark::html::push_html(&mut html, events);
+    if in_tabs {
+        html.push_str("</div>\n");
+    }
     html
 }
 
@@ -95,7 +169,8 @@ pub fn body(
 /// highlighter knows. The language and file name ride along as data
 /// attributes for the page's script and styles.
 pub fn code_block_html(block: &CodeBlock, highlighter: &Highlighter) -> String {
-    let mut html = String::from("<pre class=\"code\"");
+    // Focusable, so that a reader without a mouse can scroll a long line.
+    let mut html = String::from("<pre class=\"code\" tabindex=\"0\"");
     if !block.lang.is_empty() {
         html.push_str(&format!(" data-lang=\"{}\"", escape(&block.lang)));
     }
@@ -130,14 +205,16 @@ mod tests {
     }
 
     fn body_with(body: &str, doc: &Document, rewrite: &dyn Fn(&str) -> String) -> String {
-        super::body(body, doc, &Highlighter::default(), rewrite)
+        let mut strings = Strings::default();
+        strings.0.insert("warning".into(), "Atención".into());
+        super::body(body, doc, &Highlighter::default(), &strings, rewrite)
     }
 
     #[test]
     fn headings_get_their_ids_and_an_anchor() {
         let h = html("# Instalación\n\n## Paso 1\n\n## Paso 1\n");
         assert!(
-            h.contains("<h1 id=\"instalacion\">Instalación<a class=\"anchor\" href=\"#instalacion\" aria-label=\"#\"></a></h1>"),
+            h.contains("<h1 id=\"instalacion\">Instalación<a class=\"anchor\" href=\"#instalacion\" aria-labelledby=\"instalacion\"><span aria-hidden=\"true\">#</span></a></h1>"),
             "{h}"
         );
         assert!(h.contains("<h2 id=\"paso-1-1\">"), "{h}");
@@ -158,6 +235,48 @@ mod tests {
         assert!(h.contains("data-file=\"kustomization.yaml\""), "{h}");
         assert!(h.contains("&lt;b&gt;"), "{h}");
         assert!(!h.contains("<b>"), "{h}");
+    }
+
+    #[test]
+    fn alerts_become_callouts_with_their_label() {
+        let h = html("> [!WARNING]\n> Drena **antes**.\n\n> cita\n");
+        assert!(
+            h.contains("<div class=\"callout callout-warning\" role=\"note\"><p class=\"callout-label\">Atención</p>"),
+            "{h}"
+        );
+        assert!(h.contains("<strong>antes</strong>"), "{h}");
+        assert!(!h.contains("[!WARNING]"), "{h}");
+        assert!(
+            h.contains("<blockquote>\n<p>cita</p>\n</blockquote>"),
+            "{h}"
+        );
+    }
+
+    #[test]
+    fn consecutive_tab_blocks_make_one_set() {
+        let body = "Pick:\n\n```bash tab=GKE\ngcloud\n```\n\n```bash tab=EKS file=x.yaml\naws\n```\n\nAfter.\n\n```bash tab=Cloud_Shell\nls\n```\n";
+        let h = html(body);
+        assert_eq!(h.matches("<div class=\"tabs\">").count(), 2, "{h}");
+        let first = &h[h.find("<div class=\"tabs\">").unwrap()..h.find("<p>After.").unwrap()];
+        assert!(
+            first.contains("data-tab=\"GKE\"") && first.contains("data-tab=\"EKS\""),
+            "{h}"
+        );
+        assert_eq!(
+            first.matches("<div").count(),
+            first.matches("</div>").count(),
+            "{first}"
+        );
+        assert!(h.contains("data-tab=\"Cloud Shell\""), "{h}");
+        assert_eq!(
+            h.matches("<div").count(),
+            h.matches("</div>").count(),
+            "{h}"
+        );
+        // The blocks stay code blocks of the document, checked as before.
+        let doc = analyze(body, 1);
+        assert_eq!(doc.code_blocks.len(), 3);
+        assert_eq!(doc.code_blocks[1].attr("file"), Some("x.yaml"));
     }
 
     #[test]

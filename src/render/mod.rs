@@ -20,7 +20,7 @@ pub mod templates;
 pub mod versions;
 
 use crate::analyze::Analysis;
-use crate::diagnostics::Diagnostic;
+use crate::diagnostics::{rule, Diagnostic};
 use crate::model::document::{Document, Heading};
 use crate::model::i18n::Strings;
 use crate::model::layout;
@@ -111,6 +111,11 @@ struct PageContext<'a> {
     translations: Vec<Translation<'a>>,
     previous: Option<Neighbour<'a>>,
     next: Option<Neighbour<'a>>,
+    /// The pages above this one: the language's home, then the index
+    /// page of each folder it is in (empty for the home page).
+    breadcrumbs: Vec<Neighbour<'a>>,
+    /// Where to edit the page's source, from site.yaml's `edit_url`.
+    edit_url: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -213,6 +218,29 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// The language's home and the index page of each folder above
+    /// `page`, those that exist, from the top.
+    fn breadcrumbs(&self, page: &Page) -> Vec<Neighbour<'a>> {
+        if page.rel == "index.md" {
+            return Vec::new();
+        }
+        let parts: Vec<&str> = page.rel.split('/').collect();
+        let folders = match page.rel.ends_with("/index.md") {
+            true => parts.len().saturating_sub(2),
+            false => parts.len().saturating_sub(1),
+        };
+        std::iter::once("index.md".to_string())
+            .chain((1..=folders).map(|i| format!("{}/index.md", parts[..i].join("/"))))
+            .filter_map(|rel| {
+                let (p, _) = self.by_source.get(&(page.lang.as_str(), rel.as_str()))?;
+                Some(Neighbour {
+                    title: &p.title,
+                    url: &p.url,
+                })
+            })
+            .collect()
+    }
+
     fn strings(&self, lang: &str) -> &Strings {
         // Loading gives every language of the site its strings.
         self.site.strings.get(lang).unwrap_or(&self.no_strings)
@@ -265,7 +293,10 @@ impl<'a> Renderer<'a> {
     pub fn page_html(&self, page: &Page, doc: &Document) -> String {
         let markdown = doc.expanded.as_deref().unwrap_or(&page.body);
         let index = &self.analysis.index;
-        html::body(markdown, doc, self.highlighter, &|d| index.rewrite(page, d))
+        let strings = self.strings(&page.lang);
+        html::body(markdown, doc, self.highlighter, strings, &|d| {
+            index.rewrite(page, d)
+        })
     }
 
     /// Renders one page; with `cache`, a page whose template input hashes
@@ -298,6 +329,11 @@ impl<'a> Renderer<'a> {
                 .and_then(|i| i.checked_sub(1))
                 .map(|i| neighbour(&order[i])),
             next: pos.and_then(|i| order.get(i + 1)).map(neighbour),
+            breadcrumbs: self.breadcrumbs(page),
+            edit_url: self.site.config.edit_url.as_ref().map(|base| {
+                let source = page.source.to_string_lossy().replace('\\', "/");
+                format!("{base}{}", source.replace(' ', "%20"))
+            }),
         };
         let nav = tree.for_page(Some(page));
         let key: Option<[u8; 32]> = cache.map(|(templates, _)| {
@@ -376,6 +412,8 @@ impl<'a> Renderer<'a> {
                 .collect(),
             previous: None,
             next: None,
+            breadcrumbs: Vec::new(),
+            edit_url: None,
         };
         let (tree, _) = &self.trees[lang];
         let mut ctx = self.context(lang);
@@ -572,7 +610,8 @@ impl<'a> Renderer<'a> {
                 (*lang, pages)
             })
             .collect();
-        let mut files = search::files(site, &by_language);
+        let mut files = search::files(site, &by_language)
+            .map_err(|e| vec![Diagnostic::new(rule::SEARCH_INDEX_FAILED, e)])?;
         files.push(OutFile::new(
             layout::SITEMAP_PATH,
             sitemap::sitemap(&self.sitemap_entries(), self.lastmod),

@@ -32,6 +32,7 @@ pub fn asset(path: &str) -> Option<&'static str> {
         "/assets/style.css" => Some(include_str!("default/style.css")),
         "/assets/syntax.css" => Some(include_str!("default/syntax.css")),
         "/assets/site.js" => Some(include_str!("default/site.js")),
+        "/assets/favicon.svg" => Some(include_str!("default/favicon.svg")),
         _ => None,
     }
 }

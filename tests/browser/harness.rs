@@ -38,7 +38,7 @@ const FLAGS: &[&str] = &[
 const MIN_WINDOW_WIDTH: u32 = 500;
 
 /// Whether the browser tests must run: in CI they never skip.
-fn required() -> bool {
+pub fn required() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 

@@ -6,6 +6,7 @@
 //! missing, and fail instead when CI=true.
 
 mod harness;
+mod reading;
 
 use harness::{have_browser, server, site, with_browser, Browser};
 use serde_json::Value;
@@ -307,9 +308,9 @@ fn the_404_page_works_at_any_depth() {
             .await;
         assert_eq!(first, "pt", "the language of the URL comes first");
         let index = b
-            .js("return document.querySelector('form.search').getAttribute('data-index');")
+            .js("return document.querySelector('form.search').getAttribute('data-language');")
             .await;
-        assert_eq!(index, "/pt/search-index.json");
+        assert_eq!(index, "pt", "the search looks in that language's index");
         let home = b
             .js("return document.querySelector('a.brand').getAttribute('href');")
             .await;
@@ -356,7 +357,8 @@ fn no_request_leaves_loopback() {
             "assets/style.css",
             "assets/site.js",
             "assets/syntax.css",
-            "pt/search-index.json",
+            "pagefind/pagefind.js",
+            "pagefind/pagefind-entry.json",
         ] {
             assert!(
                 urls.iter().any(|u| u == &format!("{base}{needed}")),

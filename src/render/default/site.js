@@ -1,6 +1,6 @@
-/* basepress: the site's script. Search, copy buttons, the menu on narrow
-   screens, a language switcher that keeps the reader's section, and the
-   version picker. No dependencies, no request to any other host; the page
+/* basepress: the site's script. Search, copy buttons, tabs, the theme
+   button, the menu on narrow screens, a language switcher that keeps the
+   reader's section, and the version picker. No dependencies, no request to any other host; the page
    works without it. */
 (function () {
   "use strict";
@@ -41,8 +41,8 @@
   }
 
   function addCopyButtons() {
-    var label = body.getAttribute("data-copy") || "Copy";
-    var done = body.getAttribute("data-copied") || "Copied";
+    var label = body.getAttribute("data-copy") || "";
+    var done = body.getAttribute("data-copied") || "";
     document.querySelectorAll("pre.code").forEach(function (pre) {
       var code = pre.querySelector("code") || pre;
       var wrap = document.createElement("div");
@@ -73,157 +73,162 @@
 
   /* ---- Search -------------------------------------------------------- */
 
-  /* Folds text the way the build folds the index: marks removed,
-     lowercase, split at anything but a letter or digit. */
-  function fold(text) {
-    return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
-      .replace(/\u00df/g, "ss").replace(/\u00e6/g, "ae").replace(/\u0153/g, "oe")
-      .replace(/\u00f8/g, "o").replace(/\u0111/g, "d").replace(/\u0142/g, "l");
-  }
-  function terms(text) {
-    return fold(text).split(/[^a-z0-9]+/).filter(function (w) { return w.length > 0; });
-  }
+  /* The search runs Pagefind's own script from the site's bundle
+     (`/pagefind/`): it loads the index of the page's language in chunks,
+     only those a query needs, and makes excerpts with the words marked.
+     Results are limited to the reader's docs version (and pages outside
+     any version). */
 
-  function loadIndex(url) {
-    return fetch(url).then(function (r) {
-      if (!r.ok) { throw new Error(url + ": " + r.status); }
-      return r.json();
-    }).then(function (raw) {
-      var postings = raw.postings.map(function (gaps) {
-        var at = 0;
-        return gaps.map(function (g) { at += g; return at; });
-      });
-      return {
-        stop: raw.stop || [],
-        pages: raw.pages.map(function (p) { return { title: p[0], url: p[1], folded: fold(p[0]) }; }),
-        sections: raw.sections.map(function (s) {
-          return { page: s[0], title: s[1], anchor: s[2], folded: fold(s[1]) };
-        }),
-        words: raw.words,
-        postings: postings
-      };
-    });
-  }
+  var PAGE = 10;
 
-  /* The first index in the sorted `words` at or after `term`. */
-  function lowerBound(words, term) {
-    var lo = 0, hi = words.length;
-    while (lo < hi) {
-      var mid = (lo + hi) >> 1;
-      if (words[mid] < term) { lo = mid + 1; } else { hi = mid; }
-    }
-    return lo;
-  }
-
-  /* Sections matching every term (as a word or a word's beginning), best
-     first: exact words, then words in the heading or page title. */
-  function query(index, text, limit) {
-    /* Words too common to be indexed are ignored, but for the last one,
-       which may be the start of a longer word still being typed. */
-    var ts = terms(text).filter(function (t, i, all) {
-      return i === all.length - 1 || index.stop.indexOf(t) < 0;
-    });
-    if (!ts.length) { return []; }
-    var scores = null;
-    ts.forEach(function (term) {
-      var found = new Map();
-      for (var i = lowerBound(index.words, term); i < index.words.length; i++) {
-        var word = index.words[i];
-        if (word.lastIndexOf(term, 0) !== 0) { break; }
-        var weight = word === term ? 3 : 1;
-        index.postings[i].forEach(function (s) {
-          found.set(s, Math.max(found.get(s) || 0, weight));
-        });
+  /* Copies Pagefind's excerpt (text with <mark>) as text and marks only,
+     so that no markup of the index reaches the page. */
+  function excerptNode(html) {
+    var out = document.createElement("span");
+    out.className = "result-excerpt";
+    var doc = new DOMParser().parseFromString("<p>" + html + "</p>", "text/html");
+    doc.body.firstChild.childNodes.forEach(function (n) {
+      if (n.nodeName === "MARK") {
+        var m = document.createElement("mark");
+        m.textContent = n.textContent;
+        out.appendChild(m);
+      } else {
+        out.appendChild(document.createTextNode(n.textContent));
       }
-      var next = new Map();
-      found.forEach(function (weight, s) {
-        if (scores && !scores.has(s)) { return; }
-        var sec = index.sections[s];
-        var bonus = 0;
-        if (sec.folded.indexOf(term) >= 0) { bonus += 4; }
-        if (index.pages[sec.page].folded.indexOf(term) >= 0) { bonus += 2; }
-        next.set(s, (scores ? scores.get(s) : 0) + weight + bonus);
-      });
-      scores = next;
     });
-    var hits = [];
-    scores.forEach(function (score, s) { hits.push([score, s]); });
-    hits.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
-    return hits.slice(0, limit).map(function (h) {
-      var sec = index.sections[h[1]];
-      var page = index.pages[sec.page];
-      return {
-        page: page.title,
-        heading: sec.title,
-        url: page.url + (sec.anchor ? "#" + sec.anchor : "")
-      };
+    return out;
+  }
+
+  /* The part of a page that matched best: the section with most matched
+     words, else the page itself. */
+  function bestPart(data) {
+    var best = null;
+    (data.sub_results || []).forEach(function (sub) {
+      var n = (sub.locations || []).length;
+      if (!best || n > (best.locations || []).length) { best = sub; }
     });
+    return best;
   }
 
   function setUpSearch(form) {
     var input = form.querySelector("input");
-    var list = form.querySelector(".search-results");
+    var box = form.querySelector(".search-results");
     var status = form.querySelector("[role=status]");
+    var bundle = form.getAttribute("data-bundle");
+    var version = form.getAttribute("data-version") || "current";
+    var language = null;
     var loading = null;
-    var index = null;
+    var current = null;
+    var shown = 0;
     form.hidden = false;
 
-    function ensureIndex() {
+    function engine() {
       if (!loading) {
-        loading = loadIndex(form.getAttribute("data-index")).then(function (i) { index = i; return i; });
+        loading = import(bundle + "pagefind.js").then(function (pf) {
+          var prefix = body.getAttribute("data-prefix") || "";
+          return pf.options({ basePath: bundle, baseUrl: prefix + "/", excerptLength: 24 }).then(function () {
+            /* Pagefind reads the index language from <html lang> when
+               it starts; a 404 page searches the language asked for. */
+            var root = document.documentElement;
+            var own = root.getAttribute("lang");
+            if (language) { root.setAttribute("lang", language); }
+            var started = pf.init();
+            if (language) { root.setAttribute("lang", own); }
+            return started.then(function () { return pf; });
+          });
+        });
         loading.catch(function () { loading = null; });
       }
       return loading;
     }
     function close() {
-      list.hidden = true;
-      input.setAttribute("aria-expanded", "false");
+      box.hidden = true;
     }
-    function show(results) {
-      list.textContent = "";
+    function links() { return Array.prototype.slice.call(box.querySelectorAll("a")); }
+    function resultItem(data) {
+      var part = bestPart(data);
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = part ? part.url : data.url;
+      var pageTitle = (data.meta && data.meta.title) || data.url;
+      var heading = part && part.title && part.title !== pageTitle ? part.title : "";
+      if (heading) {
+        var page = document.createElement("span");
+        page.className = "result-page";
+        page.textContent = pageTitle;
+        a.appendChild(page);
+      }
+      var title = document.createElement("span");
+      title.className = "result-heading";
+      title.textContent = heading || pageTitle;
+      a.appendChild(title);
+      a.appendChild(excerptNode(part ? part.excerpt : data.excerpt));
+      a.addEventListener("click", close);
+      li.appendChild(a);
+      return li;
+    }
+    function showMore(list, results, text) {
+      var next = results.slice(shown, shown + PAGE);
+      shown += next.length;
+      return Promise.all(next.map(function (r) { return r.data(); })).then(function (all) {
+        if (input.value !== text) { return; }
+        all.forEach(function (d) { list.appendChild(resultItem(d)); });
+        var old = box.querySelector(".more");
+        if (old) { old.parentNode.removeChild(old); }
+        if (shown < results.length) {
+          var more = document.createElement("button");
+          more.type = "button";
+          more.className = "more";
+          more.textContent = form.getAttribute("data-more");
+          more.addEventListener("click", function () {
+            var focusAt = shown;
+            showMore(list, results, text).then(function () {
+              var all = links();
+              if (all[focusAt]) { all[focusAt].focus(); }
+            });
+          });
+          box.appendChild(more);
+        }
+      });
+    }
+    function show(search, text) {
+      box.textContent = "";
+      shown = 0;
+      var results = search.results;
       if (!results.length) {
-        var empty = document.createElement("li");
+        var empty = document.createElement("p");
         empty.className = "empty";
         empty.textContent = form.getAttribute("data-none");
-        list.appendChild(empty);
+        box.appendChild(empty);
         status.textContent = form.getAttribute("data-none");
-      } else {
-        results.forEach(function (r) {
-          var li = document.createElement("li");
-          var a = document.createElement("a");
-          a.href = r.url;
-          var page = document.createElement("span");
-          page.className = "result-page";
-          page.textContent = r.page;
-          var heading = document.createElement("span");
-          heading.className = "result-heading";
-          heading.textContent = r.heading || r.page;
-          if (r.heading) { a.appendChild(page); }
-          a.appendChild(heading);
-          a.addEventListener("click", close);
-          li.appendChild(a);
-          list.appendChild(li);
-        });
-        status.textContent = results.length + " " + form.getAttribute("data-results");
+        box.hidden = false;
+        return;
       }
-      list.hidden = false;
-      input.setAttribute("aria-expanded", "true");
+      var list = document.createElement("ul");
+      box.appendChild(list);
+      showMore(list, results, text).then(function () {
+        status.textContent = results.length + " " + form.getAttribute("data-results");
+        box.hidden = false;
+      });
     }
     function run() {
       var text = input.value;
-      if (fold(text).replace(/[^a-z0-9]/g, "").length < 2) { close(); return; }
-      ensureIndex().then(function (i) {
-        if (input.value === text) { show(query(i, text, 10)); }
+      if (text.trim().length < 2) { close(); return; }
+      current = text;
+      engine().then(function (pf) {
+        var versions = version === "current" ? ["current"] : [version, "current"];
+        return pf.search(text, { filters: { version: { any: versions } } });
+      }).then(function (search) {
+        if (search && current === text && input.value === text) { show(search, text); }
       });
     }
-    function links() { return Array.prototype.slice.call(list.querySelectorAll("a")); }
 
-    input.addEventListener("focus", ensureIndex);
+    input.addEventListener("focus", function () { engine(); });
     input.addEventListener("input", run);
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       var first = links()[0];
-      if (first) { first.click(); }
+      if (first) { first.click(); location.href = first.href; }
     });
     form.addEventListener("keydown", function (e) {
       var all = links();
@@ -242,13 +247,26 @@
     document.addEventListener("click", function (e) {
       if (!form.contains(e.target)) { close(); }
     });
-    /* Search the index of the language a 404 was asked for. */
+    /* "/" or Ctrl-K (Cmd-K) from anywhere but a text field. */
+    document.addEventListener("keydown", function (e) {
+      var t = e.target;
+      var typing = t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName));
+      var slash = e.key === "/" && !typing && !e.ctrlKey && !e.metaKey && !e.altKey;
+      var k = (e.key === "k" || e.key === "K") && (e.ctrlKey || e.metaKey) && !e.altKey;
+      if (slash || k) {
+        e.preventDefault();
+        input.focus();
+        input.select();
+      }
+    });
+    /* Search the language a 404 was asked for. */
     var notFound = document.querySelector(".not-found[data-languages]");
     if (notFound) {
       var prefix = body.getAttribute("data-prefix") || "";
       var rest = location.pathname.slice(prefix.length).split("/")[1];
       if (notFound.getAttribute("data-languages").split(" ").indexOf(rest) >= 0) {
-        form.setAttribute("data-index", prefix + "/" + rest + "/search-index.json");
+        language = rest;
+        form.setAttribute("data-language", rest);
         document.querySelectorAll("a.brand").forEach(function (a) {
           a.setAttribute("href", prefix + "/" + rest + "/");
         });
@@ -259,6 +277,96 @@
         }
       }
     }
+  }
+
+  /* ---- Theme: the system's, light or dark --------------------------- */
+
+  function setUpTheme(button) {
+    var root = document.documentElement;
+    var order = ["auto", "light", "dark"];
+    var label = button.querySelector(".theme-label");
+    function current() {
+      var t = root.getAttribute("data-theme");
+      return t === "light" || t === "dark" ? t : "auto";
+    }
+    function paint() {
+      var t = current();
+      label.textContent = button.getAttribute("data-" + t);
+      button.setAttribute("data-current", t);
+    }
+    button.hidden = false;
+    paint();
+    button.addEventListener("click", function () {
+      var next = order[(order.indexOf(current()) + 1) % order.length];
+      if (next === "auto") { root.removeAttribute("data-theme"); } else { root.setAttribute("data-theme", next); }
+      try {
+        if (next === "auto") { localStorage.removeItem("basepress-theme"); } else { localStorage.setItem("basepress-theme", next); }
+      } catch (e) { /* private mode: the choice lasts for this page */ }
+      paint();
+      announce(label.textContent);
+    });
+  }
+
+  /* ---- Tabs: one panel at a time, the same choice on every page ----- */
+
+  var TAB_KEY = "basepress-tab";
+
+  function savedTab() {
+    try { return localStorage.getItem(TAB_KEY); } catch (e) { return null; }
+  }
+
+  function setUpTabs(sets) {
+    var all = [];
+    sets.forEach(function (set, n) {
+      var panels = Array.prototype.slice.call(set.querySelectorAll(":scope > .tab-panel"));
+      if (panels.length < 2) { return; }
+      var list = document.createElement("div");
+      list.className = "tab-list";
+      list.setAttribute("role", "tablist");
+      var buttons = panels.map(function (panel, i) {
+        var name = panel.getAttribute("data-tab");
+        var b = document.createElement("button");
+        b.type = "button";
+        b.id = "tab-" + n + "-" + i;
+        panel.id = panel.id || "tab-panel-" + n + "-" + i;
+        b.setAttribute("role", "tab");
+        b.setAttribute("aria-controls", panel.id);
+        b.textContent = name;
+        panel.setAttribute("role", "tabpanel");
+        panel.setAttribute("aria-labelledby", b.id);
+        b.addEventListener("click", function () {
+          try { localStorage.setItem(TAB_KEY, name); } catch (e) { /* not remembered */ }
+          all.forEach(function (s) { s.select(name, false); });
+          select(name, true);
+        });
+        b.addEventListener("keydown", function (e) {
+          var to = e.key === "ArrowRight" ? i + 1 : e.key === "ArrowLeft" ? i - 1 : null;
+          if (to === null) { return; }
+          e.preventDefault();
+          var t = buttons[(to + buttons.length) % buttons.length];
+          t.focus();
+          t.click();
+        });
+        list.appendChild(b);
+        return b;
+      });
+      function select(name, focus) {
+        var at = panels.map(function (p) { return p.getAttribute("data-tab"); }).indexOf(name);
+        if (at < 0) { return; }
+        panels.forEach(function (p, i) {
+          p.hidden = i !== at;
+          buttons[i].setAttribute("aria-selected", i === at ? "true" : "false");
+          buttons[i].tabIndex = i === at ? 0 : -1;
+        });
+        if (focus) { buttons[at].focus(); }
+      }
+      set.insertBefore(list, set.firstChild);
+      set.classList.add("ready");
+      select(panels[0].getAttribute("data-tab"), false);
+      all.push({ select: select });
+    });
+    var saved = savedTab();
+    if (saved) { all.forEach(function (s) { s.select(saved, false); }); }
   }
 
   /* ---- Menu on narrow screens --------------------------------------- */
@@ -343,7 +451,9 @@
   }
 
   addCopyButtons();
+  setUpTabs(Array.prototype.slice.call(document.querySelectorAll(".tabs")));
   document.querySelectorAll("form.search").forEach(setUpSearch);
+  document.querySelectorAll("button.theme").forEach(setUpTheme);
   document.querySelectorAll("button.menu").forEach(setUpMenu);
   setUpSwitcher();
   setUpPickers();
