@@ -67,7 +67,7 @@ impl Body {
 pub struct LazySearch {
     /// Title, URL, language, version and document of each page, in the
     /// order a build indexes them.
-    pages: Vec<(String, String, String, Arc<Document>)>,
+    pages: Vec<(String, String, String, String, Arc<Document>)>,
     files: OnceLock<BTreeMap<String, Bytes>>,
 }
 
@@ -80,11 +80,11 @@ impl LazySearch {
             let entries: Vec<render::search::Entry> = self
                 .pages
                 .iter()
-                .map(|(title, url, lang, doc)| render::search::Entry {
+                .map(|(title, url, lang, version, doc)| render::search::Entry {
                     title,
                     url,
                     lang,
-                    version: render::search::DEFAULT_VERSION,
+                    version,
                     doc,
                 })
                 .collect();
@@ -137,8 +137,8 @@ pub struct Session {
 /// The last build's checked project and its files.
 struct State {
     checked: Checked,
-    /// Each language's pages in reading order.
-    orders: BTreeMap<String, Vec<usize>>,
+    /// Each docs version's and language's pages in reading order.
+    orders: BTreeMap<(usize, String), Vec<usize>>,
     /// The files of the last good build of this state, when there is one.
     files: Option<Files>,
 }
@@ -294,7 +294,7 @@ impl Session {
             if !std::fs::symlink_metadata(path).ok()?.file_type().is_file() {
                 return None;
             }
-            let new = load::page(&self.root, &old.lang, path).ok()?;
+            let new = load::page(&self.root, &analysis.site, old.version, &old.lang, path).ok()?;
             if !same_place(old, &new) {
                 return None;
             }
@@ -342,12 +342,13 @@ impl State {
         // every language (translations list each other's headings).
         let mut show: BTreeSet<usize> = BTreeSet::new();
         for &j in &changed.pages {
-            let rel = &site.pages[j].rel;
+            let p = &site.pages[j];
+            let key = (p.version, p.rel.clone());
             show.extend(
                 analysis
                     .graph
                     .by_rel
-                    .get(rel)
+                    .get(&key)
                     .into_iter()
                     .flatten()
                     .copied(),
@@ -399,14 +400,16 @@ impl State {
         if files.stale_search {
             let pages = self
                 .orders
-                .values()
-                .flatten()
+                .iter()
+                .filter(|((v, _), _)| site.versions.get(*v).is_none_or(|v| v.published))
+                .flat_map(|(_, order)| order)
                 .map(|&i| {
                     let p = &site.pages[i];
                     (
                         p.title.clone(),
                         p.url.clone(),
                         p.lang.clone(),
+                        render::search::version_of(site, p.version).to_string(),
                         Arc::clone(&analysis.docs[i]),
                     )
                 })
@@ -451,6 +454,7 @@ fn same_place(old: &Page, new: &Page) -> bool {
         && old.base_line == new.base_line
         && old.body_line == new.body_line
         && old.fallback_from == new.fallback_from
+        && old.version == new.version
 }
 
 /// A rebuild that found errors.

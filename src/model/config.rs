@@ -37,6 +37,10 @@ pub struct Config {
     /// without it.
     #[serde(default)]
     pub edit_url: Option<String>,
+    /// Versioned docs: present, `basepress release` freezes `content/` as
+    /// the docs of the release's line.
+    #[serde(default)]
+    pub versions: Option<VersionsConfig>,
 }
 
 /// `signing:` in site.yaml: who signs the releases, and with which key.
@@ -58,6 +62,22 @@ impl SigningConfig {
     pub fn namespace_for(&self, version: &semver::Version) -> String {
         format!("{}/v{version}", self.namespace)
     }
+}
+
+/// How versioned docs are published.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionsConfig {
+    /// Publish the docs of the coming release at `/<lang>/next/`.
+    #[serde(default = "yes")]
+    pub next: bool,
+    /// Keep the older versions out of search engines (`noindex`).
+    #[serde(default)]
+    pub noindex_older: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -145,6 +165,7 @@ mod tests {
             translations: Translations::Optional,
             signing: None,
             edit_url: None,
+            versions: None,
         }
     }
 

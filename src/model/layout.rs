@@ -51,6 +51,31 @@ pub const SEARCH_DIR: &str = "/pagefind/";
 /// by their content).
 pub const SEARCH_FIXED: &[&str] = &["/pagefind/pagefind.js", "/pagefind/pagefind-entry.json"];
 
+/// The start page of a language in a docs version (none: the latest).
+pub fn home_url(lang: &str, version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("/{lang}/{v}/"),
+        None => format!("/{lang}/"),
+    }
+}
+
+/// `/es/` for `index.md`, `/es/a/` for `a.md` and `a/index.md`, below the
+/// version's segment when it has one (`/es/1.29/a/`).
+pub fn page_url(lang: &str, version: Option<&str>, rel: &str) -> String {
+    let stem = rel.strip_suffix(".md").unwrap_or(rel);
+    let stem = if stem == "index" {
+        ""
+    } else {
+        stem.strip_suffix("/index").unwrap_or(stem)
+    };
+    let home = home_url(lang, version);
+    if stem.is_empty() {
+        home
+    } else {
+        format!("{home}{stem}/")
+    }
+}
+
 /// Site path of a base's folder: `/kubernetes/v1.29.0/base/`.
 pub fn base_path(base: &Base) -> String {
     format!("/kubernetes/{}/base/", base.folder())

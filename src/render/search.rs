@@ -18,9 +18,9 @@
 //! quickly, and it lets `basepress serve` make the bundle again from the
 //! documents it keeps.
 //!
-//! Each page carries a `version` filter (its docs version; pages outside
-//! versioned docs carry [`DEFAULT_VERSION`]); the script filters results to
-//! the version of the page the reader is on. Languages need no filter:
+//! Each page carries a `version` filter, its docs version's id (`1.29`,
+//! `next`; [`DEFAULT_VERSION`] for a site without docs versions); the
+//! script filters results to the version of the page the reader is on. Languages need no filter:
 //! the script loads only the index of the page's language.
 
 use super::escape::escape_into;
@@ -184,27 +184,41 @@ async fn index(docs: Vec<(String, String)>) -> Result<Vec<(String, Vec<u8>)>, St
         .collect())
 }
 
-/// The entries of the pages of every language, in reading order.
-pub fn entries<'a>(orders: &BTreeMap<&str, Vec<(&'a Page, &'a Document)>>) -> Vec<Entry<'a>> {
+/// The `version` filter of a page of docs version `version` (an index in
+/// `site.versions`).
+pub fn version_of(site: &Site, version: usize) -> &str {
+    site.versions
+        .get(version)
+        .map_or(DEFAULT_VERSION, |v| v.id.as_str())
+}
+
+/// The entries of the pages of every docs version and language, in
+/// reading order.
+pub fn entries<'a>(
+    site: &'a Site,
+    orders: &BTreeMap<(usize, &str), Vec<(&'a Page, &'a Document)>>,
+) -> Vec<Entry<'a>> {
     orders
-        .values()
-        .flatten()
-        .map(|(p, d)| Entry {
-            title: &p.title,
-            url: &p.url,
-            lang: &p.lang,
-            version: DEFAULT_VERSION,
-            doc: d,
+        .iter()
+        .flat_map(|((version, _), pages)| {
+            pages.iter().map(move |(p, d)| Entry {
+                title: &p.title,
+                url: &p.url,
+                lang: &p.lang,
+                version: version_of(site, *version),
+                doc: d,
+            })
         })
         .collect()
 }
 
-/// The bundle of the site's pages.
+/// The bundle of the site's pages (`orders`: each docs version's and
+/// language's pages, published versions only).
 pub fn files(
-    _site: &Site,
-    orders: &BTreeMap<&str, Vec<(&Page, &Document)>>,
+    site: &Site,
+    orders: &BTreeMap<(usize, &str), Vec<(&Page, &Document)>>,
 ) -> Result<Vec<OutFile>, String> {
-    bundle(&entries(orders))
+    bundle(&entries(site, orders))
 }
 
 #[cfg(test)]
