@@ -101,7 +101,7 @@ fn the_shortcut_theme_and_tabs_work_and_are_remembered() {
         return;
     }
     with_browser(DESKTOP.0, DESKTOP.1, |b: Arc<Browser>| async move {
-        b.goto("/en/attestation/").await;
+        b.goto("/en/next/attestation/").await;
         b.until(
             "the script",
             "return !document.querySelector('form.search').hidden;",
@@ -132,7 +132,7 @@ fn the_shortcut_theme_and_tabs_work_and_are_remembered() {
         b.click(".tab-list button:nth-child(2)").await;
         assert_eq!(b.js(shown).await, serde_json::json!(["PowerShell"]));
 
-        b.goto("/es/attestation/").await;
+        b.goto("/es/next/attestation/").await;
         b.until(
             "the script",
             "return !document.querySelector('form.search').hidden;",
@@ -186,8 +186,8 @@ fn axe_source() -> Option<String> {
 const AUDITED: &[&str] = &[
     "/es/",
     "/es/installation/",
-    "/en/attestation/",
-    "/pt/shutdown/",
+    "/en/next/attestation/",
+    "/pt/next/shutdown/",
     "/en/versions/",
     "/pt/no/such/page/",
 ];

@@ -88,7 +88,7 @@ fn the_search_bundle_indexes_every_language_with_its_stemmer() {
         // Each language's stemmer is in its own WebAssembly.
         assert_eq!(l["wasm"], lang, "{entry:#}");
         let meta = format!(
-            "pagefind/pagefind.{lang}_{}.pf_meta",
+            "pagefind/pagefind.{}.pf_meta",
             l["hash"].as_str().unwrap()
         );
         assert!(p.out().join(&meta).is_file(), "{meta}");
