@@ -142,7 +142,7 @@ pub fn bundle(entries: &[Entry]) -> Result<Vec<OutFile>, String> {
         })
         .unwrap_or_default();
     let used = |name: &str| {
-        !UNUSED.contains(&name) && !(name.starts_with("wasm.") && !wasm.iter().any(|w| w == name))
+        !UNUSED.contains(&name) && (!name.starts_with("wasm.") || wasm.iter().any(|w| w == name))
     };
     let mut out: Vec<OutFile> = files
         .into_iter()

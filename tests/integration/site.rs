@@ -87,10 +87,7 @@ fn the_search_bundle_indexes_every_language_with_its_stemmer() {
         assert!(l["page_count"].as_u64().unwrap() >= 2, "{entry:#}");
         // Each language's stemmer is in its own WebAssembly.
         assert_eq!(l["wasm"], lang, "{entry:#}");
-        let meta = format!(
-            "pagefind/pagefind.{}.pf_meta",
-            l["hash"].as_str().unwrap()
-        );
+        let meta = format!("pagefind/pagefind.{}.pf_meta", l["hash"].as_str().unwrap());
         assert!(p.out().join(&meta).is_file(), "{meta}");
         assert!(p
             .out()
