@@ -169,15 +169,15 @@ pub fn body(
 /// highlighter knows. The language and file name ride along as data
 /// attributes for the page's script and styles.
 pub fn code_block_html(block: &CodeBlock, highlighter: &Highlighter) -> String {
-    // Focusable, so that a reader without a mouse can scroll a long line.
-    let mut html = String::from("<pre class=\"code\" tabindex=\"0\"");
+    let mut html = String::from("<pre class=\"code\"");
     if !block.lang.is_empty() {
         html.push_str(&format!(" data-lang=\"{}\"", escape(&block.lang)));
     }
     if let Some(file) = block.attr("file") {
         html.push_str(&format!(" data-file=\"{}\"", escape(file)));
     }
-    html.push_str("><code");
+    // Focusable, so that a reader without a mouse can scroll a long line.
+    html.push_str(" tabindex=\"0\"><code");
     if !block.lang.is_empty() {
         html.push_str(&format!(" class=\"language-{}\"", escape(&block.lang)));
     }

@@ -27,7 +27,7 @@ fn verifying_block(site: &Path, lang: &str) -> String {
     let html =
         std::fs::read_to_string(site.join(format!("{lang}/installation/index.html"))).unwrap();
     let blocks: Vec<String> = html
-        .split(r#"<pre class="code" data-lang="sh">"#)
+        .split(r#"<pre class="code" data-lang="sh" tabindex="0">"#)
         .skip(1)
         .map(|rest| text(rest.split("</pre>").next().unwrap()))
         .filter(|b| b.contains("ssh-keygen -Y verify"))
