@@ -171,7 +171,28 @@ fn environment() -> engine::Options {
         source_date_epoch: std::env::var_os("SOURCE_DATE_EPOCH")
             .map(|e| e.to_string_lossy().into_owned()),
         signer: None,
+        build_id: build_id(),
     }
+}
+
+/// This binary, for the build cache: its version, and the size and time
+/// of its executable, which change whenever it is rebuilt. None where the
+/// executable cannot be read: then nothing is reused.
+fn build_id() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(exe).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!(
+        "basepress {} {} {}.{:09}",
+        env!("CARGO_PKG_VERSION"),
+        meta.len(),
+        modified.as_secs(),
+        modified.subsec_nanos()
+    ))
 }
 
 /// Whether findings printed on standard error are coloured.

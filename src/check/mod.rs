@@ -293,12 +293,14 @@ fn base_checks(ctx: &Context, base: &Base, objects_only: bool) -> Vec<Diagnostic
 
 fn page_checks(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    // An untranslated copy shows its original's text, checked there.
+    // An untranslated copy shows its original's text, checked there; the
+    // pages of a reused docs version keep their previous findings.
     if ctx
         .site
         .pages
         .get(i)
         .is_none_or(|p| p.fallback_from.is_some())
+        || ctx.analysis.is_reused(i)
     {
         return out;
     }

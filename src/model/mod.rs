@@ -3,6 +3,7 @@
 //! what the analysis of a page gives ([`document`]) and where each thing
 //! is published ([`layout`]). Nothing here reads files or knows a stage.
 
+pub mod cache;
 pub mod config;
 pub mod document;
 pub mod i18n;
