@@ -36,6 +36,8 @@ pub const KEYS: &[&str] = &[
     "download",
     "verify",
     "all_versions",
+    "snippet_tag",
+    "snippet_verified",
 ];
 
 /// One language's strings, by key; templates see them as `t.<key>`.
