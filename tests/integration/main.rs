@@ -22,3 +22,4 @@ mod safety;
 mod serve;
 mod signing;
 mod site;
+mod versions;
