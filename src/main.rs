@@ -228,7 +228,11 @@ fn environment() -> engine::Options {
 fn store_environment() -> basepress::deploy::Environment {
     let vars = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .filter(|(k, _)| ["AWS_", "GOOGLE_", "AZURE_"].iter().any(|p| k.starts_with(p)))
+        .filter(|(k, _)| {
+            ["AWS_", "GOOGLE_", "AZURE_"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
         .collect();
     basepress::deploy::Environment {
         vars,
@@ -330,10 +334,7 @@ fn main() -> ExitCode {
                 if external {
                     extra.insert("external".into(), external_json(&outcome.external_links));
                 }
-                print!(
-                    "{}",
-                    report::render_json_with(&outcome.diagnostics, extra)
-                );
+                print!("{}", report::render_json_with(&outcome.diagnostics, extra));
                 if run.timings {
                     eprintln!("timings: {}", outcome.timings);
                 }
@@ -602,7 +603,14 @@ fn deploy_summary(
         let mut out = std::io::stdout().lock();
         for a in &done.plan {
             let _ = match a.bytes {
-                Some(b) => writeln!(out, "{:<7} {:<8} {:>10}  {}", a.action, a.reason, size(b), a.path),
+                Some(b) => writeln!(
+                    out,
+                    "{:<7} {:<8} {:>10}  {}",
+                    a.action,
+                    a.reason,
+                    size(b),
+                    a.path
+                ),
                 None => writeln!(out, "{:<7} {:<8} {:>10}  {}", a.action, "", "", a.path),
             };
         }
@@ -648,10 +656,7 @@ fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
             report::render_text(&outcome.diagnostics, root, color())
         ),
         Format::Json => print!("{}", report::render_json(&outcome.diagnostics)),
-        Format::Github => print!(
-            "{}",
-            report::render_github(&outcome.diagnostics, root)
-        ),
+        Format::Github => print!("{}", report::render_github(&outcome.diagnostics, root)),
         Format::Sarif => print!("{}", report::sarif::render(&outcome.diagnostics, root)),
         Format::Junit => {
             let cases = report::junit::cases(&outcome.diagnostics);

@@ -133,8 +133,8 @@ pub fn settings(env: &Environment, profile: Option<&str>) -> Result<S3Settings, 
         .or_else(|| var("AWS_DEFAULT_REGION"))
         .or_else(|| from_profile("region"))
         .unwrap_or_else(|| "us-east-1".to_string());
-    let ignore_endpoints = var("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let ignore_endpoints =
+        var("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS").is_some_and(|v| v.eq_ignore_ascii_case("true"));
     if !ignore_endpoints {
         out.endpoint = var("AWS_ENDPOINT_URL_S3")
             .or_else(|| var("AWS_ENDPOINT_URL"))
@@ -247,7 +247,9 @@ fn read_profile_file(path: &Path) -> Result<Option<String>, Diagnostic> {
         return Err(cannot("it is not a regular file".into()));
     }
     if meta.len() > MAX_PROFILE_FILE {
-        return Err(cannot(format!("it is larger than {MAX_PROFILE_FILE} bytes")));
+        return Err(cannot(format!(
+            "it is larger than {MAX_PROFILE_FILE} bytes"
+        )));
     }
     let bytes = std::fs::read(path).map_err(|e| cannot(e.to_string()))?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
@@ -354,7 +356,13 @@ mod tests {
 
         // --profile wins over the environment's keys.
         let s = settings(
-            &env(&[("AWS_ACCESS_KEY_ID", "ENVID"), ("AWS_SECRET_ACCESS_KEY", "e")], h),
+            &env(
+                &[
+                    ("AWS_ACCESS_KEY_ID", "ENVID"),
+                    ("AWS_SECRET_ACCESS_KEY", "e"),
+                ],
+                h,
+            ),
             Some("ci"),
         )
         .unwrap();
@@ -396,13 +404,22 @@ mod tests {
         // Nothing anywhere: the machine's credentials, the default region.
         let none = tempfile::tempdir().unwrap();
         let s = settings(
-            &env(&[("AWS_ROLE_ARN", "arn:aws:iam::1:role/r")], Some(none.path())),
+            &env(
+                &[("AWS_ROLE_ARN", "arn:aws:iam::1:role/r")],
+                Some(none.path()),
+            ),
             None,
         )
         .unwrap();
         assert_eq!(s.access_key_id, None);
         assert_eq!(s.region, "us-east-1");
-        assert_eq!(s.ambient, vec![("aws_role_arn".to_string(), "arn:aws:iam::1:role/r".to_string())]);
+        assert_eq!(
+            s.ambient,
+            vec![(
+                "aws_role_arn".to_string(),
+                "arn:aws:iam::1:role/r".to_string()
+            )]
+        );
     }
 
     #[test]
@@ -411,7 +428,12 @@ mod tests {
         assert!(check_endpoint("http://[::1]:9000").unwrap());
         assert!(check_endpoint("http://localhost:9000").unwrap());
         assert!(!check_endpoint("https://s3.example.com").unwrap());
-        for bad in ["http://10.0.0.1:9000", "http://minio.internal", "ftp://x", "not a url"] {
+        for bad in [
+            "http://10.0.0.1:9000",
+            "http://minio.internal",
+            "ftp://x",
+            "not a url",
+        ] {
             let d = check_endpoint(bad).unwrap_err();
             assert_eq!(d.rule.id, "store-config-invalid", "{bad}");
         }

@@ -239,7 +239,11 @@ mod tests {
         let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(
             paths,
-            [".well-known/security.txt", "en/index.html", "kubernetes/versions.txt"]
+            [
+                ".well-known/security.txt",
+                "en/index.html",
+                "kubernetes/versions.txt"
+            ]
         );
         assert_eq!(files[1].size, 9);
         assert_eq!(files[1].sha256, sha256_hex(b"<p>hi</p>"));
@@ -275,7 +279,11 @@ mod tests {
     fn a_folder_that_is_not_a_built_site_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let d = scan(dir.path()).unwrap_err();
-        assert!(d[0].message.contains("no kubernetes/versions.txt"), "{}", d[0].message);
+        assert!(
+            d[0].message.contains("no kubernetes/versions.txt"),
+            "{}",
+            d[0].message
+        );
         let d = scan(&dir.path().join("missing")).unwrap_err();
         assert!(d[0].message.contains("cannot read it"), "{}", d[0].message);
     }

@@ -338,16 +338,28 @@ mod tests {
             classify("kubernetes/v1.30.0/base/statefulset.yaml"),
             (Class::VersionFile, Some("kubernetes/v1.30.0"))
         );
-        assert_eq!(classify("kubernetes/v1.30.0/base/files.txt").0, Class::FilesTxt);
-        assert_eq!(classify("kubernetes/v1.30.0-rc.1/base/SHA256SUMS").0, Class::Sums);
+        assert_eq!(
+            classify("kubernetes/v1.30.0/base/files.txt").0,
+            Class::FilesTxt
+        );
+        assert_eq!(
+            classify("kubernetes/v1.30.0-rc.1/base/SHA256SUMS").0,
+            Class::Sums
+        );
         assert_eq!(classify("kubernetes/vX/base/a").0, Class::Asset);
         assert_eq!(classify("kubernetes/versions.txt"), (Class::Versions, None));
         assert_eq!(classify("es/versions/index.html").0, Class::Page);
         assert_eq!(classify("es/search-index.json").0, Class::Page);
         assert_eq!(classify("index.html").0, Class::Last);
         assert_eq!(classify("img/logo.svg").0, Class::Asset);
-        assert_eq!(cache_control("kubernetes/v1.0.0/base/files.txt"), "public, max-age=31536000, immutable");
-        assert_eq!(cache_control("kubernetes/versions.json"), "public, max-age=60");
+        assert_eq!(
+            cache_control("kubernetes/v1.0.0/base/files.txt"),
+            "public, max-age=31536000, immutable"
+        );
+        assert_eq!(
+            cache_control("kubernetes/versions.json"),
+            "public, max-age=60"
+        );
         assert_eq!(cache_control("en/index.html"), "public, max-age=60");
     }
 
@@ -388,7 +400,11 @@ mod tests {
         let mut remote = remote_of(&local);
         remote.insert(
             "en/old/index.html".into(),
-            Remote { size: 3, e_tag: None, sha256: None },
+            Remote {
+                size: 3,
+                e_tag: None,
+                sha256: None,
+            },
         );
         let unchanged = plan(&target(), &local, &remote_of(&local), 256);
         assert!(unchanged.uploads.is_empty() && unchanged.deletes.is_empty());
@@ -429,11 +445,19 @@ mod tests {
         remote.get_mut(k).unwrap().sha256 = Some(sha256_hex(b"x"));
         remote.insert(
             "kubernetes/v1.0.0/base/extra.yaml".into(),
-            Remote { size: 1, e_tag: None, sha256: None },
+            Remote {
+                size: 1,
+                e_tag: None,
+                sha256: None,
+            },
         );
         remote.insert(
             "kubernetes/v0.9.0/base/files.txt".into(),
-            Remote { size: 1, e_tag: None, sha256: None },
+            Remote {
+                size: 1,
+                e_tag: None,
+                sha256: None,
+            },
         );
         let p = plan(&target(), &local, &remote, 256);
         let found: Vec<(&str, String)> = p
@@ -450,7 +474,8 @@ mod tests {
             && m.contains("no longer publishes")));
         assert!(found
             .iter()
-            .any(|(id, m)| *id == "released-version-missing" && m.starts_with("v0.9.0 is in the bucket")));
+            .any(|(id, m)| *id == "released-version-missing"
+                && m.starts_with("v0.9.0 is in the bucket")));
         // Nothing of a version is ever deleted.
         assert!(p.deletes.is_empty());
     }
@@ -458,8 +483,16 @@ mod tests {
     #[test]
     fn what_needs_a_sha256_before_deciding() {
         let page = file("en/index.html", "home");
-        let same_size = Remote { size: 4, e_tag: None, sha256: None };
-        let other_size = Remote { size: 9, e_tag: None, sha256: None };
+        let same_size = Remote {
+            size: 4,
+            e_tag: None,
+            sha256: None,
+        };
+        let other_size = Remote {
+            size: 9,
+            e_tag: None,
+            sha256: None,
+        };
         assert!(needs_sha256(&page, &same_size));
         assert!(!needs_sha256(&page, &other_size));
         let base = file("kubernetes/v1.0.0/base/a.yaml", "a");

@@ -70,7 +70,10 @@ pub async fn deploy(
         let results: Vec<Result<Option<u64>, Diagnostic>> = stream::iter(batch.iter())
             .map(|u| upload(ctx, u))
             .buffer_unordered(ctx.concurrency)
-            .inspect(|r| ctx.progress.step(r.as_ref().ok().copied().flatten().unwrap_or(0)))
+            .inspect(|r| {
+                ctx.progress
+                    .step(r.as_ref().ok().copied().flatten().unwrap_or(0))
+            })
             .collect()
             .await;
         ctx.progress.finish();
@@ -178,7 +181,10 @@ async fn list(ctx: &Context) -> Result<BTreeMap<String, Remote>, Diagnostic> {
             ctx.progress.finish();
             return Err(Diagnostic::new(
                 rule::DEPLOY_TARGET_INVALID,
-                format!("{} holds more than {MAX_OBJECTS} objects: not a site's prefix", ctx.target),
+                format!(
+                    "{} holds more than {MAX_OBJECTS} objects: not a site's prefix",
+                    ctx.target
+                ),
             ));
         }
     }
@@ -275,7 +281,11 @@ async fn seen(ctx: &Context, site_path: &str) -> Result<Option<Seen>, Diagnostic
 }
 
 /// The SHA-256 of an object's bytes, downloaded (when not too large).
-async fn hash_object(ctx: &Context, site_path: &str, size: u64) -> Result<Option<String>, Diagnostic> {
+async fn hash_object(
+    ctx: &Context,
+    site_path: &str,
+    size: u64,
+) -> Result<Option<String>, Diagnostic> {
     if size > MAX_COMPARED {
         return Ok(None);
     }
@@ -329,9 +339,15 @@ async fn upload(ctx: &Context, u: &Upload) -> Result<Option<u64>, Diagnostic> {
         attributes,
         ..PutOptions::default()
     };
-    match ctx.store.put_opts(&path, PutPayload::from(bytes), options).await {
+    match ctx
+        .store
+        .put_opts(&path, PutPayload::from(bytes), options)
+        .await
+    {
         Ok(_) => Ok(Some(len)),
-        Err(object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. }) => {
+        Err(
+            object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. },
+        ) => {
             // Someone wrote it since the listing: fine if with our bytes.
             match seen(ctx, &u.file.path).await? {
                 Some(s) if s.sha256.as_deref() == Some(u.file.sha256.as_str()) => Ok(None),
@@ -444,7 +460,10 @@ impl Progress {
         s.done += 1;
         s.bytes += bytes;
         let now = Instant::now();
-        if s.drawn.is_some_and(|t| now - t < Duration::from_millis(100)) && s.done != s.total {
+        if s.drawn
+            .is_some_and(|t| now - t < Duration::from_millis(100))
+            && s.done != s.total
+        {
             return;
         }
         s.drawn = Some(now);

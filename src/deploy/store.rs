@@ -32,7 +32,10 @@ pub fn open(
     let failed = |e: object_store::Error| {
         Diagnostic::new(
             rule::STORE_CONFIG_INVALID,
-            format!("cannot set up the client for {target}: {}", super::chain(&e)),
+            format!(
+                "cannot set up the client for {target}: {}",
+                super::chain(&e)
+            ),
         )
     };
     match target.scheme {

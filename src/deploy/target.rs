@@ -105,7 +105,10 @@ fn check_bucket(scheme: Scheme, bucket: &str) -> Result<(), String> {
         return Err("it names no bucket".into());
     }
     let allowed = |c: char| {
-        c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || (c == '.' && scheme != Scheme::Azure)
+        c.is_ascii_lowercase()
+            || c.is_ascii_digit()
+            || c == '-'
+            || (c == '.' && scheme != Scheme::Azure)
     };
     let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     if !(3..=63).contains(&bucket.len())
@@ -145,7 +148,10 @@ mod tests {
     fn targets_name_a_bucket_and_a_prefix() {
         let t = Target::parse("s3://docs-bucket/site/").unwrap();
         assert_eq!(t.scheme, Scheme::S3);
-        assert_eq!((t.bucket.as_str(), t.prefix.as_str()), ("docs-bucket", "site"));
+        assert_eq!(
+            (t.bucket.as_str(), t.prefix.as_str()),
+            ("docs-bucket", "site")
+        );
         assert_eq!(t.key("en/index.html"), "site/en/index.html");
         assert_eq!(t.site_path("site/en/index.html"), Some("en/index.html"));
         assert_eq!(t.site_path("siteX/en/index.html"), None);

@@ -235,7 +235,10 @@ mod tests {
             namespace: "agent".into(),
             public_key: String::new(),
         };
-        let en = strings("the image tag, with or without the \"v\"", "OK: base/ holds {version} as released");
+        let en = strings(
+            "the image tag, with or without the \"v\"",
+            "OK: base/ holds {version} as released",
+        );
         let signed = super::verifying("https://docs.example.com/", "1.30.0", Some(&signing), &en);
         assert!(signed.starts_with(
             "VERSION=1.30.0   # the image tag, with or without the \"v\"\nSITE=\"https://docs.example.com\"\n(\n  set -eu\n"
@@ -243,15 +246,24 @@ mod tests {
         assert!(signed.contains(
             "  ssh-keygen -Y verify -f allowed_signers -I releases@example.com \\\n    -n \"agent/v${VERSION#v}\" -s base/SHA256SUMS.sig < base/SHA256SUMS\n"
         ), "{signed}");
-        assert!(signed.ends_with("  echo \"OK: base/ holds v${VERSION#v} as released\"\n)\n"), "{signed}");
+        assert!(
+            signed.ends_with("  echo \"OK: base/ holds v${VERSION#v} as released\"\n)\n"),
+            "{signed}"
+        );
         let unsigned = super::verifying("https://docs.example.com", "1.30.0", None, &en);
         assert!(!unsigned.contains("ssh-keygen") && !unsigned.contains("allowed_signers"));
-        assert!(unsigned.contains("for f in files.txt SHA256SUMS; do\n"), "{unsigned}");
+        assert!(
+            unsigned.contains("for f in files.txt SHA256SUMS; do\n"),
+            "{unsigned}"
+        );
         // The reader's words cannot break out of the comment or the echo.
         let hostile = strings("a\nrm -rf /", "$(id) `id` \"q\" {version}");
         let s = super::verifying("https://d.example", "1.0.0", None, &hostile);
         assert!(s.starts_with("VERSION=1.0.0   # a rm -rf /\n"), "{s}");
-        assert!(s.contains("echo \"\\$(id) \\`id\\` \\\"q\\\" v${VERSION#v}\"\n"), "{s}");
+        assert!(
+            s.contains("echo \"\\$(id) \\`id\\` \\\"q\\\" v${VERSION#v}\"\n"),
+            "{s}"
+        );
         assert_eq!(super::sh_word("a b'c"), "'a b'\\''c'");
     }
 

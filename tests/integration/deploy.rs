@@ -60,7 +60,11 @@ impl Moto {
             (format!("{}/{BUCKET}", moto.endpoint), String::new()),
             (format!("{}/{BUCKET}?policy", moto.endpoint), policy),
         ] {
-            let o = moto.signed(&["-X", "PUT", "-H", "Content-Type: application/json"], &url, &body);
+            let o = moto.signed(
+                &["-X", "PUT", "-H", "Content-Type: application/json"],
+                &url,
+                &body,
+            );
             assert!(o.status.success(), "{url}: {}", stderr(&o));
         }
         moto
@@ -69,8 +73,14 @@ impl Moto {
     /// A request signed as the S3 API wants it (moto takes any keys).
     fn signed(&self, args: &[&str], url: &str, body: &str) -> Output {
         let mut cmd = Command::new("curl");
-        cmd.args(["-fsS", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "test:test"])
-            .args(args);
+        cmd.args([
+            "-fsS",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+            "--user",
+            "test:test",
+        ])
+        .args(args);
         if !body.is_empty() {
             cmd.args(["--data-binary", body]);
         }
@@ -88,10 +98,7 @@ impl Moto {
         let mut out = Vec::new();
         let mut token = String::new();
         loop {
-            let mut url = format!(
-                "{}/{BUCKET}?list-type=2&prefix={prefix}/",
-                self.endpoint
-            );
+            let mut url = format!("{}/{BUCKET}?list-type=2&prefix={prefix}/", self.endpoint);
             if !token.is_empty() {
                 url.push_str(&format!("&continuation-token={token}"));
             }
@@ -249,7 +256,12 @@ fn a_site_is_deployed_then_only_its_changes() {
     // its SHA256SUMS and signature, then files.txt, then versions.txt
     // and versions.json, then the pages.
     let order: Vec<String> = planned(&r).into_iter().map(|(_, p)| p).collect();
-    let at = |p: &str| order.iter().position(|o| o == p).unwrap_or_else(|| panic!("{p}"));
+    let at = |p: &str| {
+        order
+            .iter()
+            .position(|o| o == p)
+            .unwrap_or_else(|| panic!("{p}"))
+    };
     let first_page = order.iter().position(|p| p.ends_with(".html")).unwrap();
     for v in ["v1.29.0", "v1.30.0"] {
         let base = format!("kubernetes/{v}/base/");
@@ -257,7 +269,11 @@ fn a_site_is_deployed_then_only_its_changes() {
         let sig = at(&format!("{base}SHA256SUMS.sig"));
         let index = at(&format!("{base}files.txt"));
         for (i, p) in order.iter().enumerate() {
-            if p.starts_with(&base) && !p.ends_with("SHA256SUMS") && !p.ends_with(".sig") && !p.ends_with("files.txt") {
+            if p.starts_with(&base)
+                && !p.ends_with("SHA256SUMS")
+                && !p.ends_with(".sig")
+                && !p.ends_with("files.txt")
+            {
                 assert!(i < sums, "{p} after {base}SHA256SUMS");
             }
         }
@@ -280,7 +296,10 @@ fn a_site_is_deployed_then_only_its_changes() {
     let url = moto.site_url("site");
     let h = headers(&format!("{url}/kubernetes/v1.30.0/base/files.txt"));
     assert!(h.contains("content-type: text/plain; charset=utf-8"), "{h}");
-    assert!(h.contains("cache-control: public, max-age=31536000, immutable"), "{h}");
+    assert!(
+        h.contains("cache-control: public, max-age=31536000, immutable"),
+        "{h}"
+    );
     assert!(h.contains("x-amz-meta-sha256: "), "{h}");
     let h = headers(&format!("{url}/en/index.html"));
     assert!(h.contains("content-type: text/html; charset=utf-8"), "{h}");
@@ -312,7 +331,11 @@ fn a_site_is_deployed_then_only_its_changes() {
     let (code, r) = deploy(&moto.endpoint, "site", &site, &[]);
     assert_eq!((code, rules(&r)), (0, vec![]), "{r:#}");
     assert_eq!(
-        (count(&r, "uploaded"), count(&r, "unchanged"), count(&r, "deleted")),
+        (
+            count(&r, "uploaded"),
+            count(&r, "unchanged"),
+            count(&r, "deleted")
+        ),
         (0, files, 0)
     );
     assert_eq!(moto.objects("site"), before);
@@ -330,8 +353,17 @@ fn a_site_is_deployed_then_only_its_changes() {
     std::fs::remove_file(changed.path().join(&gone)).unwrap();
 
     // More deletions than allowed stop it before anything is written.
-    let (code, r) = deploy(&moto.endpoint, "site", changed.path(), &["--max-deletes", "0"]);
-    assert_eq!((code, rules(&r)), (1, vec!["deploy-too-many-deletes".to_string()]), "{r:#}");
+    let (code, r) = deploy(
+        &moto.endpoint,
+        "site",
+        changed.path(),
+        &["--max-deletes", "0"],
+    );
+    assert_eq!(
+        (code, rules(&r)),
+        (1, vec!["deploy-too-many-deletes".to_string()]),
+        "{r:#}"
+    );
     assert_eq!(moto.objects("site"), before);
 
     let (code, r) = deploy(&moto.endpoint, "site", changed.path(), &[]);
@@ -362,7 +394,13 @@ fn two_sites() -> (Project, std::path::PathBuf, std::path::PathBuf) {
     let a = p.path("out-a");
     let b = p.path("out-b");
     let build = |out: &Path| {
-        let o = run(&["build", "--root", &p.root().to_string_lossy(), "--out", &out.to_string_lossy()]);
+        let o = run(&[
+            "build",
+            "--root",
+            &p.root().to_string_lossy(),
+            "--out",
+            &out.to_string_lossy(),
+        ]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     };
     build(&a);
@@ -554,7 +592,13 @@ fn a_deploy_cut_midway_leaves_a_consistent_site_and_the_next_completes_it() {
     let old = p.path("out-old");
     let new = p.path("out-new");
     let build = |out: &Path| {
-        let o = run(&["build", "--root", &p.root().to_string_lossy(), "--out", &out.to_string_lossy()]);
+        let o = run(&[
+            "build",
+            "--root",
+            &p.root().to_string_lossy(),
+            "--out",
+            &out.to_string_lossy(),
+        ]);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     };
     build(&old);
@@ -577,7 +621,12 @@ fn a_deploy_cut_midway_leaves_a_consistent_site_and_the_next_completes_it() {
         let proxy = Proxy::start(&moto.endpoint, cut);
         let (code, r) = deploy(&proxy.endpoint, &prefix, &new, &["--retries", "1"]);
         drop(proxy);
-        assert_eq!((code, rules(&r)), (2, vec!["store-unreachable".to_string()]), "cut {cut}: {r:#}");
+        let found = rules(&r);
+        assert_eq!(code, 2, "cut {cut}: {r:#}");
+        assert!(
+            !found.is_empty() && found.iter().all(|id| id == "store-unreachable"),
+            "cut {cut}: {r:#}"
+        );
         assert_eq!(r["deploy"]["complete"], false);
         let after = moto.objects(&prefix);
         assert_ne!(after, before, "cut {cut}: nothing was written");
