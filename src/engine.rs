@@ -139,6 +139,21 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::BASE_FILE_NAME_UNSAFE,
         ],
     ),
+    (
+        // `basepress deploy`: the target, the store, the site folder, and
+        // what the bucket already holds.
+        "deploy",
+        &[
+            rule::DEPLOY_TARGET_INVALID,
+            rule::STORE_CONFIG_INVALID,
+            rule::STORE_UNREACHABLE,
+            rule::DEPLOY_SITE_INVALID,
+            rule::DEPLOY_CONFLICT,
+            rule::DEPLOY_TOO_MANY_DELETES,
+            rule::RELEASED_VERSION_CHANGED,
+            rule::RELEASED_VERSION_MISSING,
+        ],
+    ),
 ];
 
 /// What a run found and did.

@@ -20,7 +20,8 @@
 //!
 //! [`engine`] drives the stages for every command (`check`, `build`,
 //! `release`) and holds them in memory for [`serve`], the preview server;
-//! [`verify`] checks a published site as an installer would.
+//! [`verify`] checks a published site as an installer would, and
+//! [`deploy`] puts a built site into object storage.
 //! The command line (`src/main.rs`) sits on top.
 
 pub mod diagnostics;
@@ -48,3 +49,5 @@ pub mod write;
 pub mod engine;
 pub mod serve;
 pub mod verify;
+
+pub mod deploy;

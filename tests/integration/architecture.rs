@@ -1,7 +1,7 @@
 //! The data flow stays one-directional: every module of `src/` imports
 //! only the stages before it (model ← load ← analyze ← check ← render ←
-//! write ← engine ← serve ← the command line), and the submodules of a
-//! stage do not import each other in a loop.
+//! write ← engine ← serve, verify ← deploy ← the command line), and the
+//! submodules of a stage do not import each other in a loop.
 
 use crate::support::repo;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,6 +23,7 @@ const LAYERS: &[&[&str]] = &[
     &["write"],
     &["engine"],
     &["serve", "verify"],
+    &["deploy"],
     &["main"],
 ];
 

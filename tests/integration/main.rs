@@ -6,6 +6,7 @@ mod support;
 mod architecture;
 mod bad_input;
 mod build;
+mod deploy;
 mod docs;
 mod download;
 mod fuzz;
