@@ -18,6 +18,7 @@ mod races;
 mod reports;
 mod rules;
 mod safety;
+mod scaffold;
 mod serve;
 mod signing;
 mod site;
