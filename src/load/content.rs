@@ -108,21 +108,41 @@ pub fn load(
         .map(|(lang, path)| load_page(root, lang, path))
         .collect();
     let mut pages = Vec::with_capacity(results.len());
-    for r in results {
+    let mut failed = std::collections::HashSet::new();
+    for ((lang, path), r) in sources.iter().zip(results) {
         match r {
             Ok(p) => pages.push(p),
-            Err(d) => diagnostics.push(d),
+            Err(d) => {
+                diagnostics.push(d);
+                failed.insert(failed_source(root, lang, path));
+            }
         }
     }
 
-    pages.extend(fallbacks(config, &pages, diagnostics));
+    pages.extend(fallbacks(config, &pages, &failed, diagnostics));
     load_static(root, &mut assets, diagnostics);
     (pages, assets)
 }
 
+/// The language and path below `content/<lang>/` of a page that failed to
+/// load: it exists in that language, so it is not reported untranslated
+/// there (its own finding says what to fix).
+fn failed_source(root: &Path, lang: &str, path: &Path) -> (String, String) {
+    let below = path
+        .strip_prefix(root.join("content").join(lang))
+        .unwrap_or(path);
+    (lang.to_string(), slash_path(below))
+}
+
 /// A copy of each default-language page for every language that lacks a
-/// translation of it, and a finding for each.
-fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>) -> Vec<Page> {
+/// translation of it (and did not fail to load one), and a finding for
+/// each.
+fn fallbacks(
+    config: &Config,
+    pages: &[Page],
+    failed: &std::collections::HashSet<(String, String)>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Page> {
     let default = &config.default_language;
     let have: std::collections::HashSet<(&str, &str)> = pages
         .iter()
@@ -131,7 +151,9 @@ fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>)
     let mut out = Vec::new();
     for page in pages.iter().filter(|p| &p.lang == default) {
         for lang in config.languages.iter().filter(|l| &l.code != default) {
-            if have.contains(&(lang.code.as_str(), page.rel.as_str())) {
+            if have.contains(&(lang.code.as_str(), page.rel.as_str()))
+                || failed.contains(&(lang.code.clone(), page.rel.clone()))
+            {
                 continue;
             }
             let mut d = Diagnostic::new(

@@ -22,3 +22,4 @@ mod scaffold;
 mod serve;
 mod signing;
 mod site;
+mod writers;
