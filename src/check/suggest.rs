@@ -28,7 +28,7 @@ pub fn nearest_page(site: &Site, from: &Page, dest: &str) -> Option<String> {
         let pages = site
             .pages
             .iter()
-            .filter(|p| p.lang == lang && p.fallback_from.is_none());
+            .filter(|p| p.version == from.version && p.lang == lang && p.fallback_from.is_none());
         let found = nearest(pages.map(|p| p.rel.as_str()), rel)?;
         return Some(relative_to(dir, lang, from_lang(from), found));
     }

@@ -40,6 +40,14 @@ pub struct NewRelease {
     pub mentions: Vec<String>,
     /// Whether site.yaml configures signing.
     pub signs: bool,
+    /// The frozen docs of the new version's release line
+    /// (`versions/1.29/content`), when the line has them already (a patch
+    /// release): `basepress release` freezes nothing then.
+    pub frozen_docs: Option<PathBuf>,
+    /// Whether the project keeps docs per release line (`versions:` in
+    /// site.yaml, or a `versions/` folder), so that a release freezes
+    /// `content/`.
+    pub versioned: bool,
 }
 
 impl NewRelease {
@@ -95,17 +103,29 @@ impl NewRelease {
                 self.uncovered.join(", ")
             ));
         }
-        step(format!(
-            "document the release under content/ (pages with `base: v{}` still show the old base)",
-            self.from
-        ));
+        match &self.frozen_docs {
+            Some(frozen) => step(format!(
+                "the docs of {}.{} are frozen in {}/: fix what {v} changes there (content/ is the next line's)",
+                v.major,
+                v.minor,
+                frozen.display()
+            )),
+            None => step(format!(
+                "document the release under content/ (pages with `base: v{}` still show the old base)",
+                self.from
+            )),
+        }
         step("basepress check   (or basepress serve, to read the site as you edit)".into());
         step(format!(
-            "basepress release v{v}{}   (records the base in bases/published.lock; after that its files never change)",
+            "basepress release v{v}{}   (records the base in bases/published.lock, after which its files never change{})",
             if self.signs {
                 " --signing-key FILE"
             } else {
                 ""
+            },
+            match (&self.frozen_docs, self.versioned) {
+                (None, true) => format!(", and freezes content/ as the docs of {}.{}", v.major, v.minor),
+                _ => String::new(),
             }
         ));
         s
@@ -212,6 +232,8 @@ pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnos
             }
         }
     }
+    let line = Path::new("versions").join(format!("{}.{}", new.major, new.minor));
+    let frozen_docs = Some(line.join("content")).filter(|c| root.join(c).is_dir());
     let copied: Vec<String> = from.files.iter().map(|f| f.name.clone()).collect();
     let left_behind = left_behind(root, &from.dir, &copied);
 
@@ -243,6 +265,8 @@ pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnos
         uncovered,
         mentions,
         signs: site.config.signing.is_some(),
+        frozen_docs,
+        versioned: site.config.versions.is_some() || root.join("versions").is_dir(),
     })
 }
 

@@ -22,4 +22,5 @@ mod scaffold;
 mod serve;
 mod signing;
 mod site;
+mod versions;
 mod writers;
