@@ -342,6 +342,12 @@ pub mod rule {
         DEPLOY_TOO_MANY_DELETES = "deploy-too-many-deletes", Check, Error,
             "The deploy would delete more objects than --max-deletes allows, which usually means the wrong site or the wrong prefix.",
             "Look at the plan with --dry-run; if the deletions are meant, raise --max-deletes.";
+        INIT_INVALID = "init-invalid", Input, Error,
+            "`basepress init` was given a folder that is not empty (or is a file), a language list it cannot use, or could not write the project.",
+            "Name a new or empty folder (`basepress init my-docs`) and languages as codes separated by commas (`--languages es,pt,en`).";
+        NEW_RELEASE_INVALID = "new-release-invalid", Input, Error,
+            "`basepress new-release` names a version that is not vX.Y.Z or already has a base, the project has no base to start from, or the image data's `releases` list cannot be edited.",
+            "Name a version that has no folder under bases/ yet (`basepress new-release v1.31.0`); `ls bases/` lists the ones there are.";
     }
 
     /// Looks a rule up by its id.

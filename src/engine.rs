@@ -119,6 +119,11 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[rule::RELEASE_VERSION_UNKNOWN, rule::SIGNING_KEY_INVALID],
     ),
     (
+        // `basepress init` and `basepress new-release` (src/scaffold/).
+        "scaffold",
+        &[rule::INIT_INVALID, rule::NEW_RELEASE_INVALID],
+    ),
+    (
         "image",
         &[
             rule::IMAGE_SOURCE_INVALID,

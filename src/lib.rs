@@ -22,6 +22,8 @@
 //! `release`) and holds them in memory for [`serve`], the preview server;
 //! [`verify`] checks a published site as an installer would, and
 //! [`deploy`] puts a built site into object storage.
+//! [`scaffold`] writes a new project (`init`) or the next release's
+//! starting point (`new-release`).
 //! The command line (`src/main.rs`) sits on top.
 
 pub mod diagnostics;
@@ -47,6 +49,7 @@ pub mod render;
 pub mod write;
 
 pub mod engine;
+pub mod scaffold;
 pub mod serve;
 pub mod verify;
 

@@ -102,6 +102,27 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         signing_key: Option<PathBuf>,
     },
+    /// Write a new docs project that builds at once: site.yaml, a start
+    /// page per language, image data with one release and a base that
+    /// passes every check.
+    Init {
+        /// The project folder: new, or empty (a lone `.git` is allowed).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// The languages, the default one first (`es,pt,en`).
+        #[arg(long, value_delimiter = ',', default_value = basepress::scaffold::DEFAULT_LANGUAGE)]
+        languages: Vec<String>,
+    },
+    /// Start the next release: copy the newest base before it into
+    /// bases/vX.Y.Z/, add the version to the image data, and print the
+    /// steps left.
+    NewRelease {
+        /// The new version (`v1.31.0`); it must not have a base yet.
+        version: String,
+        /// The docs project (the folder with site.yaml).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
     /// Check a published site as an installer would: every file that
     /// files.txt lists, its SHA-256 in SHA256SUMS, and the signature.
     ///
@@ -404,6 +425,30 @@ fn main() -> ExitCode {
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
+        Command::Init { dir, languages } => match basepress::scaffold::init(&dir, &languages) {
+            Ok(created) => {
+                eprint!("{}", init_summary(&created));
+                ExitCode::SUCCESS
+            }
+            Err(d) => {
+                report(&Outcome::of(vec![d]), &dir, Format::Text);
+                ExitCode::from(2)
+            }
+        },
+        Command::NewRelease { version, root } => {
+            match basepress::scaffold::new_release(&root, &version) {
+                Ok(prepared) => {
+                    eprint!("{}", prepared.summary());
+                    ExitCode::SUCCESS
+                }
+                Err(found) => {
+                    let outcome = Outcome::of(found);
+                    report(&outcome, &root, Format::Text);
+                    eprintln!("nothing was written");
+                    ExitCode::from(outcome.exit_code().max(2))
+                }
+            }
+        }
         Command::Verify {
             site,
             version,
@@ -557,6 +602,31 @@ fn signer(
         }
         _ => Ok(None),
     }
+}
+
+/// What `init` wrote and the commands to try next.
+fn init_summary(created: &basepress::scaffold::Created) -> String {
+    let dir = created.dir.display();
+    let mut s = format!("created {dir}: {} files\n", created.files.len());
+    for f in &created.files {
+        s.push_str(&format!("  {}\n", f.display()));
+    }
+    if !created.strings_to_translate.is_empty() {
+        s.push_str(&format!(
+            "basepress has no interface strings for {}: translate i18n/<lang>.yaml\n",
+            created.strings_to_translate.join(", ")
+        ));
+    }
+    let root = match created.dir.as_os_str() == "." {
+        true => String::new(),
+        false => format!(" --root {dir}"),
+    };
+    s.push_str(&format!(
+        "\nnext:\n  basepress serve{root}            preview at http://127.0.0.1:1111/{}/\n  basepress check{root}            every check, nothing written\n  basepress build{root}            the site, into {}\n  basepress release v1.0.0{root}   freeze the first base\n",
+        created.default_language,
+        created.dir.join("site").display()
+    ));
+    s
 }
 
 fn parse_version(s: &str) -> Result<semver::Version, String> {

@@ -9,6 +9,7 @@
 //! preview server calls alone after a page edit: one code path.
 
 pub mod fingerprint;
+pub mod anchors;
 pub mod links;
 pub mod markdown;
 pub mod signatures;

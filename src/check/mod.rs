@@ -15,6 +15,7 @@ mod manifests;
 mod overlays;
 mod pods;
 mod releases;
+mod suggest;
 
 use crate::analyze::Analysis;
 use crate::diagnostics::{rule, Diagnostic, Rule, Severity};

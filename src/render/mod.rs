@@ -404,7 +404,10 @@ impl<'a> Renderer<'a> {
     pub fn page_html(&self, page: &Page, doc: &Document) -> String {
         let markdown = doc.expanded.as_deref().unwrap_or(&page.body);
         let index = &self.analysis.index;
-        html::body(markdown, doc, self.highlighter, &|d| index.rewrite(page, d))
+        let docs = &self.analysis.docs;
+        html::body(markdown, doc, self.highlighter, &|d| {
+            crate::analyze::anchors::rewrite_link(index, docs, page, d)
+        })
     }
 
     /// Renders one page; with `cache`, a page whose template input hashes

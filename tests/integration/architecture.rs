@@ -21,7 +21,7 @@ const LAYERS: &[&[&str]] = &[
     &["check"],
     &["render"],
     &["write"],
-    &["engine"],
+    &["engine", "scaffold"],
     &["serve", "verify"],
     &["deploy"],
     &["main"],
