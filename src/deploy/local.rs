@@ -226,6 +226,7 @@ mod tests {
             ("kubernetes/versions.txt", "v1.0.0\n"),
             ("en/index.html", "<p>hi</p>"),
             (".basepress", "marker"),
+            (".basepress-cache.json", "{}"),
             (".well-known/security.txt", "x"),
         ] {
             let p = dir.path().join(p);
