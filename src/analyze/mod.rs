@@ -8,8 +8,8 @@
 //! The whole-site functions are loops over the per-page ones, which the
 //! preview server calls alone after a page edit: one code path.
 
-pub mod fingerprint;
 pub mod anchors;
+pub mod fingerprint;
 pub mod links;
 pub mod markdown;
 pub mod signatures;

@@ -12,6 +12,7 @@ pub mod sarif;
 
 use crate::diagnostics::{exit_code, Class, Diagnostic, Location, Severity};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -144,6 +145,10 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
         }
     };
     let mut out = String::new();
+    // Each file is read once, and shows its lines for its first findings
+    // only: thousands of findings in one file stay linear to print.
+    let mut sources: HashMap<PathBuf, Option<Source>> = HashMap::new();
+    let mut shown: HashMap<PathBuf, usize> = HashMap::new();
     for d in diagnostics {
         let (word, code) = match d.severity {
             Severity::Error => ("error", "1;31"),
@@ -166,7 +171,16 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
                 }
             }
             let _ = writeln!(out, "  {} {place}", paint("1;34", "-->"));
-            if let Some(text) = loc.line.and_then(|n| source_line(&root.join(&loc.file), n)) {
+            let count = shown.entry(loc.file.clone()).or_default();
+            *count += 1;
+            let source = match loc.line {
+                Some(_) if *count <= SNIPPETS_PER_FILE => sources
+                    .entry(loc.file.clone())
+                    .or_insert_with(|| Source::read(&root.join(&loc.file)))
+                    .as_ref(),
+                _ => None,
+            };
+            if let Some(text) = loc.line.and_then(|n| source.and_then(|s| s.line(n))) {
                 let n = loc.line.unwrap_or(0).to_string();
                 let pad = " ".repeat(n.len());
                 let (text, col) = excerpt(&text, loc.column.unwrap_or(1));
@@ -216,13 +230,34 @@ fn excerpt(line: &str, column: usize) -> (String, usize) {
     (text, col)
 }
 
-/// Line `line` of the file at `path`, read as inputs are (never a FIFO,
-/// at most the input size limit).
-fn source_line(path: &Path, line: usize) -> Option<String> {
-    let bytes = crate::input::read_file(path).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let l = text.lines().nth(line.checked_sub(1)?)?;
-    Some(l.trim_end().to_string())
+/// How many findings of one file show the source line they point at; the
+/// others show their location only.
+const SNIPPETS_PER_FILE: usize = 50;
+
+/// A file findings point into, read as inputs are (never a FIFO, at most
+/// the input size limit), with where each line starts.
+struct Source {
+    text: String,
+    starts: Vec<usize>,
+}
+
+impl Source {
+    fn read(path: &Path) -> Option<Source> {
+        let bytes = crate::input::read_file(path).ok()?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Some(Source { text, starts })
+    }
+
+    /// Line `line` (1-based), without its line ending.
+    fn line(&self, line: usize) -> Option<String> {
+        let start = *self.starts.get(line.checked_sub(1)?)?;
+        let end = self.starts.get(line).map_or(self.text.len(), |e| e - 1);
+        let l = self.text.get(start..end.max(start))?;
+        Some(l.trim_end().to_string())
+    }
 }
 
 #[derive(Serialize)]
@@ -431,6 +466,46 @@ pub(crate) fn line_text(root: &Path, file: &Path, line: usize) -> String {
 mod tests {
     use super::*;
     use crate::diagnostics::rule;
+
+    #[test]
+    fn many_findings_in_one_huge_line_print_in_linear_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = "{{ x }} ".repeat(200_000);
+        std::fs::write(dir.path().join("a.md"), format!("first\n{line}\nlast\n")).unwrap();
+        let found: Vec<Diagnostic> = (0..20_000)
+            .map(|i| {
+                Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, "unknown").at(Location::at(
+                    "a.md",
+                    2,
+                    1 + 8 * i,
+                ))
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let text = render_text(&found, dir.path(), false);
+        // Quadratic work (reading the file, or walking the line, for
+        // each finding) takes minutes here.
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        assert_eq!(text.matches("error[doc-variable-unknown]").count(), 20_000);
+        assert!(text.contains("{{ x }}"));
+        // The first findings show the line, cut; the others their place.
+        assert_eq!(text.matches(" 2 | ").count(), SNIPPETS_PER_FILE);
+        assert!(text.lines().all(|l| l.len() < 400));
+        assert!(text.ends_with("20000 error(s), 0 warning(s)\n"));
+    }
+
+    #[test]
+    fn lines_are_found_by_number() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "one\r\ntwo\n\nfour").unwrap();
+        let s = Source::read(&dir.path().join("a")).unwrap();
+        assert_eq!(s.line(1).as_deref(), Some("one"));
+        assert_eq!(s.line(2).as_deref(), Some("two"));
+        assert_eq!(s.line(3).as_deref(), Some(""));
+        assert_eq!(s.line(4).as_deref(), Some("four"));
+        assert_eq!(s.line(5), None);
+        assert_eq!(s.line(0), None);
+    }
 
     #[test]
     fn long_lines_are_cut_around_the_column() {
