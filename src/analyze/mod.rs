@@ -8,6 +8,7 @@
 //! The whole-site functions are loops over the per-page ones, which the
 //! preview server calls alone after a page edit: one code path.
 
+pub mod bases;
 pub mod links;
 pub mod markdown;
 pub mod signatures;
@@ -31,8 +32,11 @@ pub struct Analysis {
     /// Each page's document, in `site.pages` order.
     pub docs: Vec<Arc<Document>>,
     /// Findings about the site as a whole: inputs that collide on a
-    /// path, the bases' signatures.
+    /// path, the bases' signatures, the bases Kustomize would refuse.
     pub site_findings: Vec<Diagnostic>,
+    /// By base, in `site.bases` order: the objects `kubectl kustomize`
+    /// builds from it, or `None` when it would refuse the base.
+    pub built: Vec<Option<crate::kustomize::Build>>,
     /// By page: its unknown variables (an untranslated copy repeats its
     /// original's, at the original's place).
     pub problems: Vec<Vec<Diagnostic>>,
@@ -71,6 +75,8 @@ pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analy
     let (paths, conflicts) = published_paths(&site);
     site_findings.extend(conflicts);
     site_findings.extend(case_conflicts(&site));
+    let (built, refused) = bases::build_all(&site.bases);
+    site_findings.extend(refused);
     let index = LinkIndex::new(&site, paths);
     let mut graph = Graph::places(&site);
     // An untranslated copy has its original's document: only originals
@@ -105,6 +111,7 @@ pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analy
         index,
         docs,
         site_findings,
+        built,
         problems,
         graph,
     }
