@@ -222,6 +222,18 @@ pub mod rule {
         ANCHOR_MISSING = "anchor-missing", Check, Error,
             "A link names an anchor that the target page has no heading for.",
             "Use the id of an existing heading: `basepress check` prints the ones the page has.";
+        LINK_OTHER_VERSION = "link-other-version", Check, Error,
+            "A page links to a page (by its .md source) that its own docs version does not have: only other versions do, so the link goes nowhere in this version's docs.",
+            "Link to a page this version has, write the page for this version, or link to the other version's published URL on purpose.";
+        VERSION_PAGE_REMOVED = "version-page-removed", Check, Warning,
+            "A page of the latest docs version is missing from next: once next is released, its stable URL (/<lang>/…) answers 404 to bookmarks, links from other sites and search engines.",
+            "Keep a page at that path in content/ (it may say where the topic went), or accept that its URL goes away.";
+        DOCS_VERSION_MISSING = "docs-version-missing", Check, Error,
+            "A docs version recorded in versions/versions.lock has no folder any more: its published URLs would disappear.",
+            "Restore versions/<line>/ from version control: readers and search engines link to a released version's pages.";
+        DOCS_VERSION_UNRELEASED = "docs-version-unreleased", Check, Warning,
+            "A folder under versions/ is not recorded in versions/versions.lock, so nothing keeps its URLs published.",
+            "Freeze docs versions with `basepress release vX.Y.Z`, which records them.";
         INPUT_NOT_A_FILE = "input-not-a-file", Input, Error,
             "An input is a FIFO, a socket, a device or a folder where a regular file is expected: reading it could block the build or never end.",
             "Replace it with a regular file, or move it out of the project.";

@@ -540,11 +540,16 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
     let checked = load_and_check(root, options, &Tools::default(), &mut timings).map_err(fail)?;
     let mut diagnostics = checked.diagnostics();
     let site = checked.site();
-    let wanted = semver::Version::parse(version.trim_start_matches('v'));
-    let Some(base) = wanted
-        .ok()
-        .and_then(|v| site.bases.iter().find(|b| b.version == v))
-    else {
+    let wanted = semver::Version::parse(version.trim_start_matches('v')).ok();
+    let base = wanted
+        .as_ref()
+        .and_then(|v| site.bases.iter().find(|b| &b.version == v));
+    // The docs are frozen by release line when the project versions them.
+    let versioned = site.config.versions.is_some() || site.versions.len() > 1;
+    let docs_only = wanted
+        .as_ref()
+        .filter(|v| base.is_none() && versioned && site.images.has_release(v));
+    if base.is_none() && docs_only.is_none() {
         // A base folder that did not load has findings of its own.
         let folder = format!("bases/v{}", version.trim_start_matches('v'));
         let in_folder = |d: &Diagnostic| {
@@ -564,14 +569,34 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
             .help(format!("bases: {}", published.join(", "))),
         );
         return Err(fail(diagnostics));
-    };
+    }
     // Releasing is the point where the version must be final: its own
-    // `version-unreleased` warning is the only finding allowed, besides a
-    // missing signature, which releasing is how to add.
+    // `version-unreleased` warnings are the only findings allowed, besides
+    // a missing signature, which releasing is how to add.
     let blocking = |d: &Diagnostic| d.is_error() && d.rule.id != rule::SIGNATURE_MISSING.id;
     if diagnostics.iter().any(blocking) {
         return Err(fail(diagnostics));
     }
+    let mut said = Vec::new();
+    if let Some(base) = base {
+        said.push(release_base(root, site, base, options).map_err(|d| fail(vec![d]))?);
+    }
+    if versioned {
+        let Some(v) = wanted.as_ref() else {
+            return Ok(said.join("; "));
+        };
+        said.push(freeze_docs(root, site, v).map_err(|d| fail(vec![d]))?);
+    }
+    Ok(said.join("; "))
+}
+
+/// Records `base` in the lock, with its signature when the project signs.
+fn release_base(
+    root: &Path,
+    site: &Site,
+    base: &crate::model::site::Base,
+    options: &Options,
+) -> Result<String, Diagnostic> {
     let mut lock = site.lock.clone();
     let signs = site.config.signing.is_some();
     let signed = |lock: &crate::model::lock::Lock| {
@@ -593,9 +618,8 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
             .map(|f| (f.name.as_str(), f.sha256.as_str()));
         lock.add(&base.version, files);
     }
-    let stored = release_signature(root, site, base, options.signer.as_ref(), &mut lock)
-        .map_err(|d| fail(vec![d]))?;
-    write::save_lock(root, &lock).map_err(|d| fail(vec![d]))?;
+    let stored = release_signature(root, site, base, options.signer.as_ref(), &mut lock)?;
+    write::save_lock(root, &lock)?;
     let signature = match &stored {
         Some(path) => format!(", signature stored in {}", path.display()),
         None if signs => ", signature recorded".to_string(),
@@ -613,6 +637,44 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
         base.files.len(),
         crate::model::lock::FILE
     ))
+}
+
+/// Freezes the docs of the release line of `version`: copies `content/`
+/// to `versions/<line>/content/` when that folder does not exist yet (a
+/// patch release shares its line's docs), and records the line in
+/// `versions/versions.lock`.
+fn freeze_docs(root: &Path, site: &Site, version: &semver::Version) -> Result<String, Diagnostic> {
+    use crate::load::versions::{line_of, render_lock, DIR, LOCK};
+    let line = line_of(version);
+    let id = format!("{}.{}", line.0, line.1);
+    let folder = Path::new(DIR).join(&id).join("content");
+    let exists = site.versions.iter().any(|v| v.dir == folder);
+    let mut copied = 0;
+    if !exists {
+        let next = site
+            .versions
+            .iter()
+            .find(|v| v.dir == Path::new("content"))
+            .map(|v| v.dir.clone())
+            .unwrap_or_else(|| PathBuf::from("content"));
+        copied = write::copy_tree(root, &next, &folder)?;
+    }
+    let recorded = site.frozen.contains_key(&line);
+    if !recorded {
+        let mut lines: std::collections::BTreeSet<_> = site.frozen.keys().copied().collect();
+        lines.insert(line);
+        write::replace_file(&root.join(LOCK), render_lock(&lines).as_bytes()).map_err(|e| {
+            Diagnostic::new(rule::IO_UNREADABLE, format!("cannot write: {e}")).in_file(LOCK)
+        })?;
+    }
+    Ok(match (exists, recorded) {
+        (false, _) => format!(
+            "froze the docs of {id}: {copied} files copied from content/ to {}",
+            folder.display()
+        ),
+        (true, false) => format!("recorded the docs of {id} in {LOCK}"),
+        (true, true) => format!("the docs of {id} are already frozen"),
+    })
 }
 
 /// Makes sure a released base has its stored signature, signing it with

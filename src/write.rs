@@ -709,6 +709,48 @@ mod remover {
     }
 }
 
+/// Copies every file below `root/from` to `root/to` (both relative to
+/// `root`, `to` not existing yet), as inputs are read: no link followed,
+/// regular files only. The copy is made beside `to` and renamed into
+/// place, so `to` appears whole or not at all. Returns how many files it
+/// copied.
+pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnostic> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        Diagnostic::new(rule::IO_UNREADABLE, format!("cannot {what}: {e}")).in_file(to)
+    };
+    let target = root.join(to);
+    if std::fs::symlink_metadata(&target).is_ok() {
+        return Err(fail("copy the docs", &"the folder exists already"));
+    }
+    let parent = target
+        .parent()
+        .ok_or_else(|| fail("copy the docs", &"the folder has no parent"))?;
+    std::fs::create_dir_all(parent).map_err(|e| fail("create its folder", &e))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".copy-")
+        .tempdir_in(parent)
+        .map_err(|e| fail("create a temporary folder", &e))?;
+    let mut diagnostics = Vec::new();
+    let files = crate::load::walk_files(root, &root.join(from), &mut diagnostics);
+    if let Some(d) = diagnostics.into_iter().find(Diagnostic::is_error) {
+        return Err(d);
+    }
+    for (path, rel) in &files {
+        let bytes = crate::input::read(root, path)?;
+        let dest = staging.path().join(rel);
+        if let Some(dir) = dest.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| fail("create a folder", &e))?;
+        }
+        write_new(&dest, &bytes).map_err(|e| fail("write a copy", &e))?;
+    }
+    let kept = staging.keep();
+    std::fs::rename(&kept, &target).map_err(|e| {
+        let _ = std::fs::remove_dir_all(&kept);
+        fail("move the copy into place", &e)
+    })?;
+    Ok(files.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

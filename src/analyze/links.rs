@@ -17,6 +17,12 @@ pub enum Target {
     },
     /// Points nowhere the site has; the reason says why.
     Broken(String),
+    /// A page source (`x.md`) that the linking page's docs version does
+    /// not have, and these other versions do (their ids).
+    OtherVersion {
+        source: String,
+        versions: Vec<String>,
+    },
 }
 
 /// Every page and published path of a site, to resolve links against.
@@ -26,8 +32,11 @@ pub struct LinkIndex {
     prefix: String,
     /// Each page's URL, in `Site::pages` order.
     urls: Vec<String>,
-    /// Language → path below `content/<lang>/` → page.
-    by_source: HashMap<String, HashMap<String, usize>>,
+    /// Docs version → language → path below `content/<lang>/` → page.
+    by_source: Vec<HashMap<String, HashMap<String, usize>>>,
+    /// The id of each docs version, for messages.
+    version_ids: Vec<String>,
+    /// Published pages by URL.
     by_url: HashMap<String, usize>,
     paths: BTreeSet<String>,
 }
@@ -35,19 +44,24 @@ pub struct LinkIndex {
 impl LinkIndex {
     /// `paths` are all the files the build publishes, as site paths.
     pub fn new(site: &Site, paths: BTreeSet<String>) -> Self {
-        let mut by_source = HashMap::with_capacity(site.pages.len());
+        let mut by_source = vec![HashMap::new(); site.versions.len().max(1)];
         let mut by_url = HashMap::with_capacity(site.pages.len());
         for (i, p) in site.pages.iter().enumerate() {
-            by_source
-                .entry(p.lang.clone())
-                .or_insert_with(HashMap::new)
-                .insert(p.rel.clone(), i);
-            by_url.insert(p.url.clone(), i);
+            if let Some(version) = by_source.get_mut(p.version) {
+                version
+                    .entry(p.lang.clone())
+                    .or_insert_with(HashMap::new)
+                    .insert(p.rel.clone(), i);
+            }
+            if site.versions.get(p.version).is_none_or(|v| v.published) {
+                by_url.insert(p.url.clone(), i);
+            }
         }
         LinkIndex {
             prefix: site.config.path_prefix(),
             urls: site.pages.iter().map(|p| p.url.clone()).collect(),
             by_source,
+            version_ids: site.versions.iter().map(|v| v.id.clone()).collect(),
             by_url,
             paths,
         }
@@ -63,13 +77,16 @@ impl LinkIndex {
     /// language, source path and URL, and every published path.
     pub fn fingerprint(&self) -> [u8; 32] {
         use sha2::{Digest, Sha256};
-        let mut pages: Vec<(&str, &str, &str)> = self
+        let mut pages: Vec<(usize, &str, &str, &str)> = self
             .by_source
             .iter()
-            .flat_map(|(lang, pages)| {
-                pages
-                    .iter()
-                    .map(move |(rel, &i)| (lang.as_str(), rel.as_str(), self.urls[i].as_str()))
+            .enumerate()
+            .flat_map(|(v, langs)| {
+                langs.iter().flat_map(move |(lang, pages)| {
+                    pages.iter().map(move |(rel, &i)| {
+                        (v, lang.as_str(), rel.as_str(), self.urls[i].as_str())
+                    })
+                })
             })
             .collect();
         pages.sort_unstable();
@@ -161,9 +178,26 @@ impl LinkIndex {
         };
         let normal = normal.trim_start_matches('/');
         let (lang, rel) = normal.split_once('/').unwrap_or((normal, ""));
-        match self.by_source.get(lang).and_then(|pages| pages.get(rel)) {
-            Some(&i) => self.page_target(i, anchor),
-            None => Target::Broken(format!("there is no page content/{lang}/{rel}")),
+        let find = |v: &HashMap<String, HashMap<String, usize>>| {
+            v.get(lang).and_then(|pages| pages.get(rel)).copied()
+        };
+        if let Some(i) = self.by_source.get(from.version).and_then(find) {
+            return self.page_target(i, anchor);
+        }
+        let elsewhere: Vec<String> = self
+            .by_source
+            .iter()
+            .zip(&self.version_ids)
+            .filter(|(v, _)| find(v).is_some())
+            .map(|(_, id)| id.clone())
+            .collect();
+        if elsewhere.is_empty() {
+            Target::Broken(format!("there is no page content/{lang}/{rel}"))
+        } else {
+            Target::OtherVersion {
+                source: format!("{lang}/{rel}"),
+                versions: elsewhere,
+            }
         }
     }
 

@@ -49,8 +49,9 @@ pub struct Graph {
     /// Source file (relative to the root) → the pages made from it: the
     /// original first, then its untranslated copies.
     pub by_source: HashMap<PathBuf, Vec<usize>>,
-    /// Path below `content/<lang>/` → the pages at it, in every language.
-    pub by_rel: HashMap<String, Vec<usize>>,
+    /// Docs version and path below `content/<lang>/` → the pages at it, in
+    /// every language.
+    pub by_rel: HashMap<(usize, String), Vec<usize>>,
     /// By page: the pages its links point into with an anchor (whose
     /// findings depend on those pages' headings).
     pub outbound: Vec<Vec<usize>>,
@@ -177,7 +178,11 @@ impl Graph {
         for (i, p) in site.pages.iter().enumerate() {
             // Originals come before their copies in `site.pages`.
             graph.by_source.entry(p.source.clone()).or_default().push(i);
-            graph.by_rel.entry(p.rel.clone()).or_default().push(i);
+            graph
+                .by_rel
+                .entry((p.version, p.rel.clone()))
+                .or_default()
+                .push(i);
         }
         graph
     }
@@ -363,10 +368,14 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     for l in &site.config.languages {
         let owner = || format!("basepress (the {} versions page)", l.code);
         claim(layout::versions_file(&l.code), owner(), &mut diagnostics);
-        let owner = format!("basepress (the {} search index)", l.code);
-        claim(layout::search_index_path(&l.code), owner, &mut diagnostics);
+        for v in site.versions.iter().filter(|v| v.published) {
+            let owner = format!("basepress (the {} search index of {})", l.code, v.id);
+            let path = layout::search_index_path(&l.code, v.segment());
+            claim(path, owner, &mut diagnostics);
+        }
     }
-    for p in &site.pages {
+    let published = |p: &&Page| site.versions.get(p.version).is_none_or(|v| v.published);
+    for p in site.pages.iter().filter(published) {
         claim(
             layout::page_file(p),
             p.source.display().to_string(),

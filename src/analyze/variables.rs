@@ -34,7 +34,14 @@ impl Variables {
         v.insert("site.base_url".into(), site.config.base_url.clone());
         v.insert("site.title".into(), site.config.title.clone());
         v.insert("image.name".into(), site.images.name.clone());
-        let documented: Option<Version> = page.base.clone().or_else(|| latest.cloned());
+        let documented: Option<Version> = page.base.clone().or_else(|| {
+            site.versions
+                .get(page.version)
+                .and_then(|v| v.release.clone())
+        });
+        if let Some(v_docs) = site.versions.get(page.version) {
+            v.insert("docs_version".into(), v_docs.id.clone());
+        }
         if let Some(version) = documented {
             v.insert("version".into(), version.to_string());
             v.insert("image.tag".into(), version.to_string());

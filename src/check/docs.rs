@@ -8,11 +8,14 @@ use crate::model::site::{Page, Site};
 use crate::yaml;
 use semver::Version;
 
-/// The release a page documents: its `base`, else the latest published.
+/// The release a page documents: its `base`, else its docs version's (for
+/// a project without versions, the latest base).
 pub fn documented_version<'a>(site: &'a Site, page: &'a Page) -> Option<&'a Version> {
-    page.base
-        .as_ref()
-        .or_else(|| crate::model::images::latest(site.bases.iter().map(|b| &b.version)))
+    page.base.as_ref().or_else(|| {
+        site.versions
+            .get(page.version)
+            .and_then(|v| v.release.as_ref())
+    })
 }
 
 /// The release page `i` documents exists, its YAML examples parse and the

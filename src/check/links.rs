@@ -47,6 +47,23 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                     );
                 }
             }
+            Target::OtherVersion { source, versions } => {
+                let own = site
+                    .versions
+                    .get(page.version)
+                    .map_or("this", |v| v.id.as_str());
+                out.push(
+                    Diagnostic::new(
+                        rule::LINK_OTHER_VERSION,
+                        format!(
+                            "link to `{}` goes nowhere in the docs of {own}: content/{source} is a page of {} only",
+                            link.dest,
+                            versions.join(", ")
+                        ),
+                    )
+                    .at(at),
+                );
+            }
             Target::Internal { .. } => {}
         }
     }

@@ -85,6 +85,9 @@ pub const CHECKS: &[Check] = &[
             rule::RELEASED_VERSION_MISSING,
             rule::RELEASED_VERSION_CHANGED,
             rule::VERSION_UNRELEASED,
+            rule::DOCS_VERSION_MISSING,
+            rule::DOCS_VERSION_UNRELEASED,
+            rule::VERSION_PAGE_REMOVED,
         ],
         reraises: &[],
     },
@@ -129,7 +132,11 @@ pub const CHECKS: &[Check] = &[
         id: "links",
         about: "every link and anchor of a page resolves",
         scope: Scope::Page(links::check_page),
-        rules: &[rule::LINK_BROKEN, rule::ANCHOR_MISSING],
+        rules: &[
+            rule::LINK_BROKEN,
+            rule::ANCHOR_MISSING,
+            rule::LINK_OTHER_VERSION,
+        ],
         reraises: &[],
     },
     Check {

@@ -39,6 +39,82 @@ pub fn check(ctx: &Context) -> Vec<Diagnostic> {
     if let Some(deployed) = &site.deployed {
         out.extend(against_deployed(deployed, &site.bases));
     }
+    out.extend(docs_versions(site));
+    out.extend(removed_pages(site));
+    out
+}
+
+/// The pages of the latest docs version that next does not have: their
+/// stable URLs go away when next is released.
+fn removed_pages(site: &Site) -> Vec<Diagnostic> {
+    use crate::model::site::VersionKind;
+    let index = |kind| site.versions.iter().position(|v| v.kind == kind);
+    let (Some(latest), Some(next)) = (index(VersionKind::Latest), index(VersionKind::Next)) else {
+        return Vec::new();
+    };
+    let in_next: std::collections::HashSet<(&str, &str)> = site
+        .pages
+        .iter()
+        .filter(|p| p.version == next && p.fallback_from.is_none())
+        .map(|p| (p.lang.as_str(), p.rel.as_str()))
+        .collect();
+    site.pages
+        .iter()
+        .filter(|p| p.version == latest && p.fallback_from.is_none())
+        .filter(|p| !in_next.contains(&(p.lang.as_str(), p.rel.as_str())))
+        .map(|p| {
+            Diagnostic::new(
+                rule::VERSION_PAGE_REMOVED,
+                format!(
+                    "{} is not in content/ (next): once next is released, {} answers 404",
+                    p.source.display(),
+                    p.url
+                ),
+            )
+            .in_file(&p.source)
+        })
+        .collect()
+}
+
+/// A frozen docs version stays: recorded lines keep their folder, and a
+/// folder not recorded is said to be so.
+fn docs_versions(site: &Site) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let lock = crate::load::versions::LOCK;
+    let present: Vec<(u64, u64)> = site
+        .versions
+        .iter()
+        .filter_map(|v| crate::load::versions::parse_line(&v.id))
+        .collect();
+    for ((major, minor), lock_line) in &site.frozen {
+        if !present.contains(&(*major, *minor)) {
+            out.push(
+                Diagnostic::new(
+                    rule::DOCS_VERSION_MISSING,
+                    format!("the docs of {major}.{minor} were released, and versions/{major}.{minor}/ is gone"),
+                )
+                .at(crate::diagnostics::Location::line(lock, *lock_line)),
+            );
+        }
+    }
+    for v in &site.versions {
+        let Some(line) = crate::load::versions::parse_line(&v.id) else {
+            continue;
+        };
+        if !site.frozen.contains_key(&line) {
+            out.push(
+                Diagnostic::new(
+                    rule::DOCS_VERSION_UNRELEASED,
+                    format!("the docs of {} are not recorded in {lock}", v.id),
+                )
+                .in_file(v.dir.join(&site.config.default_language).join("index.md"))
+                .help(format!(
+                    "release it: `basepress release v{}.0` (or its newest patch release)",
+                    v.id
+                )),
+            );
+        }
+    }
     out
 }
 

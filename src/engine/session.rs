@@ -117,8 +117,8 @@ pub struct Session {
 /// The last build's checked project and its files.
 struct State {
     checked: Checked,
-    /// Each language's pages in reading order.
-    orders: BTreeMap<String, Vec<usize>>,
+    /// Each docs version's and language's pages in reading order.
+    orders: BTreeMap<(usize, String), Vec<usize>>,
     /// The files of the last good build of this state, when there is one.
     files: Option<Files>,
 }
@@ -128,8 +128,9 @@ struct Files {
     /// Pages whose documents changed while the build failed: rendered
     /// again when it passes.
     stale_pages: BTreeSet<usize>,
-    /// Languages whose search index must be made again, for the same reason.
-    stale_languages: BTreeSet<String>,
+    /// The search indexes (docs version, language) to make again, for the
+    /// same reason.
+    stale_languages: BTreeSet<(usize, String)>,
 }
 
 impl Session {
@@ -268,7 +269,7 @@ impl Session {
             if !std::fs::symlink_metadata(path).ok()?.file_type().is_file() {
                 return None;
             }
-            let new = load::page(&self.root, &old.lang, path).ok()?;
+            let new = load::page(&self.root, &analysis.site, old.version, &old.lang, path).ok()?;
             if !same_place(old, &new) {
                 return None;
             }
@@ -308,7 +309,7 @@ impl State {
         let site = &analysis.site;
 
         // Search indexes: only where the words of a section changed.
-        let mut languages: BTreeSet<String> = BTreeSet::new();
+        let mut languages: BTreeSet<(usize, String)> = BTreeSet::new();
         for (i, old) in &before {
             let page = &site.pages[*i];
             let sections = |doc| render::search::page_sections(&page.lang, &page.title, doc);
@@ -320,7 +321,8 @@ impl State {
                     .into_iter()
                     .flatten()
                 {
-                    languages.insert(site.pages[j].lang.clone());
+                    let p = &site.pages[j];
+                    languages.insert((p.version, p.lang.clone()));
                 }
             }
         }
@@ -328,12 +330,13 @@ impl State {
         // every language (translations list each other's headings).
         let mut show: BTreeSet<usize> = BTreeSet::new();
         for &j in &changed.pages {
-            let rel = &site.pages[j].rel;
+            let p = &site.pages[j];
+            let key = (p.version, p.rel.clone());
             show.extend(
                 analysis
                     .graph
                     .by_rel
-                    .get(rel)
+                    .get(&key)
                     .into_iter()
                     .flatten()
                     .copied(),
@@ -383,8 +386,12 @@ impl State {
             .map(|f| (f.path, Body::Ready(f.bytes)))
             .collect();
         let prefix = site.config.path_prefix();
-        for lang in &files.stale_languages {
-            let order = self.orders.get(lang).map_or(&[][..], Vec::as_slice);
+        for key in &files.stale_languages {
+            let (version, lang) = key;
+            if site.versions.get(*version).is_some_and(|v| !v.published) {
+                continue;
+            }
+            let order = self.orders.get(key).map_or(&[][..], Vec::as_slice);
             let pages = order
                 .iter()
                 .map(|&i| {
@@ -402,8 +409,9 @@ impl State {
                 pages,
                 bytes: OnceLock::new(),
             };
+            let segment = site.versions.get(*version).and_then(|v| v.segment());
             changed.push((
-                render::search::index_path(lang),
+                render::search::index_path(lang, segment),
                 Body::Search(Arc::new(lazy)),
             ));
         }
@@ -438,6 +446,7 @@ fn same_place(old: &Page, new: &Page) -> bool {
         && old.base_line == new.base_line
         && old.body_line == new.body_line
         && old.fallback_from == new.fallback_from
+        && old.version == new.version
 }
 
 /// A rebuild that found errors.

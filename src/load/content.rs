@@ -1,9 +1,11 @@
-//! Pages and assets under `content/<lang>/`, and files under `static/`.
+//! Pages and assets under `content/<lang>/` (and the `content/<lang>/` of
+//! every frozen docs version), and files under `static/`.
 
 use super::{read_input, relative, slash_path, unreadable, walk_files};
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::model::config::Config;
-use crate::model::site::{Asset, Page};
+use crate::model::layout;
+use crate::model::site::{Asset, DocsVersion, Page};
 use crate::yaml;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -23,12 +25,34 @@ struct FrontMatter {
     base: Option<String>,
 }
 
+/// The pages and assets of every docs version, and the files of `static/`.
 pub fn load(
     root: &Path,
     config: &Config,
+    versions: &[DocsVersion],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Page>, Vec<Asset>) {
-    let content = root.join("content");
+    let mut pages = Vec::new();
+    let mut assets = Vec::new();
+    for (i, version) in versions.iter().enumerate() {
+        let (p, a) = load_version(root, config, i, version, diagnostics);
+        pages.extend(p);
+        assets.extend(a);
+    }
+    load_static(root, &mut assets, diagnostics);
+    (pages, assets)
+}
+
+/// The pages (with the untranslated copies) and assets of one docs version.
+fn load_version(
+    root: &Path,
+    config: &Config,
+    index: usize,
+    version: &DocsVersion,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Vec<Page>, Vec<Asset>) {
+    let content = root.join(&version.dir);
+    let segment = version.segment();
     let mut sources: Vec<(String, PathBuf)> = Vec::new();
     let mut assets = Vec::new();
 
@@ -60,7 +84,10 @@ pub fn load(
                             ),
                         )
                         .in_file(relative(root, &path))
-                        .help("move it under content/<lang>/, or add the language to site.yaml"),
+                        .help(format!(
+                            "move it under {}/<lang>/, or add the language to site.yaml",
+                            version.dir.display()
+                        )),
                     );
                 }
             }
@@ -94,7 +121,7 @@ pub fn load(
                 match read_input(root, &path) {
                     Ok(bytes) => assets.push(Asset {
                         source: relative(root, &path),
-                        url: format!("/{}/{rel}", lang.code),
+                        url: format!("{}{rel}", layout::home_url(&lang.code, segment)),
                         bytes,
                     }),
                     Err(d) => diagnostics.push(d),
@@ -105,7 +132,7 @@ pub fn load(
 
     let results: Vec<Result<Page, Diagnostic>> = sources
         .par_iter()
-        .map(|(lang, path)| load_page(root, lang, path))
+        .map(|(lang, path)| load_page(root, index, version, lang, path))
         .collect();
     let mut pages = Vec::with_capacity(results.len());
     for r in results {
@@ -114,15 +141,18 @@ pub fn load(
             Err(d) => diagnostics.push(d),
         }
     }
-
-    pages.extend(fallbacks(config, &pages, diagnostics));
-    load_static(root, &mut assets, diagnostics);
+    pages.extend(fallbacks(config, version, &pages, diagnostics));
     (pages, assets)
 }
 
 /// A copy of each default-language page for every language that lacks a
 /// translation of it, and a finding for each.
-fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>) -> Vec<Page> {
+fn fallbacks(
+    config: &Config,
+    version: &DocsVersion,
+    pages: &[Page],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Page> {
     let default = &config.default_language;
     let have: std::collections::HashSet<(&str, &str)> = pages
         .iter()
@@ -137,10 +167,10 @@ fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>)
             let mut d = Diagnostic::new(
                 rule::TRANSLATION_MISSING,
                 format!(
-                    "{} has no {} translation; readers of /{}/ get this page with a notice",
+                    "{} has no {} translation; readers of {} get this page with a notice",
                     page.source.display(),
                     lang.name,
-                    lang.code
+                    layout::home_url(&lang.code, version.segment())
                 ),
             )
             .in_file(&page.source);
@@ -149,7 +179,7 @@ fn fallbacks(config: &Config, pages: &[Page], diagnostics: &mut Vec<Diagnostic>)
             }
             diagnostics.push(d);
             let mut copy = page.clone();
-            copy.url = page_url(&lang.code, &page.rel);
+            copy.url = layout::page_url(&lang.code, version.segment(), &page.rel);
             copy.lang = lang.code.clone();
             copy.fallback_from = Some(default.clone());
             out.push(copy);
@@ -165,7 +195,14 @@ fn is_url_safe(segment: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-pub(super) fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
+/// Reads one page of docs version `index` (`version`) in `lang`.
+pub(super) fn load_page(
+    root: &Path,
+    index: usize,
+    version: &DocsVersion,
+    lang: &str,
+    path: &Path,
+) -> Result<Page, Diagnostic> {
     let source = relative(root, path);
     let raw = read_input(root, path)?;
     let text = crate::input::utf8(raw, &source, rule::IO_UNREADABLE)?;
@@ -212,15 +249,16 @@ pub(super) fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Di
         ),
     };
     let rel = slash_path(
-        path.strip_prefix(root.join("content").join(lang))
+        path.strip_prefix(root.join(&version.dir).join(lang))
             .unwrap_or(path),
     );
     Ok(Page {
+        version: index,
         base,
         base_line,
         fallback_from: None,
         lang: lang.to_string(),
-        url: page_url(lang, &rel),
+        url: layout::page_url(lang, version.segment(), &rel),
         rel,
         source,
         title: fm.title,
@@ -229,21 +267,6 @@ pub(super) fn load_page(root: &Path, lang: &str, path: &Path) -> Result<Page, Di
         body: body.to_string(),
         body_line,
     })
-}
-
-/// `/es/` for `index.md`, `/es/a/` for `a.md` and `a/index.md`.
-pub fn page_url(lang: &str, rel: &str) -> String {
-    let stem = rel.strip_suffix(".md").unwrap_or(rel);
-    let stem = if stem == "index" {
-        ""
-    } else {
-        stem.strip_suffix("/index").unwrap_or(stem)
-    };
-    if stem.is_empty() {
-        format!("/{lang}/")
-    } else {
-        format!("/{lang}/{stem}/")
-    }
 }
 
 /// Splits `---\n<yaml>\n---\n<body>`, returning the YAML, the body and the
@@ -284,10 +307,13 @@ mod tests {
 
     #[test]
     fn urls_are_pretty() {
-        assert_eq!(page_url("es", "index.md"), "/es/");
-        assert_eq!(page_url("es", "install.md"), "/es/install/");
-        assert_eq!(page_url("es", "k8s/index.md"), "/es/k8s/");
-        assert_eq!(page_url("es", "k8s/drain.md"), "/es/k8s/drain/");
+        use layout::page_url;
+        assert_eq!(page_url("es", None, "index.md"), "/es/");
+        assert_eq!(page_url("es", None, "install.md"), "/es/install/");
+        assert_eq!(page_url("es", None, "k8s/index.md"), "/es/k8s/");
+        assert_eq!(page_url("es", None, "k8s/drain.md"), "/es/k8s/drain/");
+        assert_eq!(page_url("es", Some("1.29"), "index.md"), "/es/1.29/");
+        assert_eq!(page_url("es", Some("next"), "a/b.md"), "/es/next/a/b/");
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod i18n;
 pub mod images;
 pub mod lock;
 mod signatures;
+pub mod versions;
 
 use crate::diagnostics::{rule, Diagnostic};
 use crate::model::site::{Page, Site, TemplateFile};
@@ -54,8 +55,17 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
             None
         }
     };
-    let (pages, assets) = content::load(root, &config, &mut diagnostics);
     let bases = bases::load(root, &mut diagnostics);
+    let publish_next = config.versions.as_ref().is_none_or(|v| v.next);
+    let versions = versions::load(
+        root,
+        publish_next,
+        &bases,
+        images.as_ref(),
+        &mut diagnostics,
+    );
+    let frozen = versions::load_lock(root, &mut diagnostics);
+    let (pages, assets) = content::load(root, &config, &versions, &mut diagnostics);
     let templates = load_templates(root, &mut diagnostics);
     let strings = i18n::load(root, &config, &mut diagnostics);
     let lock = lock::load(root).unwrap_or_else(|d| {
@@ -75,6 +85,8 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         (false, Some(images)) => Some(Site {
             root: root.to_path_buf(),
             config,
+            versions,
+            frozen,
             pages,
             assets,
             bases,
@@ -91,9 +103,19 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
 }
 
 /// Reads one page again, the way [`load`] reads it: `path` is a Markdown
-/// file below `content/<lang>/`, which [`load`] found there.
-pub fn page(root: &Path, lang: &str, path: &Path) -> Result<Page, Diagnostic> {
-    content::load_page(root, lang, path)
+/// file below the `content/<lang>/` of docs version `index` of `site`,
+/// which [`load`] found there.
+pub fn page(
+    root: &Path,
+    site: &Site,
+    index: usize,
+    lang: &str,
+    path: &Path,
+) -> Result<Page, Diagnostic> {
+    let version = site.versions.get(index).ok_or_else(|| {
+        Diagnostic::new(rule::IO_UNREADABLE, "the page's docs version is gone").in_file(path)
+    })?;
+    content::load_page(root, index, version, lang, path)
 }
 
 /// Template overrides: every file below `ROOT/templates/`, named by its
@@ -136,7 +158,7 @@ pub const MAX_FOLDER_DEPTH: usize = 32;
 /// Every file below `dir` (none when it does not exist), sorted, with its
 /// path below `dir` in `/` form. Hidden files and folders are skipped;
 /// symbolic links are reported and skipped, never followed.
-pub(crate) fn walk_files(
+pub fn walk_files(
     root: &Path,
     dir: &Path,
     diagnostics: &mut Vec<Diagnostic>,

@@ -31,6 +31,10 @@ pub struct Config {
     /// releases are unsigned without it.
     #[serde(default)]
     pub signing: Option<SigningConfig>,
+    /// Versioned docs: present, `basepress release` freezes `content/` as
+    /// the docs of the release's line.
+    #[serde(default)]
+    pub versions: Option<VersionsConfig>,
 }
 
 /// `signing:` in site.yaml: who signs the releases, and with which key.
@@ -52,6 +56,22 @@ impl SigningConfig {
     pub fn namespace_for(&self, version: &semver::Version) -> String {
         format!("{}/v{version}", self.namespace)
     }
+}
+
+/// How versioned docs are published.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionsConfig {
+    /// Publish the docs of the coming release at `/<lang>/next/`.
+    #[serde(default = "yes")]
+    pub next: bool,
+    /// Keep the older versions out of search engines (`noindex`).
+    #[serde(default)]
+    pub noindex_older: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -138,6 +158,7 @@ mod tests {
             exceptions: vec![],
             translations: Translations::Optional,
             signing: None,
+            versions: None,
         }
     }
 

@@ -36,6 +36,12 @@ pub const KEYS: &[&str] = &[
     "download",
     "verify",
     "all_versions",
+    "next",
+    "unreleased",
+    "older_notice",
+    "next_notice",
+    "to_latest",
+    "not_in_version",
 ];
 
 /// One language's strings, by key; templates see them as `t.<key>`.

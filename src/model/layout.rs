@@ -38,9 +38,35 @@ pub fn versions_file(lang: &str) -> String {
     format!("{}index.html", versions_page_url(lang))
 }
 
-/// Site path of a language's search index.
-pub fn search_index_path(lang: &str) -> String {
-    format!("/{lang}/search-index.json")
+/// Site path of the search index of a language in a docs version (none:
+/// the latest).
+pub fn search_index_path(lang: &str, version: Option<&str>) -> String {
+    format!("{}search-index.json", home_url(lang, version))
+}
+
+/// The start page of a language in a docs version (none: the latest).
+pub fn home_url(lang: &str, version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("/{lang}/{v}/"),
+        None => format!("/{lang}/"),
+    }
+}
+
+/// `/es/` for `index.md`, `/es/a/` for `a.md` and `a/index.md`, below the
+/// version's segment when it has one (`/es/1.29/a/`).
+pub fn page_url(lang: &str, version: Option<&str>, rel: &str) -> String {
+    let stem = rel.strip_suffix(".md").unwrap_or(rel);
+    let stem = if stem == "index" {
+        ""
+    } else {
+        stem.strip_suffix("/index").unwrap_or(stem)
+    };
+    let home = home_url(lang, version);
+    if stem.is_empty() {
+        home
+    } else {
+        format!("{home}{stem}/")
+    }
 }
 
 /// Site path of a base's folder: `/kubernetes/v1.29.0/base/`.

@@ -14,8 +14,17 @@ use std::path::PathBuf;
 pub struct Site {
     pub root: PathBuf,
     pub config: Config,
-    /// Pages in a stable order: by language (as listed in site.yaml), then
-    /// by source path.
+    /// The docs versions, newest first: the next release's (`content/`),
+    /// when there are frozen ones, then each frozen release line's
+    /// (`versions/<line>/content/`). A project without frozen versions has
+    /// one, `content/`, published as the latest.
+    pub versions: Vec<DocsVersion>,
+    /// The release lines `basepress release` froze the docs of
+    /// (`versions/versions.lock`), as `(major, minor)`, each with its line
+    /// in the lock.
+    pub frozen: std::collections::BTreeMap<(u64, u64), usize>,
+    /// Pages in a stable order: by docs version, by language (as listed in
+    /// site.yaml), then by source path; untranslated copies last.
     pub pages: Vec<Page>,
     /// Files copied as they are: non-Markdown files under `content/<lang>/`
     /// and everything under `static/`.
@@ -71,6 +80,8 @@ impl Site {
             bases: Vec::new(),
             images,
             templates: Vec::new(),
+            versions: Vec::new(),
+            frozen: Default::default(),
             strings: BTreeMap::new(),
             lock: Lock::default(),
             deployed: None,
@@ -79,9 +90,52 @@ impl Site {
     }
 }
 
+/// Where a docs version stands among the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VersionKind {
+    /// The docs of the coming release (`content/`, when frozen versions
+    /// exist), at `/<lang>/next/…`.
+    Next,
+    /// The newest frozen release line (or `content/` of a project without
+    /// versions), at `/<lang>/…`.
+    Latest,
+    /// An older release line, at `/<lang>/<line>/…`.
+    Older,
+}
+
+/// The docs of one release line (`1.29`), or of the coming release.
+#[derive(Debug, Clone)]
+pub struct DocsVersion {
+    /// `1.29`, or `next`.
+    pub id: String,
+    pub kind: VersionKind,
+    /// The folder of its pages, relative to the root (`content`,
+    /// `versions/1.29/content`).
+    pub dir: PathBuf,
+    /// The release its pages document unless their front matter says
+    /// otherwise: the newest base of its line (for next: the newest base),
+    /// else the newest image release of its line; none without either.
+    pub release: Option<Version>,
+    /// Whether its pages are published (next may be kept unpublished).
+    pub published: bool,
+}
+
+impl DocsVersion {
+    /// The URL segment after the language: none for the latest.
+    pub fn segment(&self) -> Option<&str> {
+        match self.kind {
+            VersionKind::Latest => None,
+            _ => Some(&self.id),
+        }
+    }
+}
+
 /// One Markdown page in one language.
 #[derive(Debug, Clone)]
 pub struct Page {
+    /// Its docs version: an index in `Site::versions`.
+    pub version: usize,
     pub lang: String,
     /// Path below `content/<lang>/`, with `/` separators (`kubernetes/install.md`).
     pub rel: String,

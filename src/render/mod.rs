@@ -24,7 +24,7 @@ use crate::diagnostics::Diagnostic;
 use crate::model::document::{Document, Heading};
 use crate::model::i18n::Strings;
 use crate::model::layout;
-use crate::model::site::{Page, Site};
+use crate::model::site::{Page, Site, VersionKind};
 use bytes::Bytes;
 use highlight::Highlighter;
 use nav::Tree;
@@ -111,6 +111,40 @@ struct PageContext<'a> {
     translations: Vec<Translation<'a>>,
     previous: Option<Neighbour<'a>>,
     next: Option<Neighbour<'a>>,
+    /// The page's docs version, when the site has several.
+    version: Option<VersionContext<'a>>,
+    /// Every published docs version, for the picker (empty without
+    /// versions).
+    docs_versions: Vec<VersionChoice>,
+}
+
+/// The docs version of a page, as templates see it.
+#[derive(Serialize, Clone)]
+struct VersionContext<'a> {
+    id: &'a str,
+    /// What the picker shows: `1.30`, or the word for the next release.
+    label: String,
+    kind: VersionKind,
+    /// Keep it out of search engines.
+    noindex: bool,
+    /// For an older version or next: what the banner says, and where the
+    /// same page (or the start page) of the latest version is.
+    banner: Option<String>,
+    banner_link: Option<String>,
+    latest_url: Option<String>,
+}
+
+/// One docs version in the picker of a page.
+#[derive(Serialize)]
+struct VersionChoice {
+    label: String,
+    url: String,
+    current: bool,
+    latest: bool,
+    next: bool,
+    /// When the page is not in that version: what the picker says of its
+    /// start page, which `url` leads to.
+    missing: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -141,10 +175,13 @@ pub struct Renderer<'a> {
     /// The date of the sitemap's entries (from `SOURCE_DATE_EPOCH`).
     lastmod: Option<&'a str>,
     context: SiteContext<'a>,
-    /// Per language: the content tree and its reading order.
-    trees: BTreeMap<&'a str, (Tree<'a>, Vec<&'a Page>)>,
-    /// Page and document by language and source path.
-    by_source: HashMap<(&'a str, &'a str), (&'a Page, &'a Document)>,
+    /// Per docs version and language: the content tree and its reading
+    /// order.
+    trees: BTreeMap<(usize, &'a str), (Tree<'a>, Vec<&'a Page>)>,
+    /// Page and document by docs version, language and source path.
+    by_source: HashMap<(usize, &'a str, &'a str), (&'a Page, &'a Document)>,
+    /// The latest docs version.
+    latest: usize,
     /// Whether a template of the project reads the navigation as data
     /// (`nav`): the default ones read its HTML (`nav_html`) only.
     nav_data: bool,
@@ -183,22 +220,29 @@ impl<'a> Renderer<'a> {
                 })
                 .collect(),
         };
-        let trees = site
-            .config
-            .languages
-            .iter()
-            .map(|l| {
-                let tree = Tree::new(site.pages.iter().filter(|p| p.lang == l.code));
+        let trees = trees(site)
+            .into_iter()
+            .map(|(key, tree)| {
                 let order = tree.reading_order();
-                (l.code.as_str(), (tree, order))
+                (key, (tree, order))
             })
             .collect();
         let by_source = site
             .pages
             .iter()
             .zip(&analysis.docs)
-            .map(|(p, d)| ((p.lang.as_str(), p.rel.as_str()), (p, d.as_ref())))
+            .map(|(p, d)| {
+                (
+                    (p.version, p.lang.as_str(), p.rel.as_str()),
+                    (p, d.as_ref()),
+                )
+            })
             .collect();
+        let latest = site
+            .versions
+            .iter()
+            .position(|v| v.kind == VersionKind::Latest)
+            .unwrap_or(0);
         Renderer {
             site,
             analysis,
@@ -208,6 +252,7 @@ impl<'a> Renderer<'a> {
             context,
             trees,
             by_source,
+            latest,
             nav_data: templates::project_reads(site, "nav"),
             no_strings: Strings::default(),
         }
@@ -218,13 +263,94 @@ impl<'a> Renderer<'a> {
         self.site.strings.get(lang).unwrap_or(&self.no_strings)
     }
 
-    /// A template context with the variables every template receives.
-    fn context(&self, lang: &str) -> tera::Context {
+    /// A template context with the variables every template receives,
+    /// for a page of docs version `version` in `lang`.
+    fn context(&self, lang: &str, version: usize) -> tera::Context {
         let mut ctx = tera::Context::new();
         ctx.insert("site", &self.context);
         ctx.insert("lang", &language(self.site, lang));
         ctx.insert("t", self.strings(lang));
+        let segment = self.site.versions.get(version).and_then(|v| v.segment());
+        ctx.insert("search_index", &search::index_path(lang, segment));
         ctx
+    }
+
+    /// The page's docs version and the picker's choices, when the site has
+    /// several published versions.
+    fn versions_of(&self, page: &'a Page) -> (Option<VersionContext<'a>>, Vec<VersionChoice>) {
+        let site = self.site;
+        let published: Vec<usize> = (0..site.versions.len())
+            .filter(|&v| site.versions[v].published)
+            .collect();
+        let Some(own) = site.versions.get(page.version) else {
+            return (None, Vec::new());
+        };
+        if published.len() < 2 {
+            return (None, Vec::new());
+        }
+        let t = self.strings(&page.lang);
+        let label = |v: usize| {
+            let version = &site.versions[v];
+            match version.kind {
+                VersionKind::Next => t.get("next").to_string(),
+                _ => version.id.clone(),
+            }
+        };
+        let same = |v: usize| {
+            self.by_source
+                .get(&(v, page.lang.as_str(), page.rel.as_str()))
+                .map(|(p, _)| p.url.clone())
+        };
+        let home =
+            |v: usize| crate::model::layout::home_url(&page.lang, site.versions[v].segment());
+        let latest = &site.versions[self.latest];
+        let latest_url = same(self.latest).unwrap_or_else(|| home(self.latest));
+        let (banner, banner_link) = match own.kind {
+            VersionKind::Latest => (None, None),
+            VersionKind::Older => (
+                Some(t.get("older_notice").replace("{version}", &own.id)),
+                Some(t.get("to_latest").replace("{latest}", &latest.id)),
+            ),
+            VersionKind::Next => (
+                Some(t.get("next_notice").to_string()),
+                Some(t.get("to_latest").replace("{latest}", &latest.id)),
+            ),
+        };
+        let noindex = match own.kind {
+            VersionKind::Latest => false,
+            VersionKind::Next => true,
+            VersionKind::Older => site
+                .config
+                .versions
+                .as_ref()
+                .is_some_and(|c| c.noindex_older),
+        };
+        let context = VersionContext {
+            id: &own.id,
+            label: label(page.version),
+            kind: own.kind,
+            noindex,
+            banner,
+            banner_link,
+            latest_url: (own.kind != VersionKind::Latest).then_some(latest_url),
+        };
+        let choices = published
+            .iter()
+            .map(|&v| {
+                let found = same(v);
+                VersionChoice {
+                    label: label(v),
+                    missing: found
+                        .is_none()
+                        .then(|| t.get("not_in_version").replace("{version}", &label(v))),
+                    url: found.unwrap_or_else(|| home(v)),
+                    current: v == page.version,
+                    latest: site.versions[v].kind == VersionKind::Latest,
+                    next: site.versions[v].kind == VersionKind::Next,
+                }
+            })
+            .collect();
+        (Some(context), choices)
     }
 
     /// The page in every language that has it, with the heading ids that
@@ -236,7 +362,8 @@ impl<'a> Renderer<'a> {
             .languages
             .iter()
             .filter_map(|l| {
-                let (p, d) = self.by_source.get(&(l.code.as_str(), page.rel.as_str()))?;
+                let key = (page.version, l.code.as_str(), page.rel.as_str());
+                let (p, d) = self.by_source.get(&key)?;
                 let anchors = if p.lang != page.lang && levels(d) == levels(doc) {
                     d.headings.iter().map(|h| h.id.as_str()).collect()
                 } else {
@@ -253,12 +380,24 @@ impl<'a> Renderer<'a> {
             .collect()
     }
 
-    /// URL of the original of an untranslated copy, else the page's own.
+    /// The URL search engines should index for a page: for an untranslated
+    /// copy, that of its original; for a page of an older version or of
+    /// next, that of the same page in the latest version when it has it
+    /// (translated); else the page's own.
     fn canonical(&self, page: &'a Page) -> &'a str {
-        page.fallback_from
+        let original = page
+            .fallback_from
             .as_deref()
-            .and_then(|from| self.by_source.get(&(from, page.rel.as_str())))
-            .map_or(page.url.as_str(), |(p, _)| p.url.as_str())
+            .and_then(|from| self.by_source.get(&(page.version, from, page.rel.as_str())))
+            .map(|(p, _)| *p)
+            .unwrap_or(page);
+        if original.version == self.latest {
+            return original.url.as_str();
+        }
+        self.by_source
+            .get(&(self.latest, original.lang.as_str(), original.rel.as_str()))
+            .filter(|(p, _)| p.fallback_from.is_none())
+            .map_or(original.url.as_str(), |(p, _)| p.url.as_str())
     }
 
     /// The HTML of a page's Markdown.
@@ -277,8 +416,14 @@ impl<'a> Renderer<'a> {
         doc: &'a Document,
         cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
     ) -> Result<(OutFile, Option<[u8; 32]>, bool), Diagnostic> {
-        let (tree, order) = &self.trees[page.lang.as_str()];
+        let Some((tree, order)) = self.trees.get(&(page.version, page.lang.as_str())) else {
+            return Err(Diagnostic::new(
+                crate::diagnostics::rule::TEMPLATE_INVALID,
+                format!("{} is in no navigation tree", page.source.display()),
+            ));
+        };
         let pos = order.iter().position(|p| std::ptr::eq(*p, page));
+        let (version, docs_versions) = self.versions_of(page);
         let neighbour = |p: &&'a Page| Neighbour {
             title: &p.title,
             url: &p.url,
@@ -298,6 +443,8 @@ impl<'a> Renderer<'a> {
                 .and_then(|i| i.checked_sub(1))
                 .map(|i| neighbour(&order[i])),
             next: pos.and_then(|i| order.get(i + 1)).map(neighbour),
+            version,
+            docs_versions,
         };
         let nav = tree.for_page(Some(page));
         let key: Option<[u8; 32]> = cache.map(|(templates, _)| {
@@ -326,7 +473,7 @@ impl<'a> Renderer<'a> {
         }
         let content = self.page_html(page, doc);
         page_ctx.content = &content;
-        let mut ctx = self.context(&page.lang);
+        let mut ctx = self.context(&page.lang, page.version);
         ctx.insert("page", &page_ctx);
         ctx.insert("nav_html", &nav::html(&nav, &self.context.prefix));
         if self.nav_data {
@@ -376,9 +523,16 @@ impl<'a> Renderer<'a> {
                 .collect(),
             previous: None,
             next: None,
+            version: None,
+            docs_versions: Vec::new(),
         };
-        let (tree, _) = &self.trees[lang];
-        let mut ctx = self.context(lang);
+        let Some((tree, _)) = self.trees.get(&(self.latest, lang)) else {
+            return Err(Diagnostic::new(
+                crate::diagnostics::rule::TEMPLATE_INVALID,
+                format!("the language `{lang}` has no pages"),
+            ));
+        };
+        let mut ctx = self.context(lang, self.latest);
         ctx.insert("page", &page_ctx);
         let nav = tree.for_page(None);
         ctx.insert("nav_html", &nav::html(&nav, &self.context.prefix));
@@ -411,16 +565,22 @@ impl<'a> Renderer<'a> {
                 .collect()
         };
         let mut entries = Vec::new();
-        let mut rels: Vec<&str> = self.site.pages.iter().map(|p| p.rel.as_str()).collect();
+        let mut rels: Vec<(usize, &str)> = self
+            .site
+            .pages
+            .iter()
+            .filter(|p| self.published(p))
+            .map(|p| (p.version, p.rel.as_str()))
+            .collect();
         rels.sort_unstable();
         rels.dedup();
-        for rel in rels {
+        for (version, rel) in rels {
             let urls = self
                 .site
                 .config
                 .languages
                 .iter()
-                .filter_map(|l| self.by_source.get(&(l.code.as_str(), rel)))
+                .filter_map(|l| self.by_source.get(&(version, l.code.as_str(), rel)))
                 .filter(|(p, _)| p.fallback_from.is_none())
                 .map(|(p, _)| (p.lang.as_str(), p.url.clone()))
                 .collect();
@@ -437,6 +597,14 @@ impl<'a> Renderer<'a> {
         entries
     }
 
+    /// Whether a page is published (its docs version is).
+    fn published(&self, page: &Page) -> bool {
+        self.site
+            .versions
+            .get(page.version)
+            .is_none_or(|v| v.published)
+    }
+
     /// Renders the pages `which` (indexes in `site.pages`) through
     /// templates, as [`Renderer::site_into`] renders them.
     pub fn pages(&self, which: &[usize]) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
@@ -445,6 +613,7 @@ impl<'a> Renderer<'a> {
         let (files, errors): (Vec<_>, Vec<_>) = which
             .par_iter()
             .filter_map(|&i| Some((site.pages.get(i)?, docs.get(i)?.as_ref())))
+            .filter(|(page, _)| self.published(page))
             .map(|(page, doc)| self.render_page(page, doc, None).map(|(f, _, _)| f))
             .partition(Result::is_ok);
         if errors.is_empty() {
@@ -507,6 +676,7 @@ impl<'a> Renderer<'a> {
             .pages
             .par_iter()
             .zip(self.analysis.docs.par_iter())
+            .filter(|(page, _)| self.published(page))
             .map(|(page, doc)| {
                 let (file, key, hit) = self.render_page(page, doc, lookup)?;
                 let kept = key.map(|k| (k, file.bytes.clone()));
@@ -537,7 +707,7 @@ impl<'a> Renderer<'a> {
             others.push(self.render_versions(&l.code));
         }
         let default_lang = &site.config.default_language;
-        let mut ctx = self.context(default_lang);
+        let mut ctx = self.context(default_lang, self.latest);
         ctx.insert("target", &format!("/{default_lang}/"));
         for (name, path) in [
             ("redirect.html", layout::ROOT_PATH),
@@ -560,16 +730,20 @@ impl<'a> Renderer<'a> {
             return Err(errors);
         }
 
-        let by_language: BTreeMap<&str, Vec<(&Page, &Document)>> = self
+        let by_language: BTreeMap<(usize, &str), Vec<(&Page, &Document)>> = self
             .trees
             .iter()
-            .map(|(lang, (_, order))| {
+            .filter(|((v, _), _)| site.versions.get(*v).is_none_or(|v| v.published))
+            .map(|(key, (_, order))| {
                 let pages = order
                     .iter()
-                    .filter_map(|p| self.by_source.get(&(p.lang.as_str(), p.rel.as_str())))
+                    .filter_map(|p| {
+                        self.by_source
+                            .get(&(p.version, p.lang.as_str(), p.rel.as_str()))
+                    })
                     .copied()
                     .collect();
-                (*lang, pages)
+                (*key, pages)
             })
             .collect();
         let mut files = search::files(site, &by_language);
@@ -600,26 +774,44 @@ impl<'a> Renderer<'a> {
     }
 }
 
-/// The pages of each language, as indexes in `site.pages`, in reading
-/// order (the order of the navigation and of the search index).
-pub fn reading_orders(site: &Site) -> BTreeMap<String, Vec<usize>> {
-    let by_source: HashMap<(&str, &str), usize> = site
+/// The content tree of each docs version and language.
+fn trees(site: &Site) -> BTreeMap<(usize, &str), Tree<'_>> {
+    let mut out = BTreeMap::new();
+    for v in 0..site.versions.len().max(1) {
+        for l in &site.config.languages {
+            let pages = site
+                .pages
+                .iter()
+                .filter(|p| p.version == v && p.lang == l.code);
+            out.insert((v, l.code.as_str()), Tree::new(pages));
+        }
+    }
+    out
+}
+
+/// The pages of each docs version and language, as indexes in
+/// `site.pages`, in reading order (the order of the navigation and of the
+/// search index).
+pub fn reading_orders(site: &Site) -> BTreeMap<(usize, String), Vec<usize>> {
+    let by_source: HashMap<(usize, &str, &str), usize> = site
         .pages
         .iter()
         .enumerate()
-        .map(|(i, p)| ((p.lang.as_str(), p.rel.as_str()), i))
+        .map(|(i, p)| ((p.version, p.lang.as_str(), p.rel.as_str()), i))
         .collect();
-    site.config
-        .languages
-        .iter()
-        .map(|l| {
-            let tree = Tree::new(site.pages.iter().filter(|p| p.lang == l.code));
+    trees(site)
+        .into_iter()
+        .map(|((v, lang), tree)| {
             let order = tree
                 .reading_order()
                 .into_iter()
-                .filter_map(|p| by_source.get(&(p.lang.as_str(), p.rel.as_str())).copied())
+                .filter_map(|p| {
+                    by_source
+                        .get(&(p.version, p.lang.as_str(), p.rel.as_str()))
+                        .copied()
+                })
                 .collect();
-            (l.code.clone(), order)
+            ((v, lang.to_string()), order)
         })
         .collect()
 }

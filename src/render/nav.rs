@@ -244,6 +244,7 @@ mod tests {
             rel.trim_end_matches("index.md").replace(".md", "/")
         );
         Page {
+            version: 0,
             lang: "en".into(),
             rel: rel.into(),
             source: format!("content/en/{rel}").into(),

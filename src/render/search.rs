@@ -39,9 +39,9 @@ const MIN_WORD: usize = 2;
 /// Longer "words" are hashes and digests, which nobody types.
 const MAX_WORD: usize = 32;
 
-/// Site path of a language's index.
-pub fn index_path(lang: &str) -> String {
-    layout::search_index_path(lang)
+/// Site path of a language's index in a docs version (none: the latest).
+pub fn index_path(lang: &str, version: Option<&str>) -> String {
+    layout::search_index_path(lang, version)
 }
 
 /// Words too common to help a search, by language, folded.
@@ -284,13 +284,19 @@ fn gaps(sorted: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-/// One index per language of the site.
-pub fn files(site: &Site, orders: &BTreeMap<&str, Vec<(&Page, &Document)>>) -> Vec<OutFile> {
+/// One index per language and docs version of the site.
+pub fn files(
+    site: &Site,
+    orders: &BTreeMap<(usize, &str), Vec<(&Page, &Document)>>,
+) -> Vec<OutFile> {
     // One language at a time (each is built in parallel), so that only
     // one language's words are in memory.
     orders
         .iter()
-        .map(|(lang, pages)| OutFile::new(index_path(lang), index(site, lang, pages)))
+        .map(|((version, lang), pages)| {
+            let segment = site.versions.get(*version).and_then(|v| v.segment());
+            OutFile::new(index_path(lang, segment), index(site, lang, pages))
+        })
         .collect()
 }
 

@@ -370,3 +370,76 @@ fn no_request_leaves_loopback() {
         );
     });
 }
+
+#[test]
+fn docs_versions_picker_banner_canonical_and_search() {
+    if !have_browser() {
+        return;
+    }
+    with_browser(DESKTOP.0, DESKTOP.1, |b: Arc<Browser>| async move {
+        // The picker goes to the same page in the other version.
+        b.goto("/es/installation/#descargar-la-base").await;
+        assert_eq!(
+            b.js("return !!document.querySelector('.version-banner');")
+                .await,
+            Value::Bool(false),
+            "the latest has no banner"
+        );
+        b.click("details.versions summary").await;
+        b.click("details.versions a[href='/es/1.29/installation/']")
+            .await;
+        b.until(
+            "the 1.29 page",
+            "return location.pathname === '/es/1.29/installation/' && document.readyState === 'complete';",
+        )
+        .await;
+        // An old version says so, links the latest page and names it canonical.
+        let banner = b
+            .js("const p = document.querySelector('.version-banner'); return p ? [p.textContent, p.querySelector('a').getAttribute('href')] : null;")
+            .await;
+        assert!(
+            banner[0].as_str().unwrap_or_default().contains("1.29"),
+            "{banner}"
+        );
+        assert_eq!(banner[1], "/es/installation/", "{banner}");
+        let canonical = b
+            .js("return document.querySelector('link[rel=canonical]').href;")
+            .await;
+        assert!(
+            canonical
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("/es/installation/"),
+            "{canonical}"
+        );
+        // The language switcher stays in 1.29.
+        b.click(".languages a[hreflang='pt']").await;
+        b.until(
+            "the Portuguese 1.29 page",
+            "return location.pathname === '/pt/1.29/installation/';",
+        )
+        .await;
+
+        // A page 1.28 does not have: the picker leads to 1.28's home, and says so.
+        b.goto("/es/multiple-agents/").await;
+        let entry = b
+            .js("const a = [...document.querySelectorAll('details.versions a')].find(a => a.textContent.startsWith('1.28')); return a ? [a.getAttribute('href'), !!a.querySelector('.missing')] : null;")
+            .await;
+        assert_eq!(entry, serde_json::json!(["/es/1.28/", true]));
+
+        // Next is unreleased and out of search engines.
+        b.goto("/es/next/installation/").await;
+        let next = b
+            .js("return [!!document.querySelector('.version-banner'), document.querySelector('meta[name=robots]')?.content || ''];")
+            .await;
+        assert_eq!(next[0], Value::Bool(true), "{next}");
+        assert!(
+            next[1].as_str().unwrap_or_default().contains("noindex"),
+            "{next}"
+        );
+
+        // Search stays in the reader's version.
+        let (path, _) = search_and_follow(&b, "/es/1.29/installation/", "drenaje").await;
+        assert!(path.starts_with("/es/1.29/"), "{path}");
+    });
+}

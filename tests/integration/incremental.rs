@@ -289,14 +289,17 @@ fn random_page_edits_give_what_a_full_build_gives() {
             );
         }
     }
-    let project = copy_repo();
+    // The repository with its docs versions: pages of next, of the latest
+    // and of an older version are edited.
+    let project = copy_repo_with_versions();
     let root = project.path();
     // The first shows no overlay, so one added there is assembled alone.
     let pages = [
         "content/en/egress.md",
-        "content/en/shutdown.md",
-        "content/es/installation.md",
+        "versions/1.30/content/en/shutdown.md",
+        "versions/1.29/content/es/installation.md",
         "content/pt/secrets.md",
+        "versions/1.28/content/pt/secrets.md",
     ];
     let originals: Vec<String> = pages.iter().map(|p| read(root, p)).collect();
     let mut current = originals.clone();

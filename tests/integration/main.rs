@@ -21,3 +21,4 @@ mod safety;
 mod serve;
 mod signing;
 mod site;
+mod versions;

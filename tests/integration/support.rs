@@ -278,7 +278,25 @@ pub fn verify_downloaded_base(work: &Path, version: &str, with_kubectl: bool) {
     }
 }
 
-/// A temporary copy of this repository's docs project.
+/// A temporary copy of this repository's docs project, with its docs
+/// versions (`versions/`).
+pub fn copy_repo_with_versions() -> tempfile::TempDir {
+    let dir = copy_repo();
+    let src = repo();
+    for e in walkdir::WalkDir::new(src.join("versions")) {
+        let e = e.unwrap();
+        let to = dir.path().join(e.path().strip_prefix(&src).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
+    dir
+}
+
+/// A temporary copy of this repository's docs project without its docs
+/// versions: `content/` is the one version, published as the latest.
 pub fn copy_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let src = repo();
@@ -289,6 +307,7 @@ pub fn copy_repo() -> tempfile::TempDir {
         "bases",
         "templates",
         "static",
+        "i18n",
     ] {
         let from = src.join(item);
         if !from.exists() {

@@ -1,0 +1,316 @@
+//! Versioned docs: `content/` is next, `versions/<line>/content/` the
+//! frozen release lines, `versions/versions.lock` the record of them. The
+//! URLs, the picker, the banners and the checks of each version.
+
+use crate::support::*;
+
+/// The test project with two frozen lines, 1.0 and 1.1 (the latest), and
+/// next in `content/`.
+fn versioned() -> Project {
+    let p = Project::new();
+    for line in ["1.0", "1.1"] {
+        for (lang, title) in [("en", "Home"), ("es", "Inicio")] {
+            p.write(
+                &format!("versions/{line}/content/{lang}/index.md"),
+                &format!(
+                    "---\ntitle: {title}\n---\n# {title} {line}\n\nSee [install](install.md).\n"
+                ),
+            );
+            p.write(
+                &format!("versions/{line}/content/{lang}/install.md"),
+                &format!("---\ntitle: Install\n---\n# Install {line}\n\n## Steps\n"),
+            );
+        }
+    }
+    // A page only 1.1 and next have.
+    p.write(
+        "versions/1.1/content/en/upgrade.md",
+        "---\ntitle: Upgrade\n---\n# Upgrade\n",
+    );
+    p.write(
+        "content/en/upgrade.md",
+        "---\ntitle: Upgrade\n---\n# Upgrade next\n",
+    );
+    p.write("versions/versions.lock", "1.0\n1.1\n");
+    p
+}
+
+fn read(p: &Project, rel: &str) -> String {
+    std::fs::read_to_string(p.out().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The findings of `rule` in a `check --format json` run.
+fn findings(p: &Project, rule: &str) -> (i32, Vec<serde_json::Value>) {
+    let (code, report) = p.check_json();
+    let found = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .cloned()
+        .collect();
+    (code, found)
+}
+
+#[test]
+fn the_latest_is_at_the_stable_urls_older_ones_below_their_line() {
+    let p = versioned();
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(read(&p, "en/index.html").contains("Home 1.1"));
+    assert!(read(&p, "en/1.0/index.html").contains("Home 1.0"));
+    assert!(read(&p, "en/next/index.html").contains("Home"));
+    assert!(read(&p, "en/1.0/install/index.html").contains("Install 1.0"));
+    assert!(read(&p, "es/1.0/install/index.html").contains("Install 1.0"));
+    // 1.1 is the latest: not published a second time below its line.
+    assert!(!p.out().join("en/1.1").exists());
+    // Links stay in their version.
+    let old = read(&p, "en/1.0/index.html");
+    assert!(old.contains("href=\"/en/1.0/install/\""), "{old}");
+
+    // Old versions: a banner and a canonical link to the latest page.
+    let install = read(&p, "en/1.0/install/index.html");
+    assert!(
+        install.contains("<link rel=\"canonical\" href=\"https://docs.example.com/en/install/\""),
+        "{install}"
+    );
+    assert!(install.contains("version-banner"), "{install}");
+    assert!(install.contains("href=\"/en/install/\""), "{install}");
+    // Next: unreleased, kept out of search engines.
+    let next = read(&p, "en/next/install/index.html");
+    assert!(next.contains("version-banner"), "{next}");
+    assert!(next.contains("noindex"), "{next}");
+    // The latest has no banner.
+    assert!(!read(&p, "en/install/index.html").contains("version-banner"));
+
+    // The sitemap lists each version's pages.
+    let sitemap = read(&p, "sitemap.xml");
+    for url in ["/en/install/", "/en/1.0/install/", "/es/1.0/install/"] {
+        assert!(
+            sitemap.contains(&format!("https://docs.example.com{url}")),
+            "{url} not in {sitemap}"
+        );
+    }
+    // Search is per language and per version.
+    for index in [
+        "en/search-index.json",
+        "en/1.0/search-index.json",
+        "es/1.0/search-index.json",
+    ] {
+        assert!(p.out().join(index).is_file(), "{index}");
+    }
+    let old_index = read(&p, "en/1.0/search-index.json");
+    assert!(old_index.contains("/en/1.0/install/"), "{old_index}");
+    assert!(!old_index.contains("\"/en/install/\""), "{old_index}");
+}
+
+#[test]
+fn the_picker_goes_to_the_same_page_or_to_the_version_home() {
+    let p = versioned();
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let upgrade = read(&p, "en/upgrade/index.html");
+    // 1.0 has no upgrade page: the picker leads to its home.
+    assert!(upgrade.contains("href=\"/en/1.0/\""), "{upgrade}");
+    assert!(upgrade.contains("href=\"/en/next/upgrade/\""), "{upgrade}");
+    let install = read(&p, "en/1.0/install/index.html");
+    assert!(install.contains("href=\"/en/next/install/\""), "{install}");
+    // The language switcher stays within the version.
+    assert!(install.contains("href=\"/es/1.0/install/\""), "{install}");
+}
+
+#[test]
+fn next_can_stay_unpublished() {
+    let p = versioned();
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write("site.yaml", &format!("{site}versions:\n  next: false\n"));
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!p.out().join("en/next").exists());
+    assert!(p.out().join("en/1.0/index.html").is_file());
+}
+
+#[test]
+fn a_link_to_a_page_only_another_version_has_is_an_error() {
+    let p = versioned();
+    p.write(
+        "versions/1.0/content/en/install.md",
+        "---\ntitle: Install\n---\n# Install\n\nThen [upgrade](upgrade.md).\n",
+    );
+    let (code, found) = findings(&p, "link-other-version");
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        found[0]["location"]["file"],
+        "versions/1.0/content/en/install.md"
+    );
+    assert_eq!(found[0]["location"]["line"], 6);
+    assert!(
+        found[0]["message"].as_str().unwrap().contains("upgrade.md"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_recorded_version_whose_folder_is_gone() {
+    let p = versioned();
+    p.write("versions/versions.lock", "1.0\n1.1\n0.9\n");
+    let (code, found) = findings(&p, "docs-version-missing");
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["location"]["file"], "versions/versions.lock");
+    assert_eq!(found[0]["location"]["line"], 3, "{found:#?}");
+}
+
+#[test]
+fn a_version_folder_not_recorded_is_a_warning() {
+    let p = versioned();
+    p.write("versions/versions.lock", "1.1\n");
+    let (_, found) = findings(&p, "docs-version-unreleased");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["severity"], "warning");
+    assert_eq!(
+        found[0]["location"]["file"],
+        "versions/1.0/content/en/index.md"
+    );
+}
+
+#[test]
+fn a_page_of_the_latest_missing_from_next_is_said() {
+    let p = versioned();
+    p.remove("content/en/upgrade.md");
+    let (_, found) = findings(&p, "version-page-removed");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(
+        found[0]["location"]["file"],
+        "versions/1.1/content/en/upgrade.md"
+    );
+}
+
+#[test]
+fn a_lock_line_that_is_not_a_release_line() {
+    let p = versioned();
+    p.write("versions/versions.lock", "1.0\n1.1.0\n");
+    let (code, found) = findings(&p, "lock-invalid");
+    assert_eq!(code, 2);
+    assert_eq!(found[0]["location"]["line"], 2, "{found:#?}");
+}
+
+#[test]
+fn each_version_is_checked_against_its_own_image_release() {
+    // The repository's 1.28 docs: RUNNER_HEALTH_DIR came with 1.29.0.
+    let repo = copy_repo_with_versions();
+    let page = repo.path().join("versions/1.28/content/en/index.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let line = text.lines().count() + 2;
+    std::fs::write(&page, format!("{text}\nSet `RUNNER_HEALTH_DIR` too.\n")).unwrap();
+    let o = run(&[
+        "check",
+        "--root",
+        &repo.path().to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "doc-env-key-unknown")
+        .collect();
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(
+        found[0]["location"]["file"],
+        "versions/1.28/content/en/index.md"
+    );
+    assert_eq!(found[0]["location"]["line"], line as u64, "{report:#}");
+    assert!(
+        found[0]["message"].as_str().unwrap().contains("1.28"),
+        "{report:#}"
+    );
+    // The same sentence in next is fine: next documents 1.30.
+    let next = repo.path().join("content/en/index.md");
+    let text = std::fs::read_to_string(&next).unwrap();
+    std::fs::write(&next, format!("{text}\nSet `RUNNER_HEALTH_DIR` too.\n")).unwrap();
+    let o = run(&[
+        "check",
+        "--root",
+        &repo.path().to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let count = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "doc-env-key-unknown")
+        .count();
+    assert_eq!(count, 1, "{report:#}");
+}
+
+#[test]
+fn release_freezes_next_once_per_release_line() {
+    let p = Project::new();
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write("site.yaml", &format!("{site}versions:\n  next: true\n"));
+    let root = p.root().to_string_lossy().into_owned();
+    let o = run(&["release", "v1.1.0", "--root", &root]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    for f in [
+        "en/index.md",
+        "en/install.md",
+        "es/index.md",
+        "es/install.md",
+    ] {
+        let frozen = std::fs::read(p.path(&format!("versions/1.1/content/{f}"))).unwrap();
+        assert_eq!(
+            frozen,
+            std::fs::read(p.path(&format!("content/{f}"))).unwrap()
+        );
+    }
+    let lock = std::fs::read_to_string(p.path("versions/versions.lock")).unwrap();
+    assert!(lock.lines().any(|l| l == "1.1"), "{lock}");
+    // The project is now versioned: 1.1 at the stable URLs, next below.
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\nweight: 2\n---\n# Install soon\n\n## Steps\n",
+    );
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(read(&p, "en/next/install/index.html").contains("Install soon"));
+    assert!(!read(&p, "en/install/index.html").contains("Install soon"));
+    // A patch release of the same line shares its docs: nothing is copied
+    // again and the frozen page keeps its text.
+    p.write("bases/v1.1.1/kustomization.yaml", KUSTOMIZATION);
+    p.write("bases/v1.1.1/deployment.yaml", DEPLOYMENT);
+    p.write("bases/v1.1.1/config.env", "MODE=a\n");
+    let images = std::fs::read_to_string(p.path("image-releases.yaml")).unwrap();
+    p.write(
+        "image-releases.yaml",
+        &images.replace("[1.0.0, 1.1.0]", "[1.0.0, 1.1.0, 1.1.1]"),
+    );
+    let o = run(&["release", "v1.1.1", "--root", &root]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("already frozen")
+            || stderr(&o).contains("already frozen"),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        stderr(&o)
+    );
+    let frozen = std::fs::read_to_string(p.path("versions/1.1/content/en/install.md")).unwrap();
+    assert!(!frozen.contains("Install soon"), "{frozen}");
+}
+
+#[test]
+fn versioned_builds_are_byte_identical() {
+    let p = versioned();
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let first = tree(&p.out());
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(first == tree(&p.out()), "a second build differs");
+}
