@@ -324,6 +324,12 @@ pub mod rule {
         MANIFEST_REQUIRED_FIELD_MISSING = "manifest-required-field-missing", Check, Error,
             "A built object lacks a field the API server requires: a required property of its Kubernetes OpenAPI schema, or one the API's validation requires (a container in a pod, an access mode and a storage request in a volume claim), so `kubectl apply` fails.",
             "Add the field, or fix the patch that removed it.";
+        IMAGE_DATA_MISMATCH = "image-data-mismatch", Check, Error,
+            "The image release data says something of a release that its image contradicts: a command the image does not have, another user, a port it does not say, another environment default.",
+            "Correct the image data for that release (`basepress image inspect SOURCE:TAG` shows what the image has), or point the image source at the right image.";
+        IMAGE_VERSION_MISMATCH = "image-version-mismatch", Check, Error,
+            "The image read for a base has an `org.opencontainers.image.version` label that is not the base's version, so it is not the image of that release.",
+            "Point the image source at the release's own image, or fix the label where the image is built.";
     }
 
     /// Looks a rule up by its id.

@@ -9,6 +9,7 @@
 //! preview server calls alone after a page edit: one code path.
 
 pub mod bases;
+pub mod images;
 pub mod links;
 pub mod markdown;
 pub mod signatures;
@@ -37,6 +38,13 @@ pub struct Analysis {
     /// By base, in `site.bases` order: the objects `kubectl kustomize`
     /// builds from it, or `None` when it would refuse the base.
     pub built: Vec<Option<crate::kustomize::Build>>,
+    /// By base, in `site.bases` order: the image of its release, when an
+    /// image source is set and the image could be read
+    /// ([`images::open_all`], which the engine runs after [`analyze`]).
+    /// Empty without a source.
+    pub images: Vec<Option<Arc<crate::oci::Image>>>,
+    /// The image source the images were read from, if any.
+    pub image_source: Option<String>,
     /// By page: its unknown variables (an untranslated copy repeats its
     /// original's, at the original's place).
     pub problems: Vec<Vec<Diagnostic>>,
@@ -113,6 +121,8 @@ pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analy
         docs,
         site_findings,
         built,
+        images: Vec::new(),
+        image_source: None,
         problems,
         graph,
     }

@@ -9,6 +9,7 @@
 //! site.yaml, sorts and drops repeated findings, once, for every stage.
 
 mod docs;
+mod image;
 pub mod leaks;
 mod links;
 mod manifests;
@@ -112,6 +113,26 @@ pub const CHECKS: &[Check] = &[
         reraises: &[],
     },
     Check {
+        id: "image-commands",
+        about: "what a base runs is a file its user may execute in the image of its version, on every platform",
+        scope: Scope::Base {
+            run: image::commands,
+            objects: true,
+        },
+        rules: image::COMMAND_RULES,
+        reraises: &[],
+    },
+    Check {
+        id: "image-data",
+        about: "the image release data says of each release what its image says",
+        scope: Scope::Base {
+            run: image::agreement,
+            objects: false,
+        },
+        rules: image::AGREEMENT_RULES,
+        reraises: &[],
+    },
+    Check {
         id: "base-credentials",
         about: "no published base file carries a credential",
         scope: Scope::Base {
@@ -155,7 +176,7 @@ pub const CHECKS: &[Check] = &[
         about: "the overlay a page shows builds on its base and passes the base's checks",
         scope: Scope::Page(overlays::check_page),
         rules: overlays::RULES,
-        reraises: &["manifests", "pods"],
+        reraises: &["manifests", "pods", "image-commands"],
     },
     Check {
         id: "page-credentials",
@@ -196,6 +217,14 @@ pub struct Context<'a> {
     pub tools: &'a Tools,
     /// By base: the findings of its own checks, to tell what an overlay adds.
     known: Vec<HashSet<overlays::Key>>,
+}
+
+impl Context<'_> {
+    /// The image of the release of `version`, when the checks read it.
+    pub fn image(&self, version: &semver::Version) -> Option<&crate::oci::Image> {
+        let i = self.site.bases.iter().position(|b| &b.version == version)?;
+        self.analysis.images.get(i)?.as_deref()
+    }
 }
 
 /// What checks need that is costly to make, made once per run (or once

@@ -17,17 +17,17 @@ use semver::Version;
 use std::collections::BTreeSet;
 
 /// A pod template of a base, typed, with where it is.
-struct Workload<'a> {
-    object: &'a Object,
+pub(super) struct Workload<'a> {
+    pub object: &'a Object,
     /// JSON pointer of the PodSpec (`/spec/template/spec`).
-    pod_ptr: &'static str,
-    pod: PodSpec,
+    pub pod_ptr: &'static str,
+    pub pod: PodSpec,
     replicas: Option<i32>,
     /// Names of the StatefulSet's volumeClaimTemplates.
     claims: Vec<String>,
 }
 
-fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
+pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
     let mut out = Vec::new();
     for m in objects {
         let v = &m.value;
@@ -102,7 +102,7 @@ fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
 
 /// The repository name of an image reference, without registry, tag or
 /// digest: `reg.io/team/agent:1.0@sha256:…` → `agent`.
-fn image_repository(image: &str) -> &str {
+pub(super) fn image_repository(image: &str) -> &str {
     let no_digest = image.split('@').next().unwrap_or(image);
     let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
     last.split(':').next().unwrap_or(last)
@@ -118,6 +118,9 @@ struct Ctx<'a> {
     version: &'a Version,
     /// Whether the image data has a release for this base.
     known: bool,
+    /// Whether the image itself is read: then it, not the data file, says
+    /// which commands exist (the `image-commands` check).
+    image_read: bool,
     out: Vec<Diagnostic>,
 }
 
@@ -193,6 +196,7 @@ pub fn check(context: &Context, subject: &Subject) -> Vec<Diagnostic> {
         images: &site.images,
         version: &base.version,
         known: site.images.has_release(&base.version),
+        image_read: context.image(&base.version).is_some(),
         out: Vec::new(),
     };
     for w in workloads(subject.objects) {
@@ -291,19 +295,19 @@ fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
 }
 
 /// One exec a container makes: a probe's, a hook's, or its own command.
-struct Exec {
+pub(super) struct Exec {
     /// The field, for messages (`livenessProbe`, `command`).
-    what: &'static str,
+    pub what: &'static str,
     /// Pointer of the argv list.
-    pointer: String,
+    pub pointer: String,
     /// Pointer of each word of the argv (a container's `args` follow its
     /// `command`).
-    words: Vec<String>,
-    argv: Vec<String>,
+    pub words: Vec<String>,
+    pub argv: Vec<String>,
 }
 
 /// Every exec of a container, with the pointers to each.
-fn execs(c: &Container, ptr: &str) -> Vec<Exec> {
+pub(super) fn execs(c: &Container, ptr: &str) -> Vec<Exec> {
     let mut out = Vec::new();
     let list = |pointer: String, what, argv: Vec<String>| Exec {
         what,
@@ -352,6 +356,18 @@ fn execs(c: &Container, ptr: &str) -> Vec<Exec> {
     out
 }
 
+/// Where an exec's argv is written: at the list, unless a word of it
+/// comes from elsewhere (a patch that changed one argument), which is
+/// where the command became what it is.
+pub(super) fn exec_location(object: &Object, exec: &Exec) -> Location {
+    let list = object.locate(&exec.pointer);
+    exec.words
+        .iter()
+        .map(|p| object.locate(p))
+        .find(|l| l.file != list.file)
+        .unwrap_or(list)
+}
+
 /// Every command a container runs in the image: probes, lifecycle hooks,
 /// its own command, and the commands of their `sh -c` scripts.
 fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
@@ -376,11 +392,12 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
                 .at(script_at.clone()),
             );
         }
+        let argv_at = exec_location(w.object, &exec);
         for call in &runs.calls {
             let at = if call.in_script {
                 script_at.clone()
             } else {
-                w.object.locate(&exec.pointer)
+                argv_at.clone()
             };
             check_call(ctx, c, &exec, call, at);
         }
@@ -404,6 +421,9 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
         format!("`{program}`")
     };
     let Some(fact) = fact else {
+        if ctx.image_read {
+            return;
+        }
         let first = ctx
             .images
             .releases

@@ -510,6 +510,7 @@ fn load_base(
         dir: rel_dir,
         files,
         signature: None,
+        image: None,
     })
 }
 

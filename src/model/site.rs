@@ -181,6 +181,22 @@ pub struct Base {
     /// The armored SSH signature of its `SHA256SUMS`, when it is published
     /// signed (set by [`crate::signing::attach`]).
     pub signature: Option<String>,
+    /// The image of its release that the checks read, when an image
+    /// source is set (set by [`crate::analyze::images::attach`]).
+    pub image: Option<ImageRecord>,
+}
+
+/// Which image a base was checked against: what versions.json records
+/// and `{{ image.digest }}` shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImageRecord {
+    /// The digest the tag named (an index, or the one manifest); `None`
+    /// for a docker-archive, which has no manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Each platform (`linux/arm64/v8`) with its manifest digest (or, in
+    /// a docker-archive, its config digest).
+    pub platforms: Vec<(String, String)>,
 }
 
 impl Base {

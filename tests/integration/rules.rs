@@ -664,7 +664,7 @@ fn manifest_required_field_missing() {
         "        accessModes: [ReadWriteOnce]\n",
         "",
     );
-    let line = a.line_of("statefulset.yaml", "name: identity\n");
+    let line = a.line_of("statefulset.yaml", "volumeClaimTemplates");
     let f = a.findings("manifest-required-field-missing");
     assert!(message(&f[0]).contains("accessModes"), "{f:#?}");
     assert_eq!(
@@ -685,12 +685,14 @@ fn manifest_required_field_missing() {
 }
 
 #[test]
-fn an_init_container_of_the_image_that_prepares_a_folder_is_not_the_agent() {
+fn an_init_container_of_the_image_that_prepares_a_file_is_not_the_agent() {
+    // It runs only the shell (and its builtins), not the agent: the
+    // agent's environment rules do not apply to it.
     let a = Agent::new("v1.29.0");
     a.edit(
         "statefulset.yaml",
         "      containers:\n",
-        "      initContainers:\n        - name: prepare\n          image: whystack-agent\n          command: [sh, -c, \"mkdir -p /tmp/x\"]\n      containers:\n",
+        "      initContainers:\n        - name: prepare\n          image: whystack-agent\n          command: [sh, -c, \"umask 077; : > /tmp/ready\"]\n      containers:\n",
     );
     let (code, report) = a.project.check_json();
     assert_eq!(code, 0, "{report:#}");
