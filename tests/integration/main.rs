@@ -10,6 +10,7 @@ mod docs;
 mod download;
 mod fuzz;
 mod hostile;
+mod image_checks;
 mod incremental;
 mod kustomize;
 mod network;
