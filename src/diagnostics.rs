@@ -330,6 +330,30 @@ pub mod rule {
         IMAGE_VERSION_MISMATCH = "image-version-mismatch", Check, Error,
             "The image read for a base has an `org.opencontainers.image.version` label that is not the base's version, so it is not the image of that release.",
             "Point the image source at the release's own image, or fix the label where the image is built.";
+        DEPLOY_TARGET_INVALID = "deploy-target-invalid", Input, Error,
+            "The deploy target is not `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]` or `az://CONTAINER[/PREFIX]` with a valid bucket name and a prefix of plain path segments.",
+            "Name the bucket and the folder in it, e.g. `basepress deploy s3://docs-bucket/site`.";
+        STORE_CONFIG_INVALID = "store-config-invalid", Input, Error,
+            "The object store cannot be configured: a profile that does not exist or gets its credentials in a way basepress does not run, an endpoint that is not a URL, or plain HTTP to an endpoint that is not on loopback.",
+            "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE naming a profile with keys), AWS_REGION, and an https:// AWS_ENDPOINT_URL for an S3-compatible server.";
+        STORE_UNREACHABLE = "store-unreachable", Input, Error,
+            "The object store did not answer, or refused a request: wrong credentials, no permission, a missing bucket, server errors or timeouts after retries.",
+            "Check the endpoint, the bucket and the permissions (list, get, put, delete), then deploy again: the next deploy completes one that stopped midway.";
+        DEPLOY_SITE_INVALID = "deploy-site-invalid", Input, Error,
+            "The folder to deploy is not a site that `basepress build` wrote: it is missing, has no kubernetes/versions.txt, holds a symbolic link, a special file, a name that is not UTF-8 or a file too large to upload, or changed during the deploy.",
+            "Run `basepress build` and deploy its output (`--site DIR`, by default ROOT/site).";
+        DEPLOY_CONFLICT = "deploy-conflict", Check, Error,
+            "Another deploy changed the bucket while this one ran: an index it was replacing changed, or an object of a version it was creating appeared with other bytes.",
+            "Deploy again once the other deploy has finished: the next one starts from what the bucket holds then.";
+        DEPLOY_TOO_MANY_DELETES = "deploy-too-many-deletes", Check, Error,
+            "The deploy would delete more objects than --max-deletes allows, which usually means the wrong site or the wrong prefix.",
+            "Look at the plan with --dry-run; if the deletions are meant, raise --max-deletes.";
+        INIT_INVALID = "init-invalid", Input, Error,
+            "`basepress init` was given a folder that is not empty (or is a file), a language list it cannot use, or could not write the project.",
+            "Name a new or empty folder (`basepress init my-docs`) and languages as codes separated by commas (`--languages es,pt,en`).";
+        NEW_RELEASE_INVALID = "new-release-invalid", Input, Error,
+            "`basepress new-release` names a version that is not vX.Y.Z or already has a base, the project has no base to start from, or the image data's `releases` list cannot be edited.",
+            "Name a version that has no folder under bases/ yet (`basepress new-release v1.31.0`); `ls bases/` lists the ones there are.";
     }
 
     /// Looks a rule up by its id.

@@ -11,6 +11,7 @@
 //! to compare against) arrive as [`Options`]; no stage reads the
 //! environment.
 
+pub mod cache;
 pub mod session;
 
 use crate::analyze::{self, Analysis};
@@ -39,6 +40,12 @@ pub struct Options {
     /// Where the images of the releases are (`--image`, overriding
     /// site.yaml's `image.source`), and how to read them.
     pub image: crate::analyze::images::ImageOptions,
+    /// Names this basepress binary (its version, and something that
+    /// changes when it is rebuilt): with it, `build` reuses the output of
+    /// the docs versions that did not change since the build that wrote
+    /// the output folder (see [`cache`]); without it, every build renders
+    /// everything.
+    pub build_id: Option<String>,
 }
 
 /// The rules the stages raise themselves, outside the checks of
@@ -115,6 +122,11 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[rule::RELEASE_VERSION_UNKNOWN, rule::SIGNING_KEY_INVALID],
     ),
     (
+        // `basepress init` and `basepress new-release` (src/scaffold/).
+        "scaffold",
+        &[rule::INIT_INVALID, rule::NEW_RELEASE_INVALID],
+    ),
+    (
         "image",
         &[
             rule::IMAGE_SOURCE_INVALID,
@@ -133,6 +145,21 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::PUBLISHED_CHECKSUM_MISMATCH,
             rule::PUBLISHED_SIGNATURE_INVALID,
             rule::BASE_FILE_NAME_UNSAFE,
+        ],
+    ),
+    (
+        // `basepress deploy`: the target, the store, the site folder, and
+        // what the bucket already holds.
+        "deploy",
+        &[
+            rule::DEPLOY_TARGET_INVALID,
+            rule::STORE_CONFIG_INVALID,
+            rule::STORE_UNREACHABLE,
+            rule::DEPLOY_SITE_INVALID,
+            rule::DEPLOY_CONFLICT,
+            rule::DEPLOY_TOO_MANY_DELETES,
+            rule::RELEASED_VERSION_CHANGED,
+            rule::RELEASED_VERSION_MISSING,
         ],
     ),
 ];
@@ -242,6 +269,8 @@ pub struct Checked {
     pub loaded: Vec<Diagnostic>,
     /// The compiled templates, or why they do not compile.
     pub templates: Result<tera::Tera, Vec<Diagnostic>>,
+    /// What is reused of the previous build (nothing, but for `build`).
+    pub plan: cache::Plan,
 }
 
 impl Checked {
@@ -258,7 +287,15 @@ impl Checked {
         if let Err(errors) = &self.templates {
             all.extend(errors.iter().cloned());
         }
-        check::finish(Some(&self.site().config), all)
+        // The reused versions' findings are the recorded ones, which had
+        // the exceptions applied already.
+        all.retain(|d| !self.plan.covers(self.site(), d));
+        let mut all = check::finish(Some(&self.site().config), all);
+        if !self.plan.findings.is_empty() {
+            all.extend(self.plan.findings.iter().cloned());
+            all = check::finish(None, all);
+        }
+        all
     }
 
     /// What a written site holds.
@@ -340,6 +377,17 @@ pub fn load_and_check(
     tools: &Tools,
     timings: &mut Timings,
 ) -> Result<Checked, Vec<Diagnostic>> {
+    load_and_check_reusing(root, options, tools, timings, &|_| cache::Plan::default())
+}
+
+/// [`load_and_check`], reusing what `plan` decides for the loaded site.
+fn load_and_check_reusing(
+    root: &Path,
+    options: &Options,
+    tools: &Tools,
+    timings: &mut Timings,
+    plan: &dyn Fn(&Site) -> cache::Plan,
+) -> Result<Checked, Vec<Diagnostic>> {
     let load_options = load::Options {
         against: options.against.clone(),
     };
@@ -351,7 +399,9 @@ pub fn load_and_check(
     let mut site = site;
     let opened = analyze::images::open_all(&site, &options.image);
     analyze::images::attach(&mut site, &opened);
-    let mut analysis = analyze::analyze(site, options.signer.as_ref());
+    let plan = plan(&site);
+    timings.lap("fingerprint");
+    let mut analysis = analyze::analyze_reusing(site, options.signer.as_ref(), plan.reused.clone());
     analysis.images = opened.images;
     analysis.image_source = opened.source;
     analysis.site_findings.extend(opened.findings);
@@ -365,6 +415,7 @@ pub fn load_and_check(
         findings,
         loaded: loaded.diagnostics,
         templates,
+        plan,
     })
 }
 
@@ -409,6 +460,19 @@ pub fn render(
         return Err(leaks);
     }
     Ok((count, leaks))
+}
+
+/// Links the files of the reused docs versions from the previous output
+/// into `staging`; returns how many.
+fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
+    use rayon::prelude::*;
+    let site = checked.site();
+    let files: Vec<String> = (0..checked.plan.reused.len())
+        .filter(|&v| checked.plan.reused[v])
+        .flat_map(|v| layout::version_files(site, v))
+        .collect();
+    files.par_iter().for_each(|f| staging.reuse(f));
+    files.len()
 }
 
 /// The source of each rendered page, by the file it is written to: a
@@ -500,7 +564,26 @@ pub fn render_site(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Out
 fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>, Outcome) {
     let mut timings = Timings::start();
     let tools = Tools::default();
-    let checked = match load_and_check(root, options, &tools, &mut timings) {
+    // A build takes the output's lock first: the previous output it may
+    // reuse files of stays as it is until this build replaces it.
+    let staging = match target {
+        Target::Memory => None,
+        Target::Disk(out) => match write::Staging::new(out) {
+            Ok(s) => Some(s),
+            Err(d) => return (None, Outcome::new(vec![d], timings)),
+        },
+    };
+    let plan = |site: &Site| match (&target, &options.build_id) {
+        (Target::Disk(out), Some(id)) => {
+            let context = format!(
+                "{id}\n{:?}\n{:?}",
+                options.source_date_epoch, options.against
+            );
+            cache::plan(site, &context, out, write::read_record(out))
+        }
+        _ => cache::Plan::default(),
+    };
+    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, &plan) {
         Ok(c) => c,
         Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
     };
@@ -524,17 +607,38 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                 (count, warnings, Some(files))
             })
         }
-        Target::Disk(out) => write::Staging::new(out)
-            .map_err(|d| vec![d])
-            .and_then(|staging| {
-                let put = |f: OutFile| staging.put(&f.path, &f.bytes);
-                let (count, warnings) =
-                    render(&checked, options, &highlighter, &tools, None, &put)?;
-                timings.lap("render and write");
-                staging.finish().map_err(|d| vec![d])?;
-                timings.lap("swap");
-                Ok((count, warnings, None))
-            }),
+        Target::Disk(_) => {
+            let Some(staging) = staging else {
+                return (None, Outcome::new(diagnostics, timings));
+            };
+            let written = std::sync::Mutex::new(Vec::new());
+            let put = |f: OutFile| {
+                staging.put(&f.path, &f.bytes);
+                if let Ok(mut w) = written.lock() {
+                    w.push(f.path);
+                }
+            };
+            render(&checked, options, &highlighter, &tools, None, &put).and_then(
+                |(count, warnings)| {
+                    timings.lap("render and write");
+                    let reused = reuse(&checked, &staging);
+                    if reused > 0 || options.build_id.is_some() {
+                        timings.lap("reuse");
+                    }
+                    if options.build_id.is_some() {
+                        let mut all = diagnostics.clone();
+                        all.extend(warnings.iter().cloned());
+                        let written = written.into_inner().unwrap_or_default();
+                        let record = checked.plan.record(&checked.analysis, &written, &all);
+                        let json = serde_json::to_vec(&record).unwrap_or_default();
+                        staging.put(crate::model::cache::RECORD_PATH, &json);
+                    }
+                    staging.finish().map_err(|d| vec![d])?;
+                    timings.lap("swap");
+                    Ok((count + reused, warnings, None))
+                },
+            )
+        }
     };
     match rendered {
         Ok((count, warnings, files)) => {

@@ -17,6 +17,7 @@ mod overlays;
 mod pods;
 mod releases;
 mod shell;
+mod suggest;
 
 use crate::analyze::Analysis;
 use crate::diagnostics::{rule, Diagnostic, Rule, Severity};
@@ -351,12 +352,14 @@ fn base_checks(ctx: &Context, subject: &Subject, objects_only: bool) -> Vec<Diag
 
 fn page_checks(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    // An untranslated copy shows its original's text, checked there.
+    // An untranslated copy shows its original's text, checked there; the
+    // pages of a reused docs version keep their previous findings.
     if ctx
         .site
         .pages
         .get(i)
         .is_none_or(|p| p.fallback_from.is_some())
+        || ctx.analysis.is_reused(i)
     {
         return out;
     }

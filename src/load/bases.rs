@@ -232,13 +232,16 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let rel = relative(root, &folder);
+        // Findings about the folder's name point at a file in it when
+        // there is one: CI annotations cannot show a folder.
+        let at = folder_finding_file(&folder, &rel);
         let Some(version) = folder_version(&name) else {
             diagnostics.push(
                 Diagnostic::new(
                     rule::BASE_VERSION_INVALID,
                     format!("base folder `{name}` is not named vX.Y.Z after a release"),
                 )
-                .in_file(&rel),
+                .in_file(&at),
             );
             continue;
         };
@@ -252,7 +255,7 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
                         rel.display()
                     ),
                 )
-                .in_file(&rel),
+                .in_file(&at),
             );
             continue;
         }
@@ -263,7 +266,7 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
                     rule::BASE_VERSION_INVALID,
                     format!("base folder `{name}` names release {version}, but is not spelled `v{version}`"),
                 )
-                .in_file(&rel)
+                .in_file(&at)
                 .help(format!("rename the folder to `v{version}`: installers build that URL from the image tag")),
             );
             continue;
@@ -274,6 +277,17 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
     }
     bases.sort_by(|a, b| a.version.cmp(&b.version));
     bases
+}
+
+/// The file a finding about a base folder points at: its
+/// kustomization.yaml when it has one (a regular file, not a link), the
+/// folder itself otherwise.
+fn folder_finding_file(folder: &Path, rel: &Path) -> std::path::PathBuf {
+    let kustomization = folder.join(KUSTOMIZATION);
+    match std::fs::symlink_metadata(&kustomization) {
+        Ok(m) if m.is_file() => rel.join(KUSTOMIZATION),
+        _ => rel.to_path_buf(),
+    }
 }
 
 fn load_base(

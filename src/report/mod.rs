@@ -243,12 +243,29 @@ struct JsonReport<'a> {
     warnings: usize,
     exit_code: u8,
     findings: Vec<JsonDiagnostic<'a>>,
+    /// What a command adds beside the findings (`coverage`, `external`,
+    /// `deploy`), each under its own key.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Renders findings as one JSON document (schema version 1). Messages are
 /// cut as for people; paths that are not UTF-8 are written lossily, and
 /// the characters [`escape_controls`] escapes are `\u` escapes.
 pub fn render_json(diagnostics: &[Diagnostic]) -> String {
+    render_json_with(diagnostics, serde_json::Map::new())
+}
+
+/// [`render_json`] with more of the command's output in the same
+/// document, under the keys of `extra` (which never replace the
+/// findings' own keys).
+pub fn render_json_with(
+    diagnostics: &[Diagnostic],
+    mut extra: serde_json::Map<String, serde_json::Value>,
+) -> String {
+    for own in ["version", "errors", "warnings", "exit_code", "findings"] {
+        extra.remove(own);
+    }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let messages: Vec<(String, String)> = diagnostics
         .iter()
@@ -271,6 +288,7 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
                 remedy,
             })
             .collect(),
+        extra,
     };
     let json = match serde_json::to_string_pretty(&report) {
         Ok(json) => json,
@@ -301,8 +319,11 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
     s
 }
 
-/// Renders findings as GitHub Actions workflow commands.
-pub fn render_github(diagnostics: &[Diagnostic]) -> String {
+/// Renders findings as GitHub Actions workflow commands. An annotation
+/// names a file relative to the repository root (as SARIF does), and
+/// never a folder, which GitHub cannot show one on: a finding about a
+/// folder names it in its message instead.
+pub fn render_github(diagnostics: &[Diagnostic], root: &Path) -> String {
     fn escape_data(s: &str) -> String {
         let s = s
             .replace('%', "%25")
@@ -313,6 +334,7 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
     fn escape_prop(s: &str) -> String {
         escape_data(s).replace(':', "%3A").replace(',', "%2C")
     }
+    let prefix = repository_prefix(root);
     let mut out = String::new();
     for d in diagnostics {
         let kind = match d.severity {
@@ -320,13 +342,22 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
             Severity::Warning => "warning",
         };
         let mut props = vec![format!("title={}", escape_prop(d.rule.id))];
+        let mut place = String::new();
         if let Some(loc) = &d.location {
-            props.push(format!("file={}", escape_prop(&loc.file.to_string_lossy())));
-            if let Some(l) = loc.line {
-                props.push(format!("line={l}"));
-            }
-            if let Some(c) = loc.column {
-                props.push(format!("col={c}"));
+            match file_of(root, &prefix, loc) {
+                Some(file) => {
+                    props.push(format!("file={}", escape_prop(&file)));
+                    if let Some(l) = loc.line {
+                        props.push(format!("line={l}"));
+                    }
+                    if let Some(c) = loc.column {
+                        props.push(format!("col={c}"));
+                    }
+                }
+                None if !loc.file.as_os_str().is_empty() => {
+                    place = format!("{}: ", loc.file.to_string_lossy());
+                }
+                None => {}
             }
         }
         let _ = writeln!(
@@ -334,7 +365,7 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
             "::{kind} {}::{}",
             props.join(","),
             escape_data(&format!(
-                "{} ({})",
+                "{place}{} ({})",
                 cut_message(&d.message),
                 cut_help(d.remedy())
             ))
@@ -447,7 +478,7 @@ mod tests {
         );
         let json = render_json(std::slice::from_ref(&d));
         assert!(!json.contains('\x1b'));
-        let gh = render_github(&[d]);
+        let gh = render_github(&[d], Path::new("/nonexistent"));
         assert!(!gh.contains('\x1b') && !gh.contains('\x07'), "{gh:?}");
         // The caret still points at the column after escapes before it.
         let (line, col) = escape_from("\x1bab", 3);
@@ -474,10 +505,35 @@ mod tests {
             3,
             4,
         ));
-        let s = render_github(&[d]);
+        let s = render_github(&[d], Path::new("/nonexistent"));
         assert_eq!(
             s,
             "::error title=link-broken,file=content/es/a%2Cb.md,line=3,col=4::bad, really%0Abad (Point the link at an existing page (by its .md source path or its URL) or published file.)\n"
+        );
+    }
+
+    #[test]
+    fn github_annotations_never_point_at_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs/bases/v1")).unwrap();
+        std::fs::write(dir.path().join("docs/bases/v1/kustomization.yaml"), "a\n").unwrap();
+        let root = dir.path().join("docs");
+        let folder = Diagnostic::new(rule::BASE_VERSION_INVALID, "bad name").in_file("bases/v1");
+        let file = Diagnostic::new(rule::BASE_VERSION_INVALID, "bad name")
+            .at(Location::line("bases/v1/kustomization.yaml", 1));
+        let s = render_github(&[folder, file], &root);
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(
+            lines[0].starts_with("::error title=base-version-invalid::bases/v1: bad name ("),
+            "{s}"
+        );
+        // Files are named from the repository root, as in SARIF.
+        assert!(
+            lines[1].starts_with(
+                "::error title=base-version-invalid,file=docs/bases/v1/kustomization.yaml,line=1::bad name ("
+            ),
+            "{s}"
         );
     }
 

@@ -145,6 +145,28 @@ fn untranslated_pages_fall_back_with_a_notice() {
     let o = run(&["check", "--coverage", "--root", &p.root().to_string_lossy()]);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("pt           1/2      extra.md"), "{table}");
+    // The same table in the JSON report, beside the findings.
+    let o = run(&[
+        "check",
+        "--coverage",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pt = v["coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["language"] == "pt")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(
+        pt,
+        serde_json::json!({"language": "pt", "translated": 1, "total": 2, "missing": ["extra.md"]})
+    );
+    assert_eq!(v["warnings"], 2, "{v:#}");
 
     let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
     p.write("site.yaml", &format!("{site}translations: required\n"));
@@ -462,5 +484,28 @@ fn external_links_are_left_alone_and_listed_on_request() {
     assert_eq!(
         out,
         "https://kubectl.docs.kubernetes.io/  (content/es/index.md:4)\nmailto:a@b.c  (content/es/index.md:5)\n"
+    );
+    let o = run(&[
+        "check",
+        "--external",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["exit_code"], 0, "{v:#}");
+    assert_eq!(
+        v["external"][0]["url"],
+        "https://kubectl.docs.kubernetes.io/"
+    );
+    let at = &v["external"][1]["location"];
+    assert_eq!(
+        (&at["file"], &at["line"]),
+        (
+            &serde_json::json!("content/es/index.md"),
+            &serde_json::json!(5)
+        ),
+        "{v:#}"
     );
 }

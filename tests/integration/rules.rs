@@ -577,7 +577,10 @@ fn two_folders_for_one_release() {
     let a = Agent::new("v1.29.0");
     a.project.copy_from_repo("bases/v1.29.0", "bases/v1.29.00");
     let f = a.findings("base-version-duplicate");
-    assert_eq!(f[0]["location"]["file"], "bases/v1.29.00", "{f:#?}");
+    assert_eq!(
+        f[0]["location"]["file"], "bases/v1.29.00/kustomization.yaml",
+        "{f:#?}"
+    );
     assert!(message(&f[0]).contains("bases/v1.29.0"), "{f:#?}");
 }
 
