@@ -181,17 +181,11 @@ pub mod rule {
             "A fenced yaml block in a page does not parse.",
             "Fix the YAML: readers copy it as it is.";
         DOC_OVERLAY_INVALID = "doc-overlay-invalid", Check, Error,
-            "The overlay a page shows (its `file=` blocks) cannot be assembled on the base: a missing kustomization, a patch file the page does not show, a resource other than the base.",
+            "The overlay a page shows (its `file=` blocks) cannot be built on the base: no `file=kustomization.yaml` block, two blocks for one file, or `resources` that does not name the base.",
             "Show every file the overlay's kustomization.yaml names as a `file=NAME` block on the same page, with `resources: [base]`.";
-        DOC_PATCH_TARGET_MISSING = "doc-patch-target-missing", Check, Error,
-            "An overlay patch targets a kind and name that the base does not have, so Kustomize fails on the reader's machine.",
-            "Patch a resource of the base: `basepress check` lists kind and name of each in the message.";
         DOC_PATCH_UNKNOWN_NAME = "doc-patch-unknown-name", Check, Error,
             "A strategic-merge patch names a container or volume the base does not have: instead of changing it, the patch silently adds a broken one.",
             "Use the name the base gives it (containers match by name: the agent's is `agent`).";
-        DOC_GENERATOR_UNKNOWN = "doc-generator-unknown", Check, Error,
-            "An overlay's generator with `behavior: merge` or `replace` names a generator the base does not have.",
-            "Use the name of the base's generator (e.g. `whystack-agent-config`).";
         DOC_IMAGE_UNKNOWN = "doc-image-unknown", Check, Error,
             "An overlay's `images:` entry names an image the base does not use, so the real image is never replaced.",
             "Name the image as the base does (the bare image name, e.g. `whystack-agent`).";
@@ -324,6 +318,18 @@ pub mod rule {
         KUSTOMIZE_GENERATOR_KEY_INVALID = "kustomize-generator-key-invalid", Check, Error,
             "A generated ConfigMap or Secret has a key that is not a valid environment variable name or data key. Kustomize builds it; basepress refuses it, since the API server rejects the object.",
             "Use letters, digits, `-`, `_` and `.` in keys (env file keys must not start with a digit).";
+        SHELL_SCRIPT_DYNAMIC = "shell-script-dynamic", Check, Warning,
+            "A container runs a shell script (`sh -c`) with a command basepress cannot name before it runs (a command name from a variable or a substitution, `eval`, a sourced file, a script that does not parse), so that command is not checked against the image.",
+            "Write the command out in the script (`exec whystack-health live`), or call it directly without a shell.";
+        MANIFEST_REQUIRED_FIELD_MISSING = "manifest-required-field-missing", Check, Error,
+            "A built object lacks a field the API server requires: a required property of its Kubernetes OpenAPI schema, or one the API's validation requires (a container in a pod, an access mode and a storage request in a volume claim), so `kubectl apply` fails.",
+            "Add the field, or fix the patch that removed it.";
+        IMAGE_DATA_MISMATCH = "image-data-mismatch", Check, Error,
+            "The image release data says something of a release that its image contradicts: a command the image does not have, another user, a port it does not say, another environment default.",
+            "Correct the image data for that release (`basepress image inspect SOURCE:TAG` shows what the image has), or point the image source at the right image.";
+        IMAGE_VERSION_MISMATCH = "image-version-mismatch", Check, Error,
+            "The image read for a base has an `org.opencontainers.image.version` label that is not the base's version, so it is not the image of that release.",
+            "Point the image source at the release's own image, or fix the label where the image is built.";
         DEPLOY_TARGET_INVALID = "deploy-target-invalid", Input, Error,
             "The deploy target is not `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]` or `az://CONTAINER[/PREFIX]` with a valid bucket name and a prefix of plain path segments.",
             "Name the bucket and the folder in it, e.g. `basepress deploy s3://docs-bucket/site`.";

@@ -37,6 +37,9 @@ pub struct Options {
     /// The release signing key, when the pipeline gives one: it signs the
     /// versions not released yet, and `release` stores their signature.
     pub signer: Option<crate::signing::Signer>,
+    /// Where the images of the releases are (`--image`, overriding
+    /// site.yaml's `image.source`), and how to read them.
+    pub image: crate::analyze::images::ImageOptions,
     /// Names this basepress binary (its version, and something that
     /// changes when it is rebuilt): with it, `build` reuses the output of
     /// the docs versions that did not change since the build that wrote
@@ -173,6 +176,9 @@ pub struct Outcome {
     pub external_links: Vec<(String, Location)>,
     /// How long each stage took.
     pub timings: Timings,
+    /// Sentences for people that are no finding (the command line prints
+    /// them after the findings of a text report).
+    pub notes: Vec<String>,
 }
 
 impl Outcome {
@@ -193,6 +199,7 @@ impl Outcome {
             coverage: Vec::new(),
             external_links: Vec::new(),
             timings,
+            notes: Vec::new(),
         }
     }
 }
@@ -327,6 +334,19 @@ impl Checked {
             .collect()
     }
 
+    /// What a person should know of the run that is no finding: that the
+    /// bases were checked against the image data alone.
+    pub fn notes(&self) -> Vec<String> {
+        let a = &self.analysis;
+        if a.image_source.is_some() || a.site.bases.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "note: the images themselves were not checked, only what {} says of them; set `image.source` in site.yaml or pass `--image SOURCE`",
+            a.site.config.image.releases.display()
+        )]
+    }
+
     /// Every link to another host, once, with the first place it appears.
     /// They are not checked (no network): this is the list to check by hand.
     pub fn external_links(&self) -> Vec<(String, Location)> {
@@ -376,9 +396,15 @@ fn load_and_check_reusing(
     let Some(site) = loaded.site else {
         return Err(check::finish(None, loaded.diagnostics));
     };
+    let mut site = site;
+    let opened = analyze::images::open_all(&site, &options.image);
+    analyze::images::attach(&mut site, &opened);
     let plan = plan(&site);
     timings.lap("fingerprint");
-    let analysis = analyze::analyze_reusing(site, options.signer.as_ref(), plan.reused.clone());
+    let mut analysis = analyze::analyze_reusing(site, options.signer.as_ref(), plan.reused.clone());
+    analysis.images = opened.images;
+    analysis.image_source = opened.source;
+    analysis.site_findings.extend(opened.findings);
     timings.lap("analyze");
     let findings = check::run(&analysis, tools);
     timings.lap("check");
@@ -504,6 +530,7 @@ pub fn check(root: &Path, options: &Options) -> Outcome {
             let mut outcome = Outcome::new(checked.diagnostics(), timings);
             outcome.coverage = checked.coverage();
             outcome.external_links = checked.external_links();
+            outcome.notes = checked.notes();
             outcome
         }
     }
@@ -621,6 +648,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             }
             let mut outcome = Outcome::new(diagnostics, timings);
             outcome.written = Some(checked.summary(count));
+            outcome.notes = checked.notes();
             (files, outcome)
         }
         Err(errors) => {

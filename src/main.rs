@@ -40,13 +40,38 @@ struct Run {
     /// $BASEPRESS_SIGNING_KEY, if set].
     #[arg(long, value_name = "FILE")]
     signing_key: Option<PathBuf>,
+    /// Where the images of the releases are, their tag being each base's
+    /// version: `oci:DIR`, `docker-archive:FILE`, `registry://HOST/REPO`
+    /// [default: site.yaml's `image.source`]. The checks then read each
+    /// base's image itself. Registry credentials as for `image inspect`.
+    #[arg(long, value_name = "SOURCE")]
+    image: Option<String>,
+    /// Plain HTTP to an image registry that is not on a loopback address.
+    #[arg(long)]
+    image_insecure: bool,
 }
 
 impl Run {
     fn options(&self) -> Result<engine::Options, Box<Outcome>> {
+        let env = image_environment();
+        let image = basepress::analyze::images::ImageOptions {
+            // A folder or archive on the command line is relative to where
+            // basepress runs, not to the project.
+            source: self.image.as_deref().map(absolute_source),
+            oci: basepress::oci::Options {
+                cache_dir: env.default_cache,
+                credentials: basepress::oci::Credentials {
+                    docker_config: env.default_docker_config,
+                    bearer_token: env.bearer_token,
+                },
+                insecure: self.image_insecure,
+                ..basepress::oci::Options::default()
+            },
+        };
         Ok(engine::Options {
             against: self.against.clone(),
             signer: signer(self.signing_key.as_deref())?,
+            image,
             ..environment()
         })
     }
@@ -54,6 +79,11 @@ impl Run {
     /// Prints the findings and, when asked, how long each stage took.
     fn report(&self, outcome: &Outcome) {
         report(outcome, &self.root, self.format);
+        if self.format == Format::Text {
+            for note in &outcome.notes {
+                eprintln!("{note}");
+            }
+        }
         if self.timings {
             eprintln!("timings: {}", outcome.timings);
         }
@@ -241,6 +271,7 @@ fn environment() -> engine::Options {
         source_date_epoch: std::env::var_os("SOURCE_DATE_EPOCH")
             .map(|e| e.to_string_lossy().into_owned()),
         signer: None,
+        image: Default::default(),
         build_id: build_id(),
     }
 }
@@ -282,6 +313,21 @@ fn store_environment() -> basepress::deploy::Environment {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from),
     }
+}
+
+/// `oci:DIR` and `docker-archive:FILE` with their path made absolute from
+/// the working folder; other sources as they are.
+fn absolute_source(source: &str) -> String {
+    for scheme in ["oci:", "docker-archive:"] {
+        if let Some(rest) = source.strip_prefix(scheme) {
+            if let Ok(cwd) = std::env::current_dir() {
+                if !rest.starts_with('/') {
+                    return format!("{scheme}{}", cwd.join(rest).display());
+                }
+            }
+        }
+    }
+    source.to_string()
 }
 
 /// Whether findings printed on standard error are coloured.

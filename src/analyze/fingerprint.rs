@@ -31,6 +31,8 @@ pub fn fingerprints(site: &Site, context: &str) -> Vec<[u8; 32]> {
             "base",
             &format!("{}\u{0}{}", b.version, b.dir.display()),
         );
+        // The image it was checked against: `{{ image.digest }}` shows it.
+        put(&mut shared, "base image", &format!("{:?}", b.image));
         for f in &b.files {
             put(
                 &mut shared,

@@ -9,7 +9,9 @@
 //! preview server calls alone after a page edit: one code path.
 
 pub mod anchors;
+pub mod bases;
 pub mod fingerprint;
+pub mod images;
 pub mod links;
 pub mod markdown;
 pub mod signatures;
@@ -33,8 +35,18 @@ pub struct Analysis {
     /// Each page's document, in `site.pages` order.
     pub docs: Vec<Arc<Document>>,
     /// Findings about the site as a whole: inputs that collide on a
-    /// path, the bases' signatures.
+    /// path, the bases' signatures, the bases Kustomize would refuse.
     pub site_findings: Vec<Diagnostic>,
+    /// By base, in `site.bases` order: the objects `kubectl kustomize`
+    /// builds from it, or `None` when it would refuse the base.
+    pub built: Vec<Option<crate::kustomize::Build>>,
+    /// By base, in `site.bases` order: the image of its release, when an
+    /// image source is set and the image could be read
+    /// ([`images::open_all`], which the engine runs after [`analyze`]).
+    /// Empty without a source.
+    pub images: Vec<Option<Arc<crate::oci::Image>>>,
+    /// The image source the images were read from, if any.
+    pub image_source: Option<String>,
     /// By page: its unknown variables (an untranslated copy repeats its
     /// original's, at the original's place).
     pub problems: Vec<Vec<Diagnostic>>,
@@ -91,6 +103,8 @@ pub fn analyze_reusing(
     let (paths, conflicts) = published_paths(&site);
     site_findings.extend(conflicts);
     site_findings.extend(case_conflicts(&site));
+    let (built, refused) = bases::build_all(&site.bases);
+    site_findings.extend(refused);
     let index = LinkIndex::new(&site, paths);
     let mut graph = Graph::places(&site);
     // An untranslated copy has its original's document: only originals
@@ -148,6 +162,9 @@ pub fn analyze_reusing(
         index,
         docs,
         site_findings,
+        built,
+        images: Vec::new(),
+        image_source: None,
         problems,
         graph,
         reused,

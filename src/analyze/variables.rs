@@ -45,6 +45,17 @@ impl Variables {
         if let Some(version) = documented {
             v.insert("version".into(), version.to_string());
             v.insert("image.tag".into(), version.to_string());
+            // The digest of the image the checks read, to pin exactly it.
+            let checked = site.bases.iter().find(|b| b.version == version);
+            if let Some(record) = checked.and_then(|b| b.image.as_ref()) {
+                let digest = record
+                    .digest
+                    .clone()
+                    .or_else(|| record.platforms.first().map(|p| p.1.clone()));
+                if let Some(d) = digest {
+                    v.insert("image.digest".into(), d);
+                }
+            }
             if let Some(u) = site.images.user_at(&version) {
                 v.insert("image.user".into(), u.name.clone());
                 v.insert("image.uid".into(), u.uid.to_string());

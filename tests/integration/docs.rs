@@ -253,12 +253,19 @@ fn a_patch_for_a_resource_the_base_lacks() {
         &format!("{OVERLAY}patches:\n  - path: patch.yaml\n"),
         Some(&patch),
     );
-    let f = only(&p, "doc-patch-target-missing");
-    assert_eq!(f["location"]["line"], page_line(&p, "name: whystack-agnet"));
-    assert!(f["remedy"]
-        .as_str()
-        .unwrap()
-        .contains("StatefulSet whystack-agent"));
+    // Kustomize refuses it; the finding points at the patch on the page.
+    let f = only(&p, "kustomize-patch-no-target");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+    let patch_at = page_line(&p, "apiVersion: apps/v1");
+    let line = f["location"]["line"].as_u64().unwrap();
+    assert!(
+        (patch_at..=page_line(&p, "name: whystack-agnet")).contains(&line),
+        "{f:#}"
+    );
+    assert!(
+        f["remedy"].as_str().unwrap().contains("whystack-agent"),
+        "{f:#}"
+    );
 }
 
 #[test]
@@ -284,7 +291,8 @@ fn a_patch_the_page_does_not_show() {
         &format!("{OVERLAY}patches:\n  - path: patch-missing.yaml\n"),
         None,
     );
-    let f = only(&p, "doc-overlay-invalid");
+    let f = only(&p, "kustomize-file-missing");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
     assert_eq!(f["location"]["line"], page_line(&p, "patch-missing.yaml"));
 }
 
@@ -325,7 +333,8 @@ fn generator_merges_follow_the_image_rules() {
 fn a_merge_into_a_generator_the_base_lacks() {
     let k = format!("{OVERLAY}configMapGenerator:\n  - name: whystack-config\n    behavior: merge\n    literals:\n      - RUNNER_LOG_FORMAT=text\n");
     let p = overlay_page(&k, None);
-    let f = only(&p, "doc-generator-unknown");
+    let f = only(&p, "kustomize-generator-base-missing");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
     assert_eq!(
         f["location"]["line"],
         page_line(&p, "name: whystack-config")

@@ -11,6 +11,7 @@ mod docs;
 mod download;
 mod fuzz;
 mod hostile;
+mod image_checks;
 mod incremental;
 mod kustomize;
 mod network;
