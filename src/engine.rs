@@ -377,7 +377,9 @@ pub fn load_and_check(
     tools: &Tools,
     timings: &mut Timings,
 ) -> Result<Checked, Vec<Diagnostic>> {
-    load_and_check_reusing(root, options, tools, timings, &|_| cache::Plan::default())
+    load_and_check_reusing(root, options, tools, timings, &|_, _| {
+        cache::Plan::default()
+    })
 }
 
 /// [`load_and_check`], reusing what `plan` decides for the loaded site.
@@ -386,7 +388,7 @@ fn load_and_check_reusing(
     options: &Options,
     tools: &Tools,
     timings: &mut Timings,
-    plan: &dyn Fn(&Site) -> cache::Plan,
+    plan: &dyn Fn(&Site, &[Diagnostic]) -> cache::Plan,
 ) -> Result<Checked, Vec<Diagnostic>> {
     let load_options = load::Options {
         against: options.against.clone(),
@@ -399,8 +401,10 @@ fn load_and_check_reusing(
     let mut site = site;
     let opened = analyze::images::open_all(&site, &options.image);
     analyze::images::attach(&mut site, &opened);
-    let plan = plan(&site);
-    timings.lap("fingerprint");
+    let plan = plan(&site, &loaded.diagnostics);
+    if !plan.reused.is_empty() {
+        timings.lap("fingerprint");
+    }
     let mut analysis = analyze::analyze_reusing(site, options.signer.as_ref(), plan.reused.clone());
     analysis.images = opened.images;
     analysis.image_source = opened.source;
@@ -573,13 +577,13 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             Err(d) => return (None, Outcome::new(vec![d], timings)),
         },
     };
-    let plan = |site: &Site| match (&target, &options.build_id) {
+    let plan = |site: &Site, loaded: &[Diagnostic]| match (&target, &options.build_id) {
         (Target::Disk(out), Some(id)) => {
             let context = format!(
                 "{id}\n{:?}\n{:?}",
                 options.source_date_epoch, options.against
             );
-            cache::plan(site, &context, out, write::read_record(out))
+            cache::plan(site, loaded, &context, out, write::read_record(out))
         }
         _ => cache::Plan::default(),
     };
@@ -622,7 +626,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                 |(count, warnings)| {
                     timings.lap("render and write");
                     let reused = reuse(&checked, &staging);
-                    if reused > 0 || options.build_id.is_some() {
+                    if !checked.plan.reused.is_empty() {
                         timings.lap("reuse");
                     }
                     if options.build_id.is_some() {

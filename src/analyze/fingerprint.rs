@@ -10,6 +10,7 @@
 //! of other versions are in a version's digest only by place, so editing
 //! a page of next leaves every frozen version's digest as it was.
 
+use crate::diagnostics::Diagnostic;
 use crate::model::site::{Page, Site};
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
@@ -17,7 +18,10 @@ use sha2::{Digest, Sha256};
 /// One digest per docs version (in `site.versions` order; one for a
 /// project without versions). `context` names what else the output
 /// depends on: the basepress binary and the run's options.
-pub fn fingerprints(site: &Site, context: &str) -> Vec<[u8; 32]> {
+///
+/// `loaded` are the findings of loading: a page that failed to load is
+/// not in `site.pages`, but its finding is in its version's digest.
+pub fn fingerprints(site: &Site, context: &str, loaded: &[Diagnostic]) -> Vec<[u8; 32]> {
     let mut shared = Sha256::new();
     put(&mut shared, "context", context);
     put(&mut shared, "config", &format!("{:?}", site.config));
@@ -53,6 +57,17 @@ pub fn fingerprints(site: &Site, context: &str) -> Vec<[u8; 32]> {
         put(&mut shared, "place", &place(p));
     }
     let count = site.versions.len().max(1);
+    let version_of = |d: &Diagnostic| {
+        let file = &d.location.as_ref()?.file;
+        if site.versions.is_empty() {
+            return file.starts_with("content").then_some(0);
+        }
+        site.versions.iter().position(|v| file.starts_with(&v.dir))
+    };
+    let finding = |d: &Diagnostic| format!("{}\u{0}{}\u{0}{:?}", d.rule.id, d.message, d.location);
+    for d in loaded.iter().filter(|d| version_of(d).is_none()) {
+        put(&mut shared, "finding", &finding(d));
+    }
     (0..count)
         .into_par_iter()
         .map(|v| {
@@ -60,6 +75,9 @@ pub fn fingerprints(site: &Site, context: &str) -> Vec<[u8; 32]> {
             for p in site.pages.iter().filter(|p| p.version == v) {
                 put(&mut h, "page", &front(p));
                 put(&mut h, "body", &p.body);
+            }
+            for d in loaded.iter().filter(|d| version_of(d) == Some(v)) {
+                put(&mut h, "finding", &finding(d));
             }
             h.finalize().into()
         })
@@ -142,28 +160,38 @@ mod tests {
 
     #[test]
     fn a_body_edit_changes_its_version_only() {
-        let before = fingerprints(&site(), "x");
+        let before = fingerprints(&site(), "x", &[]);
         let mut edited = site();
         edited.pages[0].body.push_str(" more");
-        let after = fingerprints(&edited, "x");
+        let after = fingerprints(&edited, "x", &[]);
         assert_ne!(before[0], after[0]);
         assert_eq!(before[1], after[1]);
         // A title too.
         let mut edited = site();
         edited.pages[1].title = "U".into();
-        let after = fingerprints(&edited, "x");
+        let after = fingerprints(&edited, "x", &[]);
         assert_eq!(before[0], after[0]);
         assert_ne!(before[1], after[1]);
     }
 
     #[test]
+    fn a_page_that_failed_to_load_changes_its_version() {
+        let before = fingerprints(&site(), "x", &[]);
+        let failed = Diagnostic::new(crate::diagnostics::rule::FRONT_MATTER_INVALID, "bad")
+            .in_file("next/b.md");
+        let after = fingerprints(&site(), "x", &[failed]);
+        assert_ne!(before[0], after[0]);
+        assert_eq!(before[1], after[1]);
+    }
+
+    #[test]
     fn shared_inputs_and_places_change_every_version() {
-        let before = fingerprints(&site(), "x");
-        let other = fingerprints(&site(), "y");
+        let before = fingerprints(&site(), "x", &[]);
+        let other = fingerprints(&site(), "y", &[]);
         assert!(before.iter().zip(&other).all(|(a, b)| a != b));
         let mut added = site();
         added.pages.push(page(0, "b.md", ""));
-        let after = fingerprints(&added, "x");
+        let after = fingerprints(&added, "x", &[]);
         assert!(before.iter().zip(&after).all(|(a, b)| a != b));
         let mut templated = site();
         templated.templates.push(crate::model::site::TemplateFile {
@@ -171,7 +199,7 @@ mod tests {
             source: PathBuf::from("templates/page.html"),
             text: String::new(),
         });
-        let after = fingerprints(&templated, "x");
+        let after = fingerprints(&templated, "x", &[]);
         assert!(before.iter().zip(&after).all(|(a, b)| a != b));
     }
 }

@@ -43,8 +43,14 @@ fn hex(digest: &[u8; 32]) -> String {
 
 /// Decides what to reuse of `previous` (the record of the build that
 /// wrote `out`, if any): `context` names the binary and the options.
-pub fn plan(site: &Site, context: &str, out: &Path, previous: Option<BuildRecord>) -> Plan {
-    let digests = fingerprint::fingerprints(site, context);
+pub fn plan(
+    site: &Site,
+    loaded: &[Diagnostic],
+    context: &str,
+    out: &Path,
+    previous: Option<BuildRecord>,
+) -> Plan {
+    let digests = fingerprint::fingerprints(site, context, loaded);
     let previous = previous.filter(|r| r.format == FORMAT).unwrap_or_default();
     let count = digests.len();
     let mut reused = vec![false; count];

@@ -438,3 +438,26 @@ fn a_record_that_lies_is_not_trusted() {
     build_json(&p, &clean);
     assert!(published(&out) == published(&clean));
 }
+
+#[test]
+fn a_page_that_stops_loading_in_a_reused_version_still_stops_the_build() {
+    let p = versioned();
+    let out = p.out();
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    // The page leaves the loaded site, so only its finding says it changed.
+    p.write(
+        "versions/1.0/content/en/install.md",
+        "---\ntitle: [unclosed\n---\n# Install\n",
+    );
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["location"]["file"] == "versions/1.0/content/en/install.md"),
+        "{report:#}"
+    );
+}
