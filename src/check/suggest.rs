@@ -112,17 +112,7 @@ fn relative_to(dir: &str, lang: &str, from_lang: &str, rel: &str) -> String {
 /// `path` without `.`, `..` and empty segments, no leading `/`; `None`
 /// when `..` climbs above the start.
 fn normalize(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for seg in path.split('/') {
-        match seg {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            s => parts.push(s),
-        }
-    }
-    Some(parts.join("/"))
+    crate::analyze::links::segments(path).map(|parts| parts.join("/"))
 }
 
 #[cfg(test)]
