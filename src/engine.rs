@@ -470,11 +470,7 @@ pub fn render(
 /// into `staging`; returns how many.
 fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
     use rayon::prelude::*;
-    let site = checked.site();
-    let files: Vec<String> = (0..checked.plan.reused.len())
-        .filter(|&v| checked.plan.reused[v])
-        .flat_map(|v| layout::version_files(site, v))
-        .collect();
+    let files: Vec<&String> = checked.plan.reused_files().collect();
     files.par_iter().for_each(|f| staging.reuse(f));
     files.len()
 }

@@ -57,13 +57,7 @@ pub fn fingerprints(site: &Site, context: &str, loaded: &[Diagnostic]) -> Vec<[u
         put(&mut shared, "place", &place(p));
     }
     let count = site.versions.len().max(1);
-    let version_of = |d: &Diagnostic| {
-        let file = &d.location.as_ref()?.file;
-        if site.versions.is_empty() {
-            return file.starts_with("content").then_some(0);
-        }
-        site.versions.iter().position(|v| file.starts_with(&v.dir))
-    };
+    let version_of = |d: &Diagnostic| site.version_of_file(&d.location.as_ref()?.file);
     let finding = |d: &Diagnostic| format!("{}\u{0}{}\u{0}{:?}", d.rule.id, d.message, d.location);
     for d in loaded.iter().filter(|d| version_of(d).is_none()) {
         put(&mut shared, "finding", &finding(d));

@@ -14,7 +14,7 @@ use crate::diagnostics::Diagnostic;
 use crate::model::cache::{BuildRecord, Finding, VersionRecord, FORMAT};
 use crate::model::layout;
 use crate::model::site::Site;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -25,6 +25,8 @@ pub struct Plan {
     pub reused: Vec<bool>,
     /// The recorded findings of the reused versions.
     pub findings: Vec<Diagnostic>,
+    /// By docs version: the files it publishes on its own.
+    owned: Vec<BTreeSet<String>>,
     digests: Vec<[u8; 32]>,
     previous: BuildRecord,
 }
@@ -55,6 +57,7 @@ pub fn plan(
     let count = digests.len();
     let mut reused = vec![false; count];
     let mut findings: Vec<Vec<Diagnostic>> = vec![Vec::new(); count];
+    let owned: Vec<_> = (0..count).map(|v| layout::version_files(site, v)).collect();
     for v in 0..count {
         let Some(rec) = previous.versions.get(id(site, v)) else {
             continue;
@@ -64,7 +67,7 @@ pub fn plan(
         }
         // Only the files this build would write for the version, each
         // still in the previous output as a regular file.
-        let expected = layout::version_files(site, v);
+        let expected = &owned[v];
         let same = rec.files.len() == expected.len()
             && rec.files.iter().all(|f| expected.contains(f))
             && rec.files.iter().all(|f| crate::write::has_file(out, f));
@@ -111,19 +114,30 @@ pub fn plan(
     Plan {
         reused,
         findings,
+        owned,
         digests,
         previous,
     }
 }
 
 impl Plan {
+    /// The files of the reused versions, to take from the previous output.
+    pub fn reused_files(&self) -> impl Iterator<Item = &String> {
+        self.owned
+            .iter()
+            .zip(&self.reused)
+            .filter(|(_, r)| **r)
+            .flat_map(|(files, _)| files)
+    }
+
     /// Whether a finding is about a reused version's pages (and so comes
     /// from the record instead).
     pub fn covers(&self, site: &Site, d: &Diagnostic) -> bool {
         let Some(file) = d.location.as_ref().map(|l| &l.file) else {
             return false;
         };
-        owner(site, file).is_some_and(|v| self.reused.get(v).copied().unwrap_or(false))
+        site.version_of_file(file)
+            .is_some_and(|v| self.reused.get(v).copied().unwrap_or(false))
     }
 
     /// The record of this build: `written` are the site paths it wrote
@@ -142,7 +156,7 @@ impl Plan {
                 ..VersionRecord::default()
             })
             .collect();
-        let owned: Vec<_> = (0..count).map(|v| layout::version_files(site, v)).collect();
+        let owned = &self.owned;
         for (v, rec) in versions.iter_mut().enumerate() {
             if self.reused[v] {
                 rec.files = owned[v].iter().cloned().collect();
@@ -175,7 +189,10 @@ impl Plan {
             }
         }
         for d in diagnostics {
-            let at = d.location.as_ref().and_then(|l| owner(site, &l.file));
+            let at = d
+                .location
+                .as_ref()
+                .and_then(|l| site.version_of_file(&l.file));
             if let Some(rec) = at.and_then(|v| versions.get_mut(v)) {
                 rec.findings.push(Finding::of(d));
             }
@@ -189,12 +206,4 @@ impl Plan {
                 .collect::<BTreeMap<_, _>>(),
         }
     }
-}
-
-/// The docs version whose folder holds `file`.
-fn owner(site: &Site, file: &Path) -> Option<usize> {
-    if site.versions.is_empty() {
-        return file.starts_with("content").then_some(0);
-    }
-    site.versions.iter().position(|v| file.starts_with(&v.dir))
 }

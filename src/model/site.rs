@@ -121,6 +121,18 @@ pub struct DocsVersion {
     pub published: bool,
 }
 
+impl Site {
+    /// The docs version whose folder holds `file` (relative to the root):
+    /// an index in `versions`, or 0 for `content/` of a project without
+    /// versions.
+    pub fn version_of_file(&self, file: &std::path::Path) -> Option<usize> {
+        if self.versions.is_empty() {
+            return file.starts_with("content").then_some(0);
+        }
+        self.versions.iter().position(|v| file.starts_with(&v.dir))
+    }
+}
+
 impl DocsVersion {
     /// The URL segment after the language: none for the latest.
     pub fn segment(&self) -> Option<&str> {
