@@ -58,13 +58,17 @@ wipe() {
 }
 die() { log "compare.sh: $*"; exit 1; }
 
-log "== building basepress and the bench helpers (release)"
-(cd "$repo" && cargo build --release --locked --quiet --bin basepress \
+# The smoke only proves the pipeline runs: a debug build (which the tests
+# that follow reuse) rather than a release one, which costs CI minutes.
+profile=release dir=release
+if $smoke; then profile=dev dir=debug; fi
+log "== building basepress and the bench helpers ($profile)"
+(cd "$repo" && cargo build --profile "$profile" --locked --quiet --bin basepress \
   --example gen_corpus --example io_floor) || die "cargo build failed"
 # Copies, so that a rebuild during the benchmark cannot change them.
 mkdir "$work/bin"
-cp "$repo/target/release/basepress" "$repo/target/release/examples/gen_corpus" \
-  "$repo/target/release/examples/io_floor" "$work/bin/"
+cp "$repo/target/$dir/basepress" "$repo/target/$dir/examples/gen_corpus" \
+  "$repo/target/$dir/examples/io_floor" "$work/bin/"
 bp="$work/bin/basepress"
 gen="$work/bin/gen_corpus"
 floor="$work/bin/io_floor"

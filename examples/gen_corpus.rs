@@ -33,6 +33,11 @@ struct Args {
     /// Number of bases (releases v1.29.0, v1.30.0, …).
     #[arg(long, default_value_t = 2)]
     versions: usize,
+    /// Docs versions: 0 (the default) for none; N for N − 1 frozen release
+    /// lines (versions/1.29/, 1.30/, …) and next (content/), the pages
+    /// split evenly between them, each version's text its own.
+    #[arg(long, default_value_t = 0)]
+    docs_versions: usize,
     /// Where the basepress project goes (must not exist or be empty).
     #[arg(long)]
     out: PathBuf,
@@ -320,6 +325,8 @@ struct Corpus {
     seed: u64,
     langs: Vec<Lang>,
     versions: Vec<String>,
+    /// Every release of the image data: the bases' and the frozen lines'.
+    releases: Vec<String>,
     pages: Vec<Outline>,
     /// Pages of each section, by index in `pages`; the first is its index.md.
     sections: Vec<Vec<usize>>,
@@ -354,10 +361,11 @@ impl Corpus {
             .iter()
             .map(|l| pages.iter().map(|o| heading_ids(l, o)).collect())
             .collect();
-        let versions = (0..versions).map(|i| format!("1.{}.0", 29 + i)).collect();
+        let versions: Vec<String> = (0..versions).map(|i| format!("1.{}.0", 29 + i)).collect();
         Corpus {
             seed,
             langs,
+            releases: versions.clone(),
             versions,
             pages,
             sections,
@@ -736,7 +744,7 @@ fn site_yaml(corpus: &Corpus) -> String {
 
 /// The repository's image data with the corpus's releases.
 fn image_releases(corpus: &Corpus) -> String {
-    let releases = format!("releases: [{}]", corpus.versions.join(", "));
+    let releases = format!("releases: [{}]", corpus.releases.join(", "));
     IMAGE_RELEASES
         .lines()
         .map(|l| {
@@ -874,14 +882,38 @@ fn main() {
         );
         std::process::exit(2);
     }
-    let corpus = Corpus::new(args.seed, total, args.languages, args.versions);
+    let docs_versions = args.docs_versions.max(1);
+    let mut corpus = Corpus::new(
+        args.seed,
+        total / docs_versions,
+        args.languages,
+        args.versions,
+    );
+    // Each frozen line needs a release of the image; the bases stay few.
+    let lines: Vec<String> = (0..docs_versions - 1)
+        .map(|i| format!("1.{}", 29 + i))
+        .collect();
+    let mut releases = corpus.versions.clone();
+    for l in &lines {
+        let r = format!("{l}.0");
+        if !releases.contains(&r) {
+            releases.push(r);
+        }
+    }
+    corpus.releases = releases;
     ensure_empty(&args.out);
     if let Some(h) = &args.hugo {
         ensure_empty(h);
     }
 
     let out = &args.out;
-    write(&out.join("site.yaml"), site_yaml(&corpus));
+    let mut site = site_yaml(&corpus);
+    if args.docs_versions > 0 {
+        site.push_str("versions:\n  next: true\n");
+        let lock: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        write(&out.join("versions/versions.lock"), lock);
+    }
+    write(&out.join("site.yaml"), site);
     let releases = image_releases(&corpus);
     write(&out.join("image-releases.yaml"), &releases);
     // basepress has interface strings for es, pt and en; the others get
@@ -914,30 +946,56 @@ fn main() {
     }
 
     let mut words = (usize::MAX, 0usize, 0usize);
+    // (folder of the version's content, its Hugo section, a line of text
+    // of its own); next is the last.
+    let mut folders: Vec<(PathBuf, String, String)> = lines
+        .iter()
+        .map(|l| {
+            (
+                out.join("versions").join(l).join("content"),
+                format!("v{l}/"),
+                format!("\nThis page documents release line {l}.\n"),
+            )
+        })
+        .collect();
+    folders.push((out.join("content"), String::new(), String::new()));
+    if args.docs_versions > 0 {
+        if let Some(next) = folders.last_mut() {
+            next.1 = "next/".into();
+            next.2 = "\nThis page documents the coming release.\n".into();
+        }
+    }
     for (li, l) in corpus.langs.iter().enumerate() {
         for (pi, o) in corpus.pages.iter().enumerate() {
             let (md, hugo) = page_markdown(&corpus, li, pi);
             let body = md.split("\n---\n").nth(1).unwrap_or("");
             let n = body.split_whitespace().count();
             words = (words.0.min(n), words.1.max(n), words.2 + n);
-            write(&out.join("content").join(l.code).join(&o.rel), &md);
-            if let Some(h) = &args.hugo {
-                let rel = match o.rel.strip_suffix("index.md") {
-                    Some(dir) => format!("{dir}_index.md"),
-                    None => o.rel.clone(),
-                };
-                write(&h.join("content").join(l.code).join(rel), &hugo);
+            for (dir, section, own) in &folders {
+                write(&dir.join(l.code).join(&o.rel), format!("{md}{own}"));
+                if let Some(h) = &args.hugo {
+                    let rel = match o.rel.strip_suffix("index.md") {
+                        Some(dir) => format!("{dir}_index.md"),
+                        None => o.rel.clone(),
+                    };
+                    let hugo = hugo.replace("relref \"/", &format!("relref \"/{section}"));
+                    write(
+                        &h.join("content").join(l.code).join(section).join(rel),
+                        format!("{hugo}{own}"),
+                    );
+                }
             }
         }
     }
-    let pages = corpus.langs.len() * corpus.pages.len();
+    let pages = corpus.langs.len() * corpus.pages.len() * folders.len();
     eprintln!(
-        "gen_corpus: {pages} pages ({} languages × {} sections), {} bases, words per page {}–{} (mean {})",
+        "gen_corpus: {pages} pages ({} languages × {} docs versions × {} sections), {} bases, words per page {}–{} (mean {})",
         corpus.langs.len(),
+        folders.len(),
         corpus.sections.len(),
         corpus.versions.len(),
         words.0,
         words.1,
-        words.2 / pages.max(1)
+        words.2 * folders.len() / pages.max(1)
     );
 }

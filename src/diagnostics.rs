@@ -181,17 +181,11 @@ pub mod rule {
             "A fenced yaml block in a page does not parse.",
             "Fix the YAML: readers copy it as it is.";
         DOC_OVERLAY_INVALID = "doc-overlay-invalid", Check, Error,
-            "The overlay a page shows (its `file=` blocks) cannot be assembled on the base: a missing kustomization, a patch file the page does not show, a resource other than the base.",
+            "The overlay a page shows (its `file=` blocks) cannot be built on the base: no `file=kustomization.yaml` block, two blocks for one file, or `resources` that does not name the base.",
             "Show every file the overlay's kustomization.yaml names as a `file=NAME` block on the same page, with `resources: [base]`.";
-        DOC_PATCH_TARGET_MISSING = "doc-patch-target-missing", Check, Error,
-            "An overlay patch targets a kind and name that the base does not have, so Kustomize fails on the reader's machine.",
-            "Patch a resource of the base: `basepress check` lists kind and name of each in the message.";
         DOC_PATCH_UNKNOWN_NAME = "doc-patch-unknown-name", Check, Error,
             "A strategic-merge patch names a container or volume the base does not have: instead of changing it, the patch silently adds a broken one.",
             "Use the name the base gives it (containers match by name: the agent's is `agent`).";
-        DOC_GENERATOR_UNKNOWN = "doc-generator-unknown", Check, Error,
-            "An overlay's generator with `behavior: merge` or `replace` names a generator the base does not have.",
-            "Use the name of the base's generator (e.g. `whystack-agent-config`).";
         DOC_IMAGE_UNKNOWN = "doc-image-unknown", Check, Error,
             "An overlay's `images:` entry names an image the base does not use, so the real image is never replaced.",
             "Name the image as the base does (the bare image name, e.g. `whystack-agent`).";
@@ -324,6 +318,42 @@ pub mod rule {
         KUSTOMIZE_GENERATOR_KEY_INVALID = "kustomize-generator-key-invalid", Check, Error,
             "A generated ConfigMap or Secret has a key that is not a valid environment variable name or data key. Kustomize builds it; basepress refuses it, since the API server rejects the object.",
             "Use letters, digits, `-`, `_` and `.` in keys (env file keys must not start with a digit).";
+        SHELL_SCRIPT_DYNAMIC = "shell-script-dynamic", Check, Warning,
+            "A container runs a shell script (`sh -c`) with a command basepress cannot name before it runs (a command name from a variable or a substitution, `eval`, a sourced file, a script that does not parse), so that command is not checked against the image.",
+            "Write the command out in the script (`exec whystack-health live`), or call it directly without a shell.";
+        MANIFEST_REQUIRED_FIELD_MISSING = "manifest-required-field-missing", Check, Error,
+            "A built object lacks a field the API server requires: a required property of its Kubernetes OpenAPI schema, or one the API's validation requires (a container in a pod, an access mode and a storage request in a volume claim), so `kubectl apply` fails.",
+            "Add the field, or fix the patch that removed it.";
+        IMAGE_DATA_MISMATCH = "image-data-mismatch", Check, Error,
+            "The image release data says something of a release that its image contradicts: a command the image does not have, another user, a port it does not say, another environment default.",
+            "Correct the image data for that release (`basepress image inspect SOURCE:TAG` shows what the image has), or point the image source at the right image.";
+        IMAGE_VERSION_MISMATCH = "image-version-mismatch", Check, Error,
+            "The image read for a base has an `org.opencontainers.image.version` label that is not the base's version, so it is not the image of that release.",
+            "Point the image source at the release's own image, or fix the label where the image is built.";
+        DEPLOY_TARGET_INVALID = "deploy-target-invalid", Input, Error,
+            "The deploy target is not `s3://BUCKET[/PREFIX]`, `gs://BUCKET[/PREFIX]` or `az://CONTAINER[/PREFIX]` with a valid bucket name and a prefix of plain path segments.",
+            "Name the bucket and the folder in it, e.g. `basepress deploy s3://docs-bucket/site`.";
+        STORE_CONFIG_INVALID = "store-config-invalid", Input, Error,
+            "The object store cannot be configured: a profile that does not exist or gets its credentials in a way basepress does not run, an endpoint that is not a URL, or plain HTTP to an endpoint that is not on loopback.",
+            "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE naming a profile with keys), AWS_REGION, and an https:// AWS_ENDPOINT_URL for an S3-compatible server.";
+        STORE_UNREACHABLE = "store-unreachable", Input, Error,
+            "The object store did not answer, or refused a request: wrong credentials, no permission, a missing bucket, server errors or timeouts after retries.",
+            "Check the endpoint, the bucket and the permissions (list, get, put, delete), then deploy again: the next deploy completes one that stopped midway.";
+        DEPLOY_SITE_INVALID = "deploy-site-invalid", Input, Error,
+            "The folder to deploy is not a site that `basepress build` wrote: it is missing, has no kubernetes/versions.txt, holds a symbolic link, a special file, a name that is not UTF-8 or a file too large to upload, or changed during the deploy.",
+            "Run `basepress build` and deploy its output (`--site DIR`, by default ROOT/site).";
+        DEPLOY_CONFLICT = "deploy-conflict", Check, Error,
+            "Another deploy changed the bucket while this one ran: an index it was replacing changed, or an object of a version it was creating appeared with other bytes.",
+            "Deploy again once the other deploy has finished: the next one starts from what the bucket holds then.";
+        DEPLOY_TOO_MANY_DELETES = "deploy-too-many-deletes", Check, Error,
+            "The deploy would delete more objects than --max-deletes allows, which usually means the wrong site or the wrong prefix.",
+            "Look at the plan with --dry-run; if the deletions are meant, raise --max-deletes.";
+        INIT_INVALID = "init-invalid", Input, Error,
+            "`basepress init` was given a folder that is not empty (or is a file), a language list it cannot use, or could not write the project.",
+            "Name a new or empty folder (`basepress init my-docs`) and languages as codes separated by commas (`--languages es,pt,en`).";
+        NEW_RELEASE_INVALID = "new-release-invalid", Input, Error,
+            "`basepress new-release` names a version that is not vX.Y.Z or already has a base, the project has no base to start from, or the image data's `releases` list cannot be edited.",
+            "Name a version that has no folder under bases/ yet (`basepress new-release v1.31.0`); `ls bases/` lists the ones there are.";
         SEARCH_INDEX_FAILED = "search-index-failed", Input, Error,
             "The search index could not be made from the site's pages.",
             "Run again; if it fails again, report the message with the page it names.";

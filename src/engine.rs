@@ -11,6 +11,7 @@
 //! to compare against) arrive as [`Options`]; no stage reads the
 //! environment.
 
+pub mod cache;
 pub mod session;
 
 use crate::analyze::{self, Analysis};
@@ -36,6 +37,15 @@ pub struct Options {
     /// The release signing key, when the pipeline gives one: it signs the
     /// versions not released yet, and `release` stores their signature.
     pub signer: Option<crate::signing::Signer>,
+    /// Where the images of the releases are (`--image`, overriding
+    /// site.yaml's `image.source`), and how to read them.
+    pub image: crate::analyze::images::ImageOptions,
+    /// Names this basepress binary (its version, and something that
+    /// changes when it is rebuilt): with it, `build` reuses the output of
+    /// the docs versions that did not change since the build that wrote
+    /// the output folder (see [`cache`]); without it, every build renders
+    /// everything.
+    pub build_id: Option<String>,
 }
 
 /// The rules the stages raise themselves, outside the checks of
@@ -113,6 +123,11 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[rule::RELEASE_VERSION_UNKNOWN, rule::SIGNING_KEY_INVALID],
     ),
     (
+        // `basepress init` and `basepress new-release` (src/scaffold/).
+        "scaffold",
+        &[rule::INIT_INVALID, rule::NEW_RELEASE_INVALID],
+    ),
+    (
         "image",
         &[
             rule::IMAGE_SOURCE_INVALID,
@@ -133,6 +148,21 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::BASE_FILE_NAME_UNSAFE,
         ],
     ),
+    (
+        // `basepress deploy`: the target, the store, the site folder, and
+        // what the bucket already holds.
+        "deploy",
+        &[
+            rule::DEPLOY_TARGET_INVALID,
+            rule::STORE_CONFIG_INVALID,
+            rule::STORE_UNREACHABLE,
+            rule::DEPLOY_SITE_INVALID,
+            rule::DEPLOY_CONFLICT,
+            rule::DEPLOY_TOO_MANY_DELETES,
+            rule::RELEASED_VERSION_CHANGED,
+            rule::RELEASED_VERSION_MISSING,
+        ],
+    ),
 ];
 
 /// What a run found and did.
@@ -147,6 +177,9 @@ pub struct Outcome {
     pub external_links: Vec<(String, Location)>,
     /// How long each stage took.
     pub timings: Timings,
+    /// Sentences for people that are no finding (the command line prints
+    /// them after the findings of a text report).
+    pub notes: Vec<String>,
 }
 
 impl Outcome {
@@ -167,6 +200,7 @@ impl Outcome {
             coverage: Vec::new(),
             external_links: Vec::new(),
             timings,
+            notes: Vec::new(),
         }
     }
 }
@@ -236,6 +270,8 @@ pub struct Checked {
     pub loaded: Vec<Diagnostic>,
     /// The compiled templates, or why they do not compile.
     pub templates: Result<tera::Tera, Vec<Diagnostic>>,
+    /// What is reused of the previous build (nothing, but for `build`).
+    pub plan: cache::Plan,
 }
 
 impl Checked {
@@ -252,7 +288,15 @@ impl Checked {
         if let Err(errors) = &self.templates {
             all.extend(errors.iter().cloned());
         }
-        check::finish(Some(&self.site().config), all)
+        // The reused versions' findings are the recorded ones, which had
+        // the exceptions applied already.
+        all.retain(|d| !self.plan.covers(self.site(), d));
+        let mut all = check::finish(Some(&self.site().config), all);
+        if !self.plan.findings.is_empty() {
+            all.extend(self.plan.findings.iter().cloned());
+            all = check::finish(None, all);
+        }
+        all
     }
 
     /// What a written site holds.
@@ -291,6 +335,19 @@ impl Checked {
             .collect()
     }
 
+    /// What a person should know of the run that is no finding: that the
+    /// bases were checked against the image data alone.
+    pub fn notes(&self) -> Vec<String> {
+        let a = &self.analysis;
+        if a.image_source.is_some() || a.site.bases.is_empty() {
+            return Vec::new();
+        }
+        vec![format!(
+            "note: the images themselves were not checked, only what {} says of them; set `image.source` in site.yaml or pass `--image SOURCE`",
+            a.site.config.image.releases.display()
+        )]
+    }
+
     /// Every link to another host, once, with the first place it appears.
     /// They are not checked (no network): this is the list to check by hand.
     pub fn external_links(&self) -> Vec<(String, Location)> {
@@ -321,6 +378,19 @@ pub fn load_and_check(
     tools: &Tools,
     timings: &mut Timings,
 ) -> Result<Checked, Vec<Diagnostic>> {
+    load_and_check_reusing(root, options, tools, timings, &|_, _| {
+        cache::Plan::default()
+    })
+}
+
+/// [`load_and_check`], reusing what `plan` decides for the loaded site.
+fn load_and_check_reusing(
+    root: &Path,
+    options: &Options,
+    tools: &Tools,
+    timings: &mut Timings,
+    plan: &dyn Fn(&Site, &[Diagnostic]) -> cache::Plan,
+) -> Result<Checked, Vec<Diagnostic>> {
     let load_options = load::Options {
         against: options.against.clone(),
     };
@@ -329,7 +399,17 @@ pub fn load_and_check(
     let Some(site) = loaded.site else {
         return Err(check::finish(None, loaded.diagnostics));
     };
-    let analysis = analyze::analyze(site, options.signer.as_ref());
+    let mut site = site;
+    let opened = analyze::images::open_all(&site, &options.image);
+    analyze::images::attach(&mut site, &opened);
+    let plan = plan(&site, &loaded.diagnostics);
+    if !plan.reused.is_empty() {
+        timings.lap("fingerprint");
+    }
+    let mut analysis = analyze::analyze_reusing(site, options.signer.as_ref(), plan.reused.clone());
+    analysis.images = opened.images;
+    analysis.image_source = opened.source;
+    analysis.site_findings.extend(opened.findings);
     timings.lap("analyze");
     let findings = check::run(&analysis, tools);
     timings.lap("check");
@@ -340,6 +420,7 @@ pub fn load_and_check(
         findings,
         loaded: loaded.diagnostics,
         templates,
+        plan,
     })
 }
 
@@ -384,6 +465,15 @@ pub fn render(
         return Err(leaks);
     }
     Ok((count, leaks))
+}
+
+/// Links the files of the reused docs versions from the previous output
+/// into `staging`; returns how many.
+fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
+    use rayon::prelude::*;
+    let files: Vec<&String> = checked.plan.reused_files().collect();
+    files.par_iter().for_each(|f| staging.reuse(f));
+    files.len()
 }
 
 /// The source of each rendered page, by the file it is written to: a
@@ -441,6 +531,7 @@ pub fn check(root: &Path, options: &Options) -> Outcome {
             let mut outcome = Outcome::new(checked.diagnostics(), timings);
             outcome.coverage = checked.coverage();
             outcome.external_links = checked.external_links();
+            outcome.notes = checked.notes();
             outcome
         }
     }
@@ -474,7 +565,26 @@ pub fn render_site(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Out
 fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>, Outcome) {
     let mut timings = Timings::start();
     let tools = Tools::default();
-    let checked = match load_and_check(root, options, &tools, &mut timings) {
+    // A build takes the output's lock first: the previous output it may
+    // reuse files of stays as it is until this build replaces it.
+    let staging = match target {
+        Target::Memory => None,
+        Target::Disk(out) => match write::Staging::new(out) {
+            Ok(s) => Some(s),
+            Err(d) => return (None, Outcome::new(vec![d], timings)),
+        },
+    };
+    let plan = |site: &Site, loaded: &[Diagnostic]| match (&target, &options.build_id) {
+        (Target::Disk(out), Some(id)) => {
+            let context = format!(
+                "{id}\n{:?}\n{:?}",
+                options.source_date_epoch, options.against
+            );
+            cache::plan(site, loaded, &context, out, write::read_record(out))
+        }
+        _ => cache::Plan::default(),
+    };
+    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, &plan) {
         Ok(c) => c,
         Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
     };
@@ -498,17 +608,38 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                 (count, warnings, Some(files))
             })
         }
-        Target::Disk(out) => write::Staging::new(out)
-            .map_err(|d| vec![d])
-            .and_then(|staging| {
-                let put = |f: OutFile| staging.put(&f.path, &f.bytes);
-                let (count, warnings) =
-                    render(&checked, options, &highlighter, &tools, None, &put)?;
-                timings.lap("render and write");
-                staging.finish().map_err(|d| vec![d])?;
-                timings.lap("swap");
-                Ok((count, warnings, None))
-            }),
+        Target::Disk(_) => {
+            let Some(staging) = staging else {
+                return (None, Outcome::new(diagnostics, timings));
+            };
+            let written = std::sync::Mutex::new(Vec::new());
+            let put = |f: OutFile| {
+                staging.put(&f.path, &f.bytes);
+                if let Ok(mut w) = written.lock() {
+                    w.push(f.path);
+                }
+            };
+            render(&checked, options, &highlighter, &tools, None, &put).and_then(
+                |(count, warnings)| {
+                    timings.lap("render and write");
+                    let reused = reuse(&checked, &staging);
+                    if !checked.plan.reused.is_empty() {
+                        timings.lap("reuse");
+                    }
+                    if options.build_id.is_some() {
+                        let mut all = diagnostics.clone();
+                        all.extend(warnings.iter().cloned());
+                        let written = written.into_inner().unwrap_or_default();
+                        let record = checked.plan.record(&checked.analysis, &written, &all);
+                        let json = serde_json::to_vec(&record).unwrap_or_default();
+                        staging.put(crate::model::cache::RECORD_PATH, &json);
+                    }
+                    staging.finish().map_err(|d| vec![d])?;
+                    timings.lap("swap");
+                    Ok((count + reused, warnings, None))
+                },
+            )
+        }
     };
     match rendered {
         Ok((count, warnings, files)) => {
@@ -518,6 +649,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             }
             let mut outcome = Outcome::new(diagnostics, timings);
             outcome.written = Some(checked.summary(count));
+            outcome.notes = checked.notes();
             (files, outcome)
         }
         Err(errors) => {

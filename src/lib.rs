@@ -20,7 +20,10 @@
 //!
 //! [`engine`] drives the stages for every command (`check`, `build`,
 //! `release`) and holds them in memory for [`serve`], the preview server;
-//! [`verify`] checks a published site as an installer would.
+//! [`verify`] checks a published site as an installer would, and
+//! [`deploy`] puts a built site into object storage.
+//! [`scaffold`] writes a new project (`init`) or the next release's
+//! starting point (`new-release`).
 //! The command line (`src/main.rs`) sits on top.
 
 pub mod diagnostics;
@@ -46,5 +49,8 @@ pub mod render;
 pub mod write;
 
 pub mod engine;
+pub mod scaffold;
 pub mod serve;
 pub mod verify;
+
+pub mod deploy;

@@ -40,13 +40,38 @@ struct Run {
     /// $BASEPRESS_SIGNING_KEY, if set].
     #[arg(long, value_name = "FILE")]
     signing_key: Option<PathBuf>,
+    /// Where the images of the releases are, their tag being each base's
+    /// version: `oci:DIR`, `docker-archive:FILE`, `registry://HOST/REPO`
+    /// [default: site.yaml's `image.source`]. The checks then read each
+    /// base's image itself. Registry credentials as for `image inspect`.
+    #[arg(long, value_name = "SOURCE")]
+    image: Option<String>,
+    /// Plain HTTP to an image registry that is not on a loopback address.
+    #[arg(long)]
+    image_insecure: bool,
 }
 
 impl Run {
     fn options(&self) -> Result<engine::Options, Box<Outcome>> {
+        let env = image_environment();
+        let image = basepress::analyze::images::ImageOptions {
+            // A folder or archive on the command line is relative to where
+            // basepress runs, not to the project.
+            source: self.image.as_deref().map(absolute_source),
+            oci: basepress::oci::Options {
+                cache_dir: env.default_cache,
+                credentials: basepress::oci::Credentials {
+                    docker_config: env.default_docker_config,
+                    bearer_token: env.bearer_token,
+                },
+                insecure: self.image_insecure,
+                ..basepress::oci::Options::default()
+            },
+        };
         Ok(engine::Options {
             against: self.against.clone(),
             signer: signer(self.signing_key.as_deref())?,
+            image,
             ..environment()
         })
     }
@@ -54,6 +79,11 @@ impl Run {
     /// Prints the findings and, when asked, how long each stage took.
     fn report(&self, outcome: &Outcome) {
         report(outcome, &self.root, self.format);
+        if self.format == Format::Text {
+            for note in &outcome.notes {
+                eprintln!("{note}");
+            }
+        }
         if self.timings {
             eprintln!("timings: {}", outcome.timings);
         }
@@ -102,6 +132,27 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         signing_key: Option<PathBuf>,
     },
+    /// Write a new docs project that builds at once: site.yaml, a start
+    /// page per language, image data with one release and a base that
+    /// passes every check.
+    Init {
+        /// The project folder: new, or empty (a lone `.git` is allowed).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// The languages, the default one first (`es,pt,en`).
+        #[arg(long, value_delimiter = ',', default_value = basepress::scaffold::DEFAULT_LANGUAGE)]
+        languages: Vec<String>,
+    },
+    /// Start the next release: copy the newest base before it into
+    /// bases/vX.Y.Z/, add the version to the image data, and print the
+    /// steps left.
+    NewRelease {
+        /// The new version (`v1.31.0`); it must not have a base yet.
+        version: String,
+        /// The docs project (the folder with site.yaml).
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+    },
     /// Check a published site as an installer would: every file that
     /// files.txt lists, its SHA-256 in SHA256SUMS, and the signature.
     ///
@@ -123,6 +174,55 @@ enum Command {
         #[arg(long, default_value_t = 30)]
         timeout: u64,
         /// How findings are printed.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Put a built site into object storage (S3 and S3-compatible servers,
+    /// GCS, Azure), uploading only what changed and never changing a
+    /// published version.
+    ///
+    /// The site folder is checked as `verify` checks it, then compared with
+    /// the bucket by the SHA-256 each object keeps in its metadata. Indexes
+    /// are uploaded after what they name, a version's objects only if
+    /// absent, and deletions come last. Credentials and endpoint come from
+    /// the AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL) or a profile
+    /// (AWS_PROFILE, --profile); GCS and Azure from GOOGLE_* and AZURE_*.
+    ///
+    /// Exit codes: 0 deployed (or planned), 1 the bucket or the site says
+    /// no (a published version would change, a conflict, too many
+    /// deletions), 2 the target, the store or the site cannot be used.
+    Deploy {
+        /// Where: `s3://BUCKET/PREFIX` (`gs://`, `az://CONTAINER/PREFIX`).
+        target: String,
+        /// The docs project, whose built site is deployed.
+        #[arg(long, default_value = ".")]
+        root: PathBuf,
+        /// The built site [default: ROOT/site]. Deploy never builds: run
+        /// `basepress build` first.
+        #[arg(long, value_name = "DIR")]
+        site: Option<PathBuf>,
+        /// The AWS profile (of ~/.aws/config and ~/.aws/credentials) to take
+        /// credentials and region from [default: $AWS_PROFILE].
+        #[arg(long)]
+        profile: Option<String>,
+        /// Stop, writing nothing, when the deploy would delete more objects
+        /// than this.
+        #[arg(long, default_value_t = 256)]
+        max_deletes: usize,
+        /// Print the plan and write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Seconds one request may take.
+        #[arg(long, default_value_t = 30)]
+        timeout: u64,
+        /// How many times a failed request is tried again.
+        #[arg(long, default_value_t = 3)]
+        retries: usize,
+        /// Requests at once.
+        #[arg(long, default_value_t = 16)]
+        jobs: usize,
+        /// How findings (and, for `json`, the plan and summary) are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
@@ -171,7 +271,63 @@ fn environment() -> engine::Options {
         source_date_epoch: std::env::var_os("SOURCE_DATE_EPOCH")
             .map(|e| e.to_string_lossy().into_owned()),
         signer: None,
+        image: Default::default(),
+        build_id: build_id(),
     }
+}
+
+/// This binary, for the build cache: its version, and the size and time
+/// of its executable, which change whenever it is rebuilt. None where the
+/// executable cannot be read: then nothing is reused.
+fn build_id() -> Option<String> {
+    let exe = std::env::current_exe().ok()?;
+    let meta = std::fs::metadata(exe).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some(format!(
+        "basepress {} {} {}.{:09}",
+        env!("CARGO_PKG_VERSION"),
+        meta.len(),
+        modified.as_secs(),
+        modified.subsec_nanos()
+    ))
+}
+
+/// What the environment says about object stores: the AWS, Google and
+/// Azure variables, and the home folder (for ~/.aws).
+fn store_environment() -> basepress::deploy::Environment {
+    let vars = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| {
+            ["AWS_", "GOOGLE_", "AZURE_"]
+                .iter()
+                .any(|p| k.starts_with(p))
+        })
+        .collect();
+    basepress::deploy::Environment {
+        vars,
+        home: std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from),
+    }
+}
+
+/// `oci:DIR` and `docker-archive:FILE` with their path made absolute from
+/// the working folder; other sources as they are.
+fn absolute_source(source: &str) -> String {
+    for scheme in ["oci:", "docker-archive:"] {
+        if let Some(rest) = source.strip_prefix(scheme) {
+            if let Ok(cwd) = std::env::current_dir() {
+                if !rest.starts_with('/') {
+                    return format!("{scheme}{}", cwd.join(rest).display());
+                }
+            }
+        }
+    }
+    source.to_string()
 }
 
 /// Whether findings printed on standard error are coloured.
@@ -258,6 +414,20 @@ fn main() -> ExitCode {
                 }
             };
             let outcome = engine::check(&run.root, &options);
+            if format == Format::Json {
+                let mut extra = serde_json::Map::new();
+                if coverage {
+                    extra.insert("coverage".into(), coverage_json(&outcome.coverage));
+                }
+                if external {
+                    extra.insert("external".into(), external_json(&outcome.external_links));
+                }
+                print!("{}", report::render_json_with(&outcome.diagnostics, extra));
+                if run.timings {
+                    eprintln!("timings: {}", outcome.timings);
+                }
+                return ExitCode::from(outcome.exit_code());
+            }
             run.report(&outcome);
             if coverage && format == Format::Text {
                 print!("{}", coverage_table(&outcome.coverage));
@@ -301,6 +471,30 @@ fn main() -> ExitCode {
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
+        Command::Init { dir, languages } => match basepress::scaffold::init(&dir, &languages) {
+            Ok(created) => {
+                eprint!("{}", init_summary(&created));
+                ExitCode::SUCCESS
+            }
+            Err(d) => {
+                report(&Outcome::of(vec![d]), &dir, Format::Text);
+                ExitCode::from(2)
+            }
+        },
+        Command::NewRelease { version, root } => {
+            match basepress::scaffold::new_release(&root, &version) {
+                Ok(prepared) => {
+                    eprint!("{}", prepared.summary());
+                    ExitCode::SUCCESS
+                }
+                Err(found) => {
+                    let outcome = Outcome::of(found);
+                    report(&outcome, &root, Format::Text);
+                    eprintln!("nothing was written");
+                    ExitCode::from(outcome.exit_code().max(2))
+                }
+            }
+        }
         Command::Verify {
             site,
             version,
@@ -331,6 +525,47 @@ fn main() -> ExitCode {
                     verified.files,
                     verified.signatures
                 );
+            }
+            ExitCode::from(outcome.exit_code())
+        }
+        Command::Deploy {
+            target,
+            root,
+            site,
+            profile,
+            max_deletes,
+            dry_run,
+            timeout,
+            retries,
+            jobs,
+            format,
+        } => {
+            let site = site.unwrap_or_else(|| root.join("site"));
+            let start = Instant::now();
+            let options = basepress::deploy::Options {
+                environment: store_environment(),
+                profile,
+                max_deletes,
+                dry_run,
+                progress: format == Format::Text,
+                concurrency: jobs.clamp(1, 256),
+                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                retries,
+                ..basepress::deploy::Options::new(target, &site)
+            };
+            let (outcome, done) = basepress::deploy::deploy(&options);
+            if format == Format::Json {
+                let mut extra = serde_json::Map::new();
+                extra.insert(
+                    "deploy".into(),
+                    serde_json::to_value(&done).unwrap_or_default(),
+                );
+                print!("{}", report::render_json_with(&outcome.diagnostics, extra));
+                return ExitCode::from(outcome.exit_code());
+            }
+            report(&outcome, &site, format);
+            if format == Format::Text {
+                deploy_summary(&site, &done, outcome.exit_code(), start.elapsed());
             }
             ExitCode::from(outcome.exit_code())
         }
@@ -415,6 +650,31 @@ fn signer(
     }
 }
 
+/// What `init` wrote and the commands to try next.
+fn init_summary(created: &basepress::scaffold::Created) -> String {
+    let dir = created.dir.display();
+    let mut s = format!("created {dir}: {} files\n", created.files.len());
+    for f in &created.files {
+        s.push_str(&format!("  {}\n", f.display()));
+    }
+    if !created.strings_to_translate.is_empty() {
+        s.push_str(&format!(
+            "basepress has no interface strings for {}: translate i18n/<lang>.yaml\n",
+            created.strings_to_translate.join(", ")
+        ));
+    }
+    let root = match created.dir.as_os_str() == "." {
+        true => String::new(),
+        false => format!(" --root {dir}"),
+    };
+    s.push_str(&format!(
+        "\nnext:\n  basepress serve{root}            preview at http://127.0.0.1:1111/{}/\n  basepress check{root}            every check, nothing written\n  basepress build{root}            the site, into {}\n  basepress release v1.0.0{root}   freeze the first base\n",
+        created.default_language,
+        created.dir.join("site").display()
+    ));
+    s
+}
+
 fn parse_version(s: &str) -> Result<semver::Version, String> {
     semver::Version::parse(s.strip_prefix('v').unwrap_or(s))
         .map_err(|e| format!("`{s}` is not a version like v1.30.0 ({e})"))
@@ -438,6 +698,94 @@ fn coverage_table(rows: &[engine::Coverage]) -> String {
     out
 }
 
+/// `check --coverage --format json`: each language's translated pages.
+fn coverage_json(rows: &[engine::Coverage]) -> serde_json::Value {
+    rows.iter()
+        .map(|r| {
+            serde_json::json!({
+                "language": r.language,
+                "translated": r.translated,
+                "total": r.total,
+                "missing": r.missing,
+            })
+        })
+        .collect()
+}
+
+/// `check --external --format json`: each link to another host, with
+/// where it first appears.
+fn external_json(links: &[(String, basepress::diagnostics::Location)]) -> serde_json::Value {
+    links
+        .iter()
+        .map(|(url, at)| serde_json::json!({ "url": url, "location": at }))
+        .collect()
+}
+
+/// What a deploy planned or did, for people: the plan of a dry run on
+/// standard output, a summary on standard error.
+fn deploy_summary(
+    site: &std::path::Path,
+    done: &basepress::deploy::Report,
+    exit: u8,
+    took: std::time::Duration,
+) {
+    use basepress::deploy::run::size;
+    if done.target.is_empty() {
+        return;
+    }
+    if !done.credentials.is_empty() {
+        eprintln!("credentials: {}", done.credentials);
+    }
+    if done.dry_run {
+        let mut out = std::io::stdout().lock();
+        for a in &done.plan {
+            let _ = match a.bytes {
+                Some(b) => writeln!(
+                    out,
+                    "{:<7} {:<8} {:>10}  {}",
+                    a.action,
+                    a.reason,
+                    size(b),
+                    a.path
+                ),
+                None => writeln!(out, "{:<7} {:<8} {:>10}  {}", a.action, "", "", a.path),
+            };
+        }
+    }
+    let uploads = done.plan.iter().filter(|a| a.action == "upload").count();
+    let bytes: u64 = done.plan.iter().filter_map(|a| a.bytes).sum();
+    let deletes = done.plan.len() - uploads;
+    if done.dry_run && exit == 0 {
+        eprintln!(
+            "dry run: {} to {}: would upload {uploads} file(s) ({}), delete {deletes}; {} unchanged; nothing was written",
+            site.display(),
+            done.target,
+            size(bytes),
+            done.unchanged
+        );
+    } else if done.complete {
+        eprintln!(
+            "deployed {} to {}: {} uploaded ({}), {} unchanged, {} deleted in {:.2} s",
+            site.display(),
+            done.target,
+            done.uploaded,
+            size(done.uploaded_bytes),
+            done.unchanged,
+            done.deleted,
+            took.as_secs_f64()
+        );
+    } else if done.uploaded > 0 {
+        eprintln!(
+            "the deploy stopped after uploading {} file(s) ({}): every index in {} still names files it holds; deploy again to complete it",
+            done.uploaded,
+            size(done.uploaded_bytes),
+            done.target
+        );
+    } else {
+        eprintln!("nothing was written to {}", done.target);
+    }
+}
+
 fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
     match format {
         Format::Text => eprint!(
@@ -445,7 +793,7 @@ fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
             report::render_text(&outcome.diagnostics, root, color())
         ),
         Format::Json => print!("{}", report::render_json(&outcome.diagnostics)),
-        Format::Github => print!("{}", report::render_github(&outcome.diagnostics)),
+        Format::Github => print!("{}", report::render_github(&outcome.diagnostics, root)),
         Format::Sarif => print!("{}", report::sarif::render(&outcome.diagnostics, root)),
         Format::Junit => {
             let cases = report::junit::cases(&outcome.diagnostics);

@@ -104,6 +104,35 @@ impl Staging {
         }
     }
 
+    /// Puts the file at `site_path` of the output this staging folder will
+    /// replace into the new site, as a hard link to the same bytes (a copy
+    /// where the file system cannot link). The file must be a regular file
+    /// inside the output, reached without leaving it.
+    pub fn reuse(&self, site_path: &str) {
+        if self.failed.lock().map_or(true, |f| f.is_some()) {
+            return;
+        }
+        let from = target(&self.out, site_path);
+        let to = target(self.tmp.path(), site_path);
+        let linked = inside_as_file(&self.out, &from).and_then(|from| {
+            let link = || {
+                std::fs::hard_link(&from, &to).or_else(|_| std::fs::copy(&from, &to).map(|_| ()))
+            };
+            link().or_else(|e| match to.parent() {
+                Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
+                    std::fs::create_dir_all(dir)?;
+                    link()
+                }
+                _ => Err(e),
+            })
+        });
+        if let Err(e) = linked {
+            if let Ok(mut failed) = self.failed.lock() {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+
     /// Adds the marker, makes every file and folder durable and swaps the
     /// folder into place of `out`.
     pub fn finish(self) -> Result<(), Diagnostic> {
@@ -132,6 +161,41 @@ impl Staging {
         clean_stale(&parent, &name);
         Ok(())
     }
+}
+
+/// The canonical path of `file` when it is a regular file below `out`
+/// (following no link out of it).
+fn inside_as_file(out: &Path, file: &Path) -> std::io::Result<PathBuf> {
+    let base = std::fs::canonicalize(out)?;
+    let real = std::fs::canonicalize(file)?;
+    let meta = std::fs::symlink_metadata(&real)?;
+    if real.starts_with(&base) && meta.is_file() {
+        Ok(real)
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} is not a file of {}",
+            file.display(),
+            out.display()
+        )))
+    }
+}
+
+/// Whether the output folder `out` has a regular file at `site_path`.
+pub fn has_file(out: &Path, site_path: &str) -> bool {
+    inside_as_file(out, &target(out, site_path)).is_ok()
+}
+
+/// The record of the build that wrote `out` (see
+/// [`crate::model::cache`]); none when there is none or it does not
+/// parse, which only means nothing is reused.
+pub fn read_record(out: &Path) -> Option<crate::model::cache::BuildRecord> {
+    let path = out.join(crate::model::cache::RECORD_PATH);
+    let meta = std::fs::symlink_metadata(&path).ok()?;
+    // A record is a few bytes per page; anything far larger is not ours.
+    if !meta.is_file() || meta.len() > 64 << 20 {
+        return None;
+    }
+    serde_json::from_slice(&std::fs::read(&path).ok()?).ok()
 }
 
 /// Writes the lock of the project at `root` durably and atomically (see

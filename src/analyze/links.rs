@@ -247,9 +247,9 @@ pub fn is_external(dest: &str) -> bool {
     }
 }
 
-/// Resolves `.` and `..` in an absolute slash path; `None` when `..`
-/// climbs above the root.
-fn normalize(path: &str) -> Option<String> {
+/// The segments of a slash path with `.`, `..` and empty ones resolved;
+/// `None` when `..` climbs above the start.
+pub fn segments(path: &str) -> Option<Vec<&str>> {
     let mut parts: Vec<&str> = Vec::new();
     for seg in path.split('/') {
         match seg {
@@ -260,6 +260,13 @@ fn normalize(path: &str) -> Option<String> {
             s => parts.push(s),
         }
     }
+    Some(parts)
+}
+
+/// Resolves `.` and `..` in an absolute slash path; `None` when `..`
+/// climbs above the root.
+fn normalize(path: &str) -> Option<String> {
+    let parts = segments(path)?;
     let mut out = String::from("/");
     out.push_str(&parts.join("/"));
     if path.ends_with('/') && out.len() > 1 {

@@ -8,6 +8,10 @@
 //! The whole-site functions are loops over the per-page ones, which the
 //! preview server calls alone after a page edit: one code path.
 
+pub mod anchors;
+pub mod bases;
+pub mod fingerprint;
+pub mod images;
 pub mod links;
 pub mod markdown;
 pub mod signatures;
@@ -31,12 +35,27 @@ pub struct Analysis {
     /// Each page's document, in `site.pages` order.
     pub docs: Vec<Arc<Document>>,
     /// Findings about the site as a whole: inputs that collide on a
-    /// path, the bases' signatures.
+    /// path, the bases' signatures, the bases Kustomize would refuse.
     pub site_findings: Vec<Diagnostic>,
+    /// By base, in `site.bases` order: the objects `kubectl kustomize`
+    /// builds from it, or `None` when it would refuse the base.
+    pub built: Vec<Option<crate::kustomize::Build>>,
+    /// By base, in `site.bases` order: the image of its release, when an
+    /// image source is set and the image could be read
+    /// ([`images::open_all`], which the engine runs after [`analyze`]).
+    /// Empty without a source.
+    pub images: Vec<Option<Arc<crate::oci::Image>>>,
+    /// The image source the images were read from, if any.
+    pub image_source: Option<String>,
     /// By page: its unknown variables (an untranslated copy repeats its
     /// original's, at the original's place).
     pub problems: Vec<Vec<Diagnostic>>,
     pub graph: Graph,
+    /// By docs version: whether its output is reused from the previous
+    /// build (see [`fingerprint`]). Its pages have no document (but those
+    /// that other pages link into with an anchor), and no check or render
+    /// stage looks at them.
+    pub reused: Vec<bool>,
 }
 
 /// How the pages hang together.
@@ -67,11 +86,25 @@ pub struct Changed {
 }
 
 /// Analyses a loaded project; `signer` signs the bases not released yet.
-pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analysis {
+pub fn analyze(site: Site, signer: Option<&crate::signing::Signer>) -> Analysis {
+    analyze_reusing(site, signer, Vec::new())
+}
+
+/// [`analyze`], leaving out the pages of the docs versions marked in
+/// `reused` (by version index): a build reuses their previous output.
+pub fn analyze_reusing(
+    mut site: Site,
+    signer: Option<&crate::signing::Signer>,
+    mut reused: Vec<bool>,
+) -> Analysis {
+    reused.resize(site.versions.len().max(1), false);
+    let skipped = |p: &Page| reused.get(p.version).copied().unwrap_or(false);
     let mut site_findings = signatures::attach(&mut site, signer);
     let (paths, conflicts) = published_paths(&site);
     site_findings.extend(conflicts);
     site_findings.extend(case_conflicts(&site));
+    let (built, refused) = bases::build_all(&site.bases);
+    site_findings.extend(refused);
     let index = LinkIndex::new(&site, paths);
     let mut graph = Graph::places(&site);
     // An untranslated copy has its original's document: only originals
@@ -80,7 +113,7 @@ pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analy
         .pages
         .par_iter()
         .map(|p| {
-            p.fallback_from.is_none().then(|| {
+            (p.fallback_from.is_none() && !skipped(p)).then(|| {
                 let (doc, problems) = page(&site, p);
                 (Arc::new(doc), problems)
             })
@@ -101,13 +134,52 @@ pub fn analyze(mut site: Site, signer: Option<&crate::signing::Signer>) -> Analy
         problems.push(found);
     }
     graph.link(&site, &index, &docs);
+    // The pages of reused versions that analysed pages link into with an
+    // anchor: their headings are needed after all.
+    let wanted: BTreeSet<usize> = graph
+        .outbound
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| site.pages.get(*i).is_some_and(|p| !skipped(p)))
+        .flat_map(|(_, to)| to.iter().copied())
+        .map(|t| graph.original(&site, t))
+        .filter(|&t| site.pages.get(t).is_some_and(skipped))
+        .collect();
+    for t in wanted {
+        let (doc, _) = page(&site, &site.pages[t]);
+        let doc = Arc::new(doc);
+        for &copy in graph
+            .by_source
+            .get(&site.pages[t].source)
+            .into_iter()
+            .flatten()
+        {
+            docs[copy] = doc.clone();
+        }
+    }
     Analysis {
         site,
         index,
         docs,
         site_findings,
+        built,
+        images: Vec::new(),
+        image_source: None,
         problems,
         graph,
+        reused,
+    }
+}
+
+impl Analysis {
+    /// Whether page `i` belongs to a docs version whose output is reused.
+    pub fn is_reused(&self, i: usize) -> bool {
+        self.site
+            .pages
+            .get(i)
+            .and_then(|p| self.reused.get(p.version))
+            .copied()
+            .unwrap_or(false)
     }
 }
 

@@ -45,6 +45,17 @@ impl Variables {
         if let Some(version) = documented {
             v.insert("version".into(), version.to_string());
             v.insert("image.tag".into(), version.to_string());
+            // The digest of the image the checks read, to pin exactly it.
+            let checked = site.bases.iter().find(|b| b.version == version);
+            if let Some(record) = checked.and_then(|b| b.image.as_ref()) {
+                let digest = record
+                    .digest
+                    .clone()
+                    .or_else(|| record.platforms.first().map(|p| p.1.clone()));
+                if let Some(d) = digest {
+                    v.insert("image.digest".into(), d);
+                }
+            }
             if let Some(u) = site.images.user_at(&version) {
                 v.insert("image.user".into(), u.name.clone());
                 v.insert("image.uid".into(), u.uid.to_string());
@@ -102,10 +113,14 @@ impl Variables {
                 match self.value(inner) {
                     Some(value) => out.push_str(value),
                     None => {
+                        let mut message = format!("`{inner}` is not a variable pages can use");
+                        if let Some(near) = self.nearest(inner) {
+                            message.push_str(&format!(": did you mean `{{{{ {near} }}}}`?"));
+                        }
                         problems.push(Problem {
                             line: i + 1,
                             column: at,
-                            message: format!("`{inner}` is not a variable pages can use"),
+                            message,
                         });
                     }
                 }
@@ -119,6 +134,11 @@ impl Variables {
         } else {
             Err(problems)
         }
+    }
+
+    /// The variable whose name is nearest to `name`, for a typo.
+    fn nearest(&self, name: &str) -> Option<&str> {
+        crate::diagnostics::closest(name, self.names())
     }
 
     fn value<'a>(&'a self, inner: &'a str) -> Option<&'a str> {
@@ -161,6 +181,11 @@ mod tests {
         assert_eq!(e.len(), 2);
         assert_eq!((e[0].line, e[0].column), (2, 3));
         assert!(e[0].message.contains("lastest"));
+        assert!(
+            e[0].message.contains("did you mean `{{ latest }}`?"),
+            "{}",
+            e[0].message
+        );
         assert_eq!((e[1].line, e[1].column), (2, 19));
         let e = vars().expand("{% if x %}\n").unwrap_err();
         assert_eq!(e[0].line, 1);

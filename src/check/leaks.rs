@@ -4,9 +4,8 @@
 //! rendered site is scanned once more before it is written
 //! (`engine::render`), for what templates and variables put in pages.
 
-use super::Context;
+use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::model::site::Base;
 use crate::secrets::Scanner;
 use std::path::Path;
 
@@ -28,7 +27,8 @@ pub fn report(scanner: &Scanner, file: &Path, first_line: usize, bytes: &[u8]) -
 }
 
 /// The published files of a base.
-pub fn base(ctx: &Context, base: &Base) -> Vec<Diagnostic> {
+pub fn base(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
+    let base = subject.base;
     base.files
         .iter()
         .flat_map(|f| report(&ctx.tools.credentials, &base.dir.join(&f.name), 1, &f.bytes))

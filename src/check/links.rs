@@ -12,17 +12,25 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let (Some(page), Some(doc)) = (site.pages.get(i), docs.get(i)) else {
         return out;
     };
+    let mut suggested = 0;
     for link in &doc.links {
         let at = Location::at(&page.source, link.line, link.column);
         match index.resolve(page, &link.dest) {
             Target::External => {}
-            Target::Broken(why) => out.push(
-                Diagnostic::new(
+            Target::Broken(why) => {
+                let mut d = Diagnostic::new(
                     rule::LINK_BROKEN,
                     format!("link to `{}` goes nowhere: {why}", link.dest),
                 )
-                .at(at),
-            ),
+                .at(at);
+                if suggested < super::suggest::MAX_PER_PAGE {
+                    suggested += 1;
+                    if let Some(near) = super::suggest::nearest_page(site, page, &link.dest) {
+                        d = d.help(format!("did you mean `{near}`?"));
+                    }
+                }
+                out.push(d);
+            }
             Target::Internal {
                 anchor: Some(anchor),
                 page: Some(target),
@@ -32,8 +40,14 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                     continue;
                 };
                 let headings = &target_doc.headings;
-                if !headings.iter().any(|h| h.id == anchor) {
+                if crate::analyze::anchors::find(headings, &anchor).is_none() {
                     let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
+                    let folded =
+                        crate::analyze::anchors::fold(&crate::analyze::anchors::decode(&anchor));
+                    let help = match crate::diagnostics::closest(&folded, known.iter().copied()) {
+                        Some(near) => format!("did you mean `{near}`?"),
+                        None => format!("use one of: {}", known.join(", ")),
+                    };
                     out.push(
                         Diagnostic::new(
                             rule::ANCHOR_MISSING,
@@ -43,7 +57,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                             ),
                         )
                         .at(at)
-                        .help(format!("use one of: {}", known.join(", "))),
+                        .help(help),
                     );
                 }
             }

@@ -1,12 +1,20 @@
 //! Every manifest of a base against its typed Kubernetes API: unknown
-//! fields and values of the wrong type are errors naming their path.
+//! fields, values of the wrong type and missing required fields are errors
+//! naming their path.
+//!
+//! Required fields come from k8s-openapi, which makes a property a plain
+//! (non-`Option`) field exactly when the Kubernetes OpenAPI lists it as
+//! `required`: such a field is always serialized, so an object read into
+//! its type and written back has every required field, and the keys it
+//! gains are the ones the manifest lacks. A few requirements are not in
+//! the OpenAPI but in the API server's validation (`REQUIRED_BY_VALIDATION`).
 
-use super::Context;
+use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Rule};
-use crate::model::site::Base;
 use crate::yaml::{pointer_segment, Value};
 use k8s_openapi::api;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 
 /// One step of a path into a manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,6 +101,138 @@ fn error_path(path: &serde_path_to_error::Path) -> Vec<Segment> {
 pub enum Problem {
     UnknownField(Vec<Segment>),
     WrongType(Vec<Segment>, String),
+    /// A required field is missing (the path of the field), or an item
+    /// list the API server needs non-empty is empty (the path of the
+    /// list); the text says which requirement it is.
+    Missing(Vec<Segment>, &'static str),
+}
+
+/// The keys `written` (the object read into its type and serialized
+/// again) has and `read` lacks: the required fields `read` leaves out.
+/// `apiVersion` and `kind` are written for nested objects of resource
+/// types too (a claim template) without being required there.
+fn gained(read: &Value, written: &Value, path: &mut Vec<Segment>, out: &mut Vec<Problem>) {
+    match (read, written) {
+        (Value::Object(r), Value::Object(w)) => {
+            for (k, wv) in w {
+                if k == "apiVersion" || k == "kind" {
+                    continue;
+                }
+                path.push(Segment::Key(k.clone()));
+                match r.get(k) {
+                    None | Some(Value::Null) => out.push(Problem::Missing(
+                        path.clone(),
+                        "a required property of its Kubernetes OpenAPI schema",
+                    )),
+                    Some(rv) => gained(rv, wv, path, out),
+                }
+                path.pop();
+            }
+        }
+        (Value::Array(r), Value::Array(w)) if r.len() == w.len() => {
+            for (i, (rv, wv)) in r.iter().zip(w).enumerate() {
+                path.push(Segment::Index(i));
+                gained(rv, wv, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Requirements of the API server's validation
+/// (k8s.io/kubernetes pkg/apis/core/validation) that the OpenAPI schema
+/// does not state, as (kind, pointer of a list of objects or "" for the
+/// object itself, pointer inside each, what it is).
+const REQUIRED_BY_VALIDATION: &[(&str, &str, &str, &str)] = &[
+    // ValidatePodSpec: "must have at least one container".
+    (
+        "Pod",
+        "",
+        "/spec/containers",
+        "a pod needs at least one container",
+    ),
+    // ValidatePersistentVolumeClaimSpec: "at least 1 access mode is
+    // required" and "storage request is required".
+    (
+        "PersistentVolumeClaim",
+        "",
+        "/spec/accessModes",
+        "a volume claim needs at least one access mode",
+    ),
+    (
+        "PersistentVolumeClaim",
+        "",
+        "/spec/resources/requests/storage",
+        "a volume claim needs a storage request",
+    ),
+    (
+        "StatefulSet",
+        "/spec/volumeClaimTemplates",
+        "/spec/accessModes",
+        "a volume claim template needs at least one access mode",
+    ),
+    (
+        "StatefulSet",
+        "/spec/volumeClaimTemplates",
+        "/spec/resources/requests/storage",
+        "a volume claim template needs a storage request",
+    ),
+];
+
+/// Splits a JSON pointer into segments (numbers are list indexes).
+fn segments_of(pointer: &str) -> Vec<Segment> {
+    pointer
+        .split('/')
+        .skip(1)
+        .map(|s| {
+            let s = s.replace("~1", "/").replace("~0", "~");
+            match s.parse::<usize>() {
+                Ok(i) => Segment::Index(i),
+                Err(_) => Segment::Key(s),
+            }
+        })
+        .collect()
+}
+
+/// The validation requirements `value` (an object of `kind`) misses.
+fn validation_problems(kind: &str, value: &Value) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let pod = crate::kustomize::pod_spec_pointer(kind);
+    for &(k, list, inner, what) in REQUIRED_BY_VALIDATION {
+        // Pod containers apply to every kind that runs pods.
+        let inner = match (k, pod) {
+            ("Pod", Some(p)) => format!("{p}/containers"),
+            (k, _) if k == kind => inner.to_string(),
+            _ => continue,
+        };
+        let items: Vec<String> = if list.is_empty() {
+            vec![String::new()]
+        } else {
+            let n = value
+                .pointer(list)
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            (0..n).map(|i| format!("{list}/{i}")).collect()
+        };
+        for item in items {
+            let ptr = format!("{item}{inner}");
+            // A missing list of containers is a missing required field.
+            if k == "Pod" && value.pointer(&ptr).is_none() {
+                continue;
+            }
+            let empty = match value.pointer(&ptr) {
+                None | Some(Value::Null) => true,
+                Some(Value::Array(a)) => a.is_empty(),
+                Some(Value::String(s)) => s.is_empty(),
+                Some(_) => false,
+            };
+            if empty {
+                out.push(Problem::Missing(segments_of(&ptr), what));
+            }
+        }
+    }
+    out
 }
 
 /// Deserializes `value` as `T`, collecting unknown fields and the first
@@ -117,10 +257,14 @@ pub fn typed<T: DeserializeOwned>(value: &Value) -> (Option<T>, Vec<Problem>) {
 /// Checks `value` against the API type its apiVersion and kind name;
 /// `None` when basepress does not know that type.
 pub fn problems(api_version: &str, kind: &str, value: &Value) -> Option<Vec<Problem>> {
-    fn p<T: DeserializeOwned>(v: &Value) -> Vec<Problem> {
-        typed::<T>(v).1
+    fn p<T: DeserializeOwned + Serialize>(v: &Value) -> Vec<Problem> {
+        let (t, mut problems) = typed::<T>(v);
+        if let Some(written) = t.and_then(|t| serde_json::to_value(t).ok()) {
+            gained(v, &written, &mut Vec::new(), &mut problems);
+        }
+        problems
     }
-    Some(match (api_version, kind) {
+    let mut found = match (api_version, kind) {
         ("v1", "Namespace") => p::<api::core::v1::Namespace>(value),
         ("v1", "ConfigMap") => p::<api::core::v1::ConfigMap>(value),
         ("v1", "Secret") => p::<api::core::v1::Secret>(value),
@@ -144,7 +288,9 @@ pub fn problems(api_version: &str, kind: &str, value: &Value) -> Option<Vec<Prob
             p::<api::rbac::v1::ClusterRoleBinding>(value)
         }
         _ => return None,
-    })
+    };
+    found.extend(validation_problems(kind, value));
+    Some(found)
 }
 
 /// The rules of [`check`].
@@ -152,22 +298,24 @@ pub const RULES: &[&Rule] = &[
     rule::MANIFEST_KIND_UNCHECKED,
     rule::MANIFEST_UNKNOWN_FIELD,
     rule::MANIFEST_TYPE_INVALID,
+    rule::MANIFEST_REQUIRED_FIELD_MISSING,
 ];
 
-/// Every object of `base` against its API type.
-pub fn check(_ctx: &Context, base: &Base) -> Vec<Diagnostic> {
+/// Every object a build made against its API type.
+pub fn check(_ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for m in &base.manifests {
-        let Some(problems) = problems(&m.api_version, &m.kind, &m.value) else {
+    for o in subject.objects {
+        let (kind, name) = (o.kind(), o.name());
+        let Some(problems) = problems(o.api_version(), kind, &o.value) else {
             out.push(
                 Diagnostic::new(
                     rule::MANIFEST_KIND_UNCHECKED,
                     format!(
-                        "{} `{}` ({}) is not a type basepress knows, so its fields are not checked",
-                        m.kind, m.name, m.api_version
+                        "{kind} `{name}` ({}) is not a type basepress knows, so its fields are not checked",
+                        o.api_version()
                     ),
                 )
-                .at(m.locate("/kind")),
+                .at(o.locate("/kind")),
             );
             continue;
         };
@@ -176,23 +324,31 @@ pub fn check(_ctx: &Context, base: &Base) -> Vec<Diagnostic> {
                 Problem::UnknownField(path) => Diagnostic::new(
                     rule::MANIFEST_UNKNOWN_FIELD,
                     format!(
-                        "{} `{}` has no field `{}`",
-                        m.kind,
-                        m.name,
-                        display_path(&m.value, &path)
+                        "{kind} `{name}` has no field `{}`",
+                        display_path(&o.value, &path)
                     ),
                 )
-                .at(m.locate(&pointer(&path))),
+                .at(o.locate(&pointer(&path))),
                 Problem::WrongType(path, message) => Diagnostic::new(
                     rule::MANIFEST_TYPE_INVALID,
                     format!(
-                        "{} `{}`: `{}`: {message}",
-                        m.kind,
-                        m.name,
-                        display_path(&m.value, &path)
+                        "{kind} `{name}`: `{}`: {message}",
+                        display_path(&o.value, &path)
                     ),
                 )
-                .at(m.locate(&pointer(&path))),
+                .at(o.locate(&pointer(&path))),
+                Problem::Missing(path, what) => {
+                    // The field is not there: point at what holds it.
+                    let holder = &path[..path.len().saturating_sub(1)];
+                    Diagnostic::new(
+                        rule::MANIFEST_REQUIRED_FIELD_MISSING,
+                        format!(
+                            "{kind} `{name}` lacks `{}` ({what}), so the API server rejects it",
+                            display_path(&o.value, &path)
+                        ),
+                    )
+                    .at(o.locate(&pointer(holder)))
+                }
             });
         }
     }
@@ -231,5 +387,32 @@ mod tests {
             "{ps:?}"
         );
         assert!(problems("example.com/v1", "Thing", &v).is_none());
+    }
+
+    #[test]
+    fn required_fields_from_the_openapi_and_validation() {
+        let v: Value = yaml::from_str(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n      containers: []\n      volumes:\n        - emptyDir: {}\n  volumeClaimTemplates:\n    - metadata: {name: id}\n      spec:\n        resources: {requests: {cpu: 1}}\n",
+        )
+        .unwrap();
+        let ps = problems("apps/v1", "StatefulSet", &v).unwrap();
+        let missing: Vec<String> = ps
+            .iter()
+            .filter_map(|p| match p {
+                Problem::Missing(path, _) => Some(pointer(path)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            missing,
+            [
+                "/spec/selector",
+                "/spec/template/spec/volumes/0/name",
+                "/spec/template/spec/containers",
+                "/spec/volumeClaimTemplates/0/spec/accessModes",
+                "/spec/volumeClaimTemplates/0/spec/resources/requests/storage",
+            ],
+            "{ps:?}"
+        );
     }
 }

@@ -9,12 +9,15 @@
 //! site.yaml, sorts and drops repeated findings, once, for every stage.
 
 mod docs;
+mod image;
 pub mod leaks;
 mod links;
 mod manifests;
 mod overlays;
 mod pods;
 mod releases;
+mod shell;
+mod suggest;
 
 use crate::analyze::Analysis;
 use crate::diagnostics::{rule, Diagnostic, Rule, Severity};
@@ -28,10 +31,10 @@ use std::collections::{BTreeSet, HashSet};
 pub enum Scope {
     /// Once per project.
     Site(fn(&Context) -> Vec<Diagnostic>),
-    /// Once per base. `objects` checks also run on the objects an overlay
-    /// of a page builds on its base.
+    /// Once per base. `objects` checks read the objects of a build, and
+    /// also run on the objects an overlay of a page builds on its base.
     Base {
-        run: fn(&Context, &Base) -> Vec<Diagnostic>,
+        run: fn(&Context, &Subject) -> Vec<Diagnostic>,
         objects: bool,
     },
     /// Once per page (its untranslated copies are checked through their
@@ -111,6 +114,26 @@ pub const CHECKS: &[Check] = &[
         reraises: &[],
     },
     Check {
+        id: "image-commands",
+        about: "what a base runs is a file its user may execute in the image of its version, on every platform",
+        scope: Scope::Base {
+            run: image::commands,
+            objects: true,
+        },
+        rules: image::COMMAND_RULES,
+        reraises: &[],
+    },
+    Check {
+        id: "image-data",
+        about: "the image release data says of each release what its image says",
+        scope: Scope::Base {
+            run: image::agreement,
+            objects: false,
+        },
+        rules: image::AGREEMENT_RULES,
+        reraises: &[],
+    },
+    Check {
         id: "base-credentials",
         about: "no published base file carries a credential",
         scope: Scope::Base {
@@ -154,7 +177,7 @@ pub const CHECKS: &[Check] = &[
         about: "the overlay a page shows builds on its base and passes the base's checks",
         scope: Scope::Page(overlays::check_page),
         rules: overlays::RULES,
-        reraises: &["manifests", "pods"],
+        reraises: &["manifests", "pods", "image-commands"],
     },
     Check {
         id: "page-credentials",
@@ -164,6 +187,28 @@ pub const CHECKS: &[Check] = &[
         reraises: &[],
     },
 ];
+
+/// What a base check runs on: a base, and the objects a build made of it
+/// (the base's own build, or the build of an overlay a page shows on it).
+pub struct Subject<'a> {
+    pub base: &'a Base,
+    /// Empty when Kustomize would refuse the build (the reasons are
+    /// findings of their own).
+    pub objects: &'a [crate::kustomize::Object],
+}
+
+impl<'a> Subject<'a> {
+    /// Base `i` of the analysis, with its own build.
+    fn of_base(analysis: &'a Analysis, i: usize) -> Option<Subject<'a>> {
+        let base = analysis.site.bases.get(i)?;
+        let objects = analysis
+            .built
+            .get(i)
+            .and_then(Option::as_ref)
+            .map_or(&[][..], |b| b.objects.as_slice());
+        Some(Subject { base, objects })
+    }
+}
 
 /// What the checks share: the analysed project, the tools they use and,
 /// for the overlay check, what the object checks found on each base.
@@ -175,12 +220,23 @@ pub struct Context<'a> {
     known: Vec<HashSet<overlays::Key>>,
 }
 
+impl Context<'_> {
+    /// The image of the release of `version`, when the checks read it.
+    pub fn image(&self, version: &semver::Version) -> Option<&crate::oci::Image> {
+        let i = self.site.bases.iter().position(|b| &b.version == version)?;
+        self.analysis.images.get(i)?.as_deref()
+    }
+}
+
 /// What checks need that is costly to make, made once per run (or once
 /// per preview server).
 #[derive(Default)]
 pub struct Tools {
     /// The credential scanner, its rules compiled.
     pub credentials: crate::secrets::Scanner,
+    /// Folder builds the docs' overlays share: each base they build on is
+    /// built once (and, in the preview server, once until it changes).
+    pub kustomize: std::sync::Mutex<crate::kustomize::Cache>,
 }
 
 /// The findings of every check, by scope, before exceptions.
@@ -230,10 +286,13 @@ pub fn run(analysis: &Analysis, tools: &Tools) -> Findings {
             findings.site.extend(declared(check, run(&ctx)));
         }
     }
-    findings.bases = site
-        .bases
-        .par_iter()
-        .map(|base| base_checks(&ctx, base, false))
+    findings.bases = (0..site.bases.len())
+        .into_par_iter()
+        .map(|i| {
+            Subject::of_base(analysis, i)
+                .map(|s| base_checks(&ctx, &s, false))
+                .unwrap_or_default()
+        })
         .collect();
     ctx.known = known(&findings);
     findings.pages = (0..site.pages.len())
@@ -279,12 +338,12 @@ fn known(findings: &Findings) -> Vec<HashSet<overlays::Key>> {
 
 /// The base checks on `base`: all of them, or (`objects_only`) those that
 /// look at its objects, which also run on the objects of an overlay.
-fn base_checks(ctx: &Context, base: &Base, objects_only: bool) -> Vec<Diagnostic> {
+fn base_checks(ctx: &Context, subject: &Subject, objects_only: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for check in CHECKS {
         if let Scope::Base { run, objects } = check.scope {
             if objects || !objects_only {
-                out.extend(declared(check, run(ctx, base)));
+                out.extend(declared(check, run(ctx, subject)));
             }
         }
     }
@@ -293,12 +352,14 @@ fn base_checks(ctx: &Context, base: &Base, objects_only: bool) -> Vec<Diagnostic
 
 fn page_checks(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    // An untranslated copy shows its original's text, checked there.
+    // An untranslated copy shows its original's text, checked there; the
+    // pages of a reused docs version keep their previous findings.
     if ctx
         .site
         .pages
         .get(i)
         .is_none_or(|p| p.fallback_from.is_some())
+        || ctx.analysis.is_reused(i)
     {
         return out;
     }

@@ -4,10 +4,12 @@
 //! StorageClasses and credentials.
 
 use super::manifests::typed;
-use super::Context;
+use super::shell::{self, base_name, Call};
+use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
-use crate::model::images::{Args, EnvFact, EnvRole, ImageReleases, Requirement};
-use crate::model::site::{Base, GeneratorKind, Manifest, Site};
+use crate::kustomize::Object;
+use crate::model::images::{Args, EnvFact, EnvKind, EnvRole, ImageReleases, Requirement};
+use crate::model::site::{Base, Site};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Probe};
@@ -15,25 +17,25 @@ use semver::Version;
 use std::collections::BTreeSet;
 
 /// A pod template of a base, typed, with where it is.
-struct Workload<'a> {
-    manifest: &'a Manifest,
+pub(super) struct Workload<'a> {
+    pub object: &'a Object,
     /// JSON pointer of the PodSpec (`/spec/template/spec`).
-    pod_ptr: &'static str,
-    pod: PodSpec,
+    pub pod_ptr: &'static str,
+    pub pod: PodSpec,
     replicas: Option<i32>,
     /// Names of the StatefulSet's volumeClaimTemplates.
     claims: Vec<String>,
 }
 
-fn workloads(base: &Base) -> Vec<Workload<'_>> {
+pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
     let mut out = Vec::new();
-    for m in &base.manifests {
+    for m in objects {
         let v = &m.value;
-        let w = match (m.api_version.as_str(), m.kind.as_str()) {
+        let w = match (m.api_version(), m.kind()) {
             ("apps/v1", "StatefulSet") => typed::<StatefulSet>(v).0.and_then(|s| {
                 let spec = s.spec;
                 Some(Workload {
-                    manifest: m,
+                    object: m,
                     pod_ptr: "/spec/template/spec",
                     replicas: spec.replicas,
                     claims: spec
@@ -48,7 +50,7 @@ fn workloads(base: &Base) -> Vec<Workload<'_>> {
             ("apps/v1", "Deployment") => typed::<Deployment>(v).0.and_then(|d| {
                 let spec = d.spec;
                 Some(Workload {
-                    manifest: m,
+                    object: m,
                     pod_ptr: "/spec/template/spec",
                     replicas: spec.replicas,
                     claims: Vec::new(),
@@ -57,7 +59,7 @@ fn workloads(base: &Base) -> Vec<Workload<'_>> {
             }),
             ("apps/v1", "DaemonSet") => typed::<DaemonSet>(v).0.and_then(|d| {
                 Some(Workload {
-                    manifest: m,
+                    object: m,
                     pod_ptr: "/spec/template/spec",
                     replicas: None,
                     claims: Vec::new(),
@@ -66,7 +68,7 @@ fn workloads(base: &Base) -> Vec<Workload<'_>> {
             }),
             ("batch/v1", "Job") => typed::<Job>(v).0.and_then(|j| {
                 Some(Workload {
-                    manifest: m,
+                    object: m,
                     pod_ptr: "/spec/template/spec",
                     replicas: None,
                     claims: Vec::new(),
@@ -75,7 +77,7 @@ fn workloads(base: &Base) -> Vec<Workload<'_>> {
             }),
             ("batch/v1", "CronJob") => typed::<CronJob>(v).0.and_then(|c| {
                 Some(Workload {
-                    manifest: m,
+                    object: m,
                     pod_ptr: "/spec/jobTemplate/spec/template/spec",
                     replicas: None,
                     claims: Vec::new(),
@@ -84,7 +86,7 @@ fn workloads(base: &Base) -> Vec<Workload<'_>> {
             }),
             ("v1", "Pod") => typed::<Pod>(v).0.and_then(|p| {
                 Some(Workload {
-                    manifest: m,
+                    object: m,
                     pod_ptr: "/spec",
                     replicas: None,
                     claims: Vec::new(),
@@ -100,7 +102,7 @@ fn workloads(base: &Base) -> Vec<Workload<'_>> {
 
 /// The repository name of an image reference, without registry, tag or
 /// digest: `reg.io/team/agent:1.0@sha256:…` → `agent`.
-fn image_repository(image: &str) -> &str {
+pub(super) fn image_repository(image: &str) -> &str {
     let no_digest = image.split('@').next().unwrap_or(image);
     let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
     last.split(':').next().unwrap_or(last)
@@ -109,24 +111,55 @@ fn image_repository(image: &str) -> &str {
 struct Ctx<'a> {
     site: &'a Site,
     base: &'a Base,
+    /// Every object of the build: the ConfigMaps and Secrets a container
+    /// reads its environment from are among them.
+    objects: &'a [Object],
     images: &'a ImageReleases,
     version: &'a Version,
     /// Whether the image data has a release for this base.
     known: bool,
+    /// Whether the image itself is read: then it, not the data file, says
+    /// which commands exist (the `image-commands` check).
+    image_read: bool,
     out: Vec<Diagnostic>,
 }
 
 impl Ctx<'_> {
-    fn at(&self, m: &Manifest, pointer: &str) -> Location {
-        m.locate(pointer)
-    }
-
     fn image_ref(&self) -> String {
         format!("{}:{}", self.images.name, self.version)
     }
 
     fn push(&mut self, d: Diagnostic) {
         self.out.push(d);
+    }
+
+    /// Whether container `c` (of the product image) runs the product: it
+    /// sets no `command`, so the image's entrypoint runs, or its command
+    /// (or a command of its `sh -c` script) is the entrypoint's or the
+    /// image command's program. A container of the same image that only
+    /// prepares a folder is not the product.
+    fn runs_product(&self, c: &Container) -> bool {
+        let Some(command) = c.command.as_ref().filter(|c| !c.is_empty()) else {
+            return true;
+        };
+        let programs: Vec<&str> = self
+            .images
+            .process_at(self.version)
+            .into_iter()
+            .flat_map(|p| p.entrypoint.first().into_iter().chain(p.command.first()))
+            .map(|p| base_name(p))
+            .collect();
+        let mut argv = command.clone();
+        argv.extend(c.args.iter().flatten().cloned());
+        let runs = shell::calls(&argv);
+        if programs.is_empty() {
+            // Without the facts, a shell script is taken for a helper.
+            return shell::script_of(&argv).is_none();
+        }
+        runs.calls
+            .iter()
+            .filter_map(Call::program)
+            .any(|p| programs.contains(&base_name(p)))
     }
 }
 
@@ -149,20 +182,24 @@ pub const RULES: &[&Rule] = &[
     rule::IMAGE_NOT_BARE,
     rule::STORAGE_CLASS_SET,
     rule::SECRET_IN_BASE,
+    rule::SHELL_SCRIPT_DYNAMIC,
 ];
 
-/// Runs every rule of this module on one base.
-pub fn check(context: &Context, base: &Base) -> Vec<Diagnostic> {
+/// Runs every rule of this module on the objects of one build.
+pub fn check(context: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let site = context.site;
+    let base = subject.base;
     let mut ctx = Ctx {
         site,
         base,
+        objects: subject.objects,
         images: &site.images,
         version: &base.version,
         known: site.images.has_release(&base.version),
+        image_read: context.image(&base.version).is_some(),
         out: Vec::new(),
     };
-    for w in workloads(base) {
+    for w in workloads(subject.objects) {
         check_workload(&mut ctx, &w);
     }
     carried_environment(&mut ctx);
@@ -180,12 +217,13 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
         ),
     ];
     let mut runs_product = false;
+    let mut runs_agent = false;
     for (field, containers) in groups {
         for (i, c) in containers.iter().enumerate() {
             let ptr = format!("{}/{field}/{i}", w.pod_ptr);
             let image = c.image.as_deref().unwrap_or("");
             if image != image_repository(image) {
-                let at = ctx.at(w.manifest, &format!("{ptr}/image"));
+                let at = w.object.locate(&format!("{ptr}/image"));
                 ctx.push(
                     Diagnostic::new(
                         rule::IMAGE_NOT_BARE,
@@ -202,16 +240,22 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
                 continue;
             }
             runs_product = true;
-            if ctx.known {
-                let env = Env::of(ctx, w, c, &ptr);
-                exec_commands(ctx, w, c, &ptr);
-                probes_need_ports(ctx, w, c, &ptr);
-                health_dir_writable(ctx, w, c, &ptr, &env);
-                container_user(ctx, w, c, &ptr);
-                environment(ctx, w, c, &ptr, &env);
-                if field == "containers" {
-                    termination_grace(ctx, w, &env);
-                }
+            if !ctx.known {
+                continue;
+            }
+            // Whatever a container of the image runs must be in the image.
+            exec_commands(ctx, w, c, &ptr);
+            if !ctx.runs_product(c) {
+                continue;
+            }
+            runs_agent = true;
+            let env = Env::of(ctx, w, c, &ptr);
+            probes_need_ports(ctx, w, c, &ptr);
+            health_dir_writable(ctx, w, c, &ptr, &env);
+            container_user(ctx, w, c, &ptr);
+            environment(ctx, w, c, &ptr, &env);
+            if field == "containers" {
+                termination_grace(ctx, w, &env);
             }
         }
     }
@@ -219,17 +263,21 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
         return;
     }
     run_as_non_root(ctx, w);
+    if !runs_agent && ctx.known {
+        return;
+    }
     if ctx.known {
         pod_user(ctx, w);
     }
     if let Some(n) = w.replicas.filter(|&n| n != 1) {
-        let at = ctx.at(w.manifest, "/spec/replicas");
+        let at = w.object.locate("/spec/replicas");
         ctx.push(
             Diagnostic::new(
                 rule::REPLICAS_NOT_ONE,
                 format!(
                     "{} `{}` has replicas: {n}; each agent needs its own bootstrap token",
-                    w.manifest.kind, w.manifest.name
+                    w.object.kind(),
+                    w.object.name()
                 ),
             )
             .at(at),
@@ -246,16 +294,33 @@ fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
     ]
 }
 
-/// Every command a container runs in the image: probes, lifecycle hooks,
-/// and its own command, with the pointer to each.
-fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
-    let mut calls: Vec<(String, Vec<String>)> = Vec::new();
+/// One exec a container makes: a probe's, a hook's, or its own command.
+pub(super) struct Exec {
+    /// The field, for messages (`livenessProbe`, `command`).
+    pub what: &'static str,
+    /// Pointer of the argv list.
+    pub pointer: String,
+    /// Pointer of each word of the argv (a container's `args` follow its
+    /// `command`).
+    pub words: Vec<String>,
+    pub argv: Vec<String>,
+}
+
+/// Every exec of a container, with the pointers to each.
+pub(super) fn execs(c: &Container, ptr: &str) -> Vec<Exec> {
+    let mut out = Vec::new();
+    let list = |pointer: String, what, argv: Vec<String>| Exec {
+        what,
+        words: (0..argv.len()).map(|i| format!("{pointer}/{i}")).collect(),
+        pointer,
+        argv,
+    };
     for (field, probe) in probes(c) {
         if let Some(cmd) = probe
             .and_then(|p| p.exec.as_ref())
             .and_then(|e| e.command.clone())
         {
-            calls.push((format!("{ptr}/{field}/exec/command"), cmd));
+            out.push(list(format!("{ptr}/{field}/exec/command"), field, cmd));
         }
     }
     if let Some(l) = &c.lifecycle {
@@ -265,106 +330,186 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
                 .and_then(|h| h.exec.as_ref())
                 .and_then(|e| e.command.clone())
             {
-                calls.push((format!("{ptr}/lifecycle/{field}/exec/command"), cmd));
+                out.push(list(
+                    format!("{ptr}/lifecycle/{field}/exec/command"),
+                    field,
+                    cmd,
+                ));
             }
         }
     }
     if let Some(cmd) = &c.command {
+        let args = c.args.clone().unwrap_or_default();
+        let mut words: Vec<String> = (0..cmd.len())
+            .map(|i| format!("{ptr}/command/{i}"))
+            .collect();
+        words.extend((0..args.len()).map(|i| format!("{ptr}/args/{i}")));
         let mut argv = cmd.clone();
-        argv.extend(c.args.clone().unwrap_or_default());
-        calls.push((format!("{ptr}/command"), argv));
+        argv.extend(args);
+        out.push(Exec {
+            what: "command",
+            pointer: format!("{ptr}/command"),
+            words,
+            argv,
+        });
     }
+    out
+}
 
-    for (pointer, argv) in calls {
-        let Some(program) = argv.first() else {
-            continue;
-        };
-        let base_name = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
-        let matches = |name: &str| name == program || base_name(name) == base_name(program);
-        let fact = ctx
-            .images
-            .commands_at(ctx.version)
-            .find(|f| matches(&f.name));
-        let at = ctx.at(w.manifest, &pointer);
-        let Some(fact) = fact else {
-            let first = ctx
-                .images
-                .releases
-                .iter()
-                .find(|v| ctx.images.commands_at(v).any(|f| matches(&f.name)));
-            let (why, help) = match first {
-                Some(v) if v > ctx.version => (
-                    format!("the image has it from {v}"),
+/// Where an exec's argv is written: at the list, unless a word of it
+/// comes from elsewhere (a patch that changed one argument), which is
+/// where the command became what it is.
+pub(super) fn exec_location(object: &Object, exec: &Exec) -> Location {
+    let list = object.locate(&exec.pointer);
+    exec.words
+        .iter()
+        .map(|p| object.locate(p))
+        .find(|l| l.file != list.file)
+        .unwrap_or(list)
+}
+
+/// Every command a container runs in the image: probes, lifecycle hooks,
+/// its own command, and the commands of their `sh -c` scripts.
+fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
+    for exec in execs(c, ptr) {
+        let runs = shell::calls(&exec.argv);
+        // The script's word, where its commands are reported.
+        let script_at = shell::script_of(&exec.argv)
+            .and_then(|s| exec.argv.iter().position(|a| a == s))
+            .and_then(|i| exec.words.get(i))
+            .map_or_else(|| w.object.locate(&exec.pointer), |p| w.object.locate(p));
+        for why in &runs.dynamic {
+            ctx.push(
+                Diagnostic::new(
+                    rule::SHELL_SCRIPT_DYNAMIC,
                     format!(
-                        "publish this base for {v} or later, or call a command that {} has",
+                        "the {} of container `{}` runs a shell script that basepress cannot check against image {}: {why}",
+                        exec.what,
+                        c.name,
                         ctx.image_ref()
                     ),
-                ),
-                Some(v) => (
-                    format!("the image had it in {v}"),
-                    format!("call a command that {} has", ctx.image_ref()),
-                ),
-                None => (
-                    "no release of the image has it".to_string(),
-                    "call a command the image has (see the image data)".to_string(),
-                ),
+                )
+                .at(script_at.clone()),
+            );
+        }
+        let argv_at = exec_location(w.object, &exec);
+        for call in &runs.calls {
+            let at = if call.in_script {
+                script_at.clone()
+            } else {
+                argv_at.clone()
             };
+            check_call(ctx, c, &exec, call, at);
+        }
+    }
+}
+
+/// One command against the image data: it exists in this release, takes
+/// these arguments, and is no readiness check run as liveness.
+fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Location) {
+    let Some(program) = call.program() else {
+        return;
+    };
+    let matches = |name: &str| name == program || base_name(name) == base_name(program);
+    let fact = ctx
+        .images
+        .commands_at(ctx.version)
+        .find(|f| matches(&f.name));
+    let how = if call.in_script {
+        format!("`{program}` (in the {} script)", exec.what)
+    } else {
+        format!("`{program}`")
+    };
+    let Some(fact) = fact else {
+        if ctx.image_read {
+            return;
+        }
+        let first = ctx
+            .images
+            .releases
+            .iter()
+            .find(|v| ctx.images.commands_at(v).any(|f| matches(&f.name)));
+        let (why, help) = match first {
+            Some(v) if v > ctx.version => (
+                format!("the image has it from {v}"),
+                format!(
+                    "publish this base for {v} or later, or call a command that {} has",
+                    ctx.image_ref()
+                ),
+            ),
+            Some(v) => (
+                format!("the image had it in {v}"),
+                format!("call a command that {} has", ctx.image_ref()),
+            ),
+            None => (
+                "no release of the image has it".to_string(),
+                "call a command the image has (see the image data)".to_string(),
+            ),
+        };
+        ctx.push(
+            Diagnostic::new(
+                rule::PROBE_COMMAND_MISSING,
+                format!(
+                    "base {} runs {how} in container `{}`, but image {} does not have it: {why}",
+                    ctx.base.folder(),
+                    c.name,
+                    ctx.image_ref()
+                ),
+            )
+            .at(at)
+            .help(help),
+        );
+        return;
+    };
+    // Arguments known only when the script runs are not checked.
+    let Some(args) = call.args() else {
+        return;
+    };
+    if let Args::OneOf(lists) = &fact.args {
+        if !lists
+            .iter()
+            .any(|l| l.iter().map(String::as_str).eq(args.iter().copied()))
+        {
+            let accepted: Vec<String> = lists.iter().map(|l| l.join(" ")).collect();
             ctx.push(
                 Diagnostic::new(
-                    rule::PROBE_COMMAND_MISSING,
+                    rule::COMMAND_ARGS_INVALID,
                     format!(
-                        "base {} runs `{program}` in container `{}`, but image {} does not have it: {why}",
-                        ctx.base.folder(),
-                        c.name,
+                        "`{}` does not accept `{}` in {}",
+                        fact.name,
+                        args.join(" "),
                         ctx.image_ref()
                     ),
                 )
-                .at(at)
-                .help(help),
-            );
-            continue;
-        };
-        let args = &argv[1..];
-        if let Args::OneOf(lists) = &fact.args {
-            if !lists.iter().any(|l| l.as_slice() == args) {
-                let accepted: Vec<String> = lists.iter().map(|l| l.join(" ")).collect();
-                ctx.push(
-                    Diagnostic::new(
-                        rule::COMMAND_ARGS_INVALID,
-                        format!(
-                            "`{}` does not accept `{}` in {}",
-                            fact.name,
-                            args.join(" "),
-                            ctx.image_ref()
-                        ),
-                    )
-                    .at(at.clone())
-                    .help(format!(
-                        "call it as one of: {}",
-                        accepted
-                            .iter()
-                            .map(|a| format!("`{} {a}`", fact.name))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )),
-                );
-            }
-        }
-        if pointer.ends_with("/livenessProbe/exec/command")
-            && fact.readiness_only.iter().any(|l| l.as_slice() == args)
-        {
-            ctx.push(
-                Diagnostic::new(
-                    rule::LIVENESS_USES_READINESS,
-                    format!(
-                        "the liveness probe of container `{}` runs `{}`, a readiness check",
-                        c.name,
-                        argv.join(" ")
-                    ),
-                )
-                .at(at),
+                .at(at.clone())
+                .help(format!(
+                    "call it as one of: {}",
+                    accepted
+                        .iter()
+                        .map(|a| format!("`{} {a}`", fact.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
             );
         }
+    }
+    if exec.what == "livenessProbe"
+        && fact
+            .readiness_only
+            .iter()
+            .any(|l| l.iter().map(String::as_str).eq(args.iter().copied()))
+    {
+        ctx.push(
+            Diagnostic::new(
+                rule::LIVENESS_USES_READINESS,
+                format!(
+                    "the liveness probe of container `{}` runs `{}`, a readiness check",
+                    c.name,
+                    call.display()
+                ),
+            )
+            .at(at),
+        );
     }
 }
 
@@ -386,7 +531,7 @@ fn probes_need_ports(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
         } else {
             continue;
         };
-        let at = ctx.at(w.manifest, &format!("{ptr}/{field}/{kind}"));
+        let at = w.object.locate(&format!("{ptr}/{field}/{kind}"));
         ctx.push(
             Diagnostic::new(
                 rule::PROBE_NEEDS_PORT,
@@ -418,49 +563,63 @@ struct Env {
     referenced: BTreeSet<String>,
 }
 
+/// A ConfigMap's or Secret's keys and values, with where each is set: a
+/// Secret's `data` is decoded, `stringData` taken as it is.
+fn object_data(o: &Object) -> Vec<(String, Option<String>, Location)> {
+    use base64::Engine;
+    let mut out = Vec::new();
+    let secret = o.kind() == "Secret";
+    for field in ["data", "stringData"] {
+        for (k, v) in o.value[field].as_object().into_iter().flatten() {
+            let text = v.as_str().map(|t| {
+                if secret && field == "data" {
+                    let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+                    base64::engine::general_purpose::STANDARD
+                        .decode(compact)
+                        .ok()
+                        .and_then(|b| String::from_utf8(b).ok())
+                        .unwrap_or_default()
+                } else {
+                    t.to_string()
+                }
+            });
+            let at = o.locate(&format!("/{field}/{}", crate::yaml::pointer_segment(k)));
+            out.push((k.clone(), text, at));
+        }
+    }
+    out
+}
+
 impl Env {
+    /// The object of `kind` named `name` in the workload's namespace.
+    fn source<'a>(ctx: &Ctx<'a>, w: &Workload, kind: &str, name: &str) -> Option<&'a Object> {
+        ctx.objects
+            .iter()
+            .find(|o| o.kind() == kind && o.name() == name && o.namespace() == w.object.namespace())
+    }
+
     fn of(ctx: &Ctx, w: &Workload, c: &Container, ptr: &str) -> Env {
         let mut settings = Vec::new();
         let mut secret_ref = false;
         for from in c.env_from.iter().flatten() {
             let prefix = from.prefix.clone().unwrap_or_default();
             let (name, kind) = match (&from.config_map_ref, &from.secret_ref) {
-                (Some(r), _) => (r.name.clone(), GeneratorKind::ConfigMap),
+                (Some(r), _) => (r.name.as_str(), "ConfigMap"),
                 (_, Some(r)) => {
                     secret_ref = true;
-                    (r.name.clone(), GeneratorKind::Secret)
+                    (r.name.as_str(), "Secret")
                 }
                 _ => continue,
             };
-            for g in ctx
-                .base
-                .generators
-                .iter()
-                .filter(|g| g.name == name && g.kind == kind)
+            for (key, value, at) in Env::source(ctx, w, kind, name)
+                .map(object_data)
+                .unwrap_or_default()
             {
-                for e in &g.entries {
-                    settings.push(Setting {
-                        key: format!("{prefix}{}", e.key),
-                        value: Some(e.value.clone()),
-                        at: e.at.clone(),
-                    });
-                }
-            }
-            if kind == GeneratorKind::ConfigMap {
-                for m in ctx
-                    .base
-                    .manifests
-                    .iter()
-                    .filter(|m| m.kind == "ConfigMap" && m.name == name)
-                {
-                    for (k, v) in m.value["data"].as_object().into_iter().flatten() {
-                        settings.push(Setting {
-                            key: format!("{prefix}{k}"),
-                            value: v.as_str().map(str::to_string),
-                            at: m.locate(&format!("/data/{}", crate::yaml::pointer_segment(k))),
-                        });
-                    }
-                }
+                settings.push(Setting {
+                    key: format!("{prefix}{key}"),
+                    value,
+                    at,
+                });
             }
         }
         let mut referenced = BTreeSet::new();
@@ -478,14 +637,22 @@ impl Env {
             if let Some(v) = &e.value {
                 scan(v);
             }
+            // A key of a ConfigMap of the build has a value the base knows.
+            let value = match &e.value_from {
+                None => Some(e.value.clone().unwrap_or_default()),
+                Some(from) => from.config_map_key_ref.as_ref().and_then(|r| {
+                    Env::source(ctx, w, "ConfigMap", &r.name)
+                        .map(object_data)
+                        .into_iter()
+                        .flatten()
+                        .find(|(k, _, _)| *k == r.key)
+                        .and_then(|(_, v, _)| v)
+                }),
+            };
             settings.push(Setting {
                 key: e.name.clone(),
-                value: if e.value_from.is_some() {
-                    None
-                } else {
-                    Some(e.value.clone().unwrap_or_default())
-                },
-                at: w.manifest.locate(&format!("{ptr}/env/{i}")),
+                value,
+                at: w.object.locate(&format!("{ptr}/env/{i}")),
             });
         }
         for s in c.command.iter().chain(c.args.iter()).flatten() {
@@ -512,22 +679,42 @@ impl Env {
     }
 }
 
+/// A whole, non-negative number of milliseconds.
+fn milliseconds(value: &str) -> Option<u64> {
+    let v = value.trim();
+    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| v.parse().ok())
+        .flatten()
+}
+
 fn termination_grace(ctx: &mut Ctx, w: &Workload, env: &Env) {
     let Some(fact) = ctx.images.env_role(ctx.version, EnvRole::DrainTimeout) else {
         return;
     };
-    let Some(drain_ms) = env.value(fact).and_then(|v| v.trim().parse::<u64>().ok()) else {
-        return;
+    // An invalid value is a finding of its own (`env-value-invalid`); the
+    // grace period is then checked against the image default.
+    let default = fact.default.as_deref().and_then(milliseconds);
+    let (drain_ms, source) = match env.get(&fact.key).map(|s| s.value.as_deref()) {
+        // Set from a Secret or the downward API: the base does not know it.
+        Some(None) => return,
+        Some(Some(v)) => match (milliseconds(v), default) {
+            (Some(ms), _) => (ms, "as configured".to_string()),
+            (None, Some(ms)) => (
+                ms,
+                format!("the image default, since `{v}` is not a number of milliseconds"),
+            ),
+            (None, None) => return,
+        },
+        None => match default {
+            Some(ms) => (ms, "the image default".to_string()),
+            None => return,
+        },
     };
     let set = w.pod.termination_grace_period_seconds;
     let grace = set.unwrap_or(30);
     if u64::try_from(grace).unwrap_or(0) * 1000 > drain_ms {
         return;
     }
-    let source = match env.get(&fact.key) {
-        Some(_) => "as configured",
-        None => "the image default",
-    };
     let (what, pointer) = match set {
         Some(s) => (
             format!("terminationGracePeriodSeconds is {s}"),
@@ -538,7 +725,7 @@ fn termination_grace(ctx: &mut Ctx, w: &Workload, env: &Env) {
             w.pod_ptr.to_string(),
         ),
     };
-    let at = ctx.at(w.manifest, &pointer);
+    let at = w.object.locate(&pointer);
     let want = drain_ms.div_ceil(1000) + 30;
     ctx.push(
         Diagnostic::new(
@@ -601,10 +788,9 @@ fn health_dir_writable(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, en
     {
         return;
     }
-    let at = ctx.at(
-        w.manifest,
-        &format!("{ptr}/securityContext/readOnlyRootFilesystem"),
-    );
+    let at = w
+        .object
+        .locate(&format!("{ptr}/securityContext/readOnlyRootFilesystem"));
     ctx.push(
         Diagnostic::new(
             rule::HEALTH_DIR_NOT_WRITABLE,
@@ -621,7 +807,7 @@ fn user_mismatch(ctx: &mut Ctx, w: &Workload, pointer: String, field: &str, got:
     if got == want {
         return;
     }
-    let at = ctx.at(w.manifest, &pointer);
+    let at = w.object.locate(&pointer);
     let user = ctx
         .images
         .user_at(ctx.version)
@@ -701,13 +887,14 @@ fn run_as_non_root(ctx: &mut Ctx, w: &Workload) {
         Some(_) => format!("{}/securityContext/runAsNonRoot", w.pod_ptr),
         None => format!("{}/securityContext", w.pod_ptr),
     };
-    let at = ctx.at(w.manifest, &pointer);
+    let at = w.object.locate(&pointer);
     ctx.push(
         Diagnostic::new(
             rule::RUN_AS_NON_ROOT_MISSING,
             format!(
                 "{} `{}` does not set securityContext.runAsNonRoot: true",
-                w.manifest.kind, w.manifest.name
+                w.object.kind(),
+                w.object.name()
             ),
         )
         .at(at),
@@ -754,6 +941,30 @@ fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env)
             );
             continue;
         };
+        if let (Some(EnvKind::Milliseconds), Some(v)) = (fact.kind, s.value.as_deref()) {
+            // `$(KEY)` is expanded by Kubernetes: its value is not known here.
+            if milliseconds(v).is_none() && !v.contains("$(") {
+                ctx.push(
+                    Diagnostic::new(
+                        rule::ENV_VALUE_INVALID,
+                        format!(
+                            "{}={v} is not a number of milliseconds, which {} needs",
+                            s.key,
+                            ctx.image_ref()
+                        ),
+                    )
+                    .at(s.at.clone())
+                    .help(format!(
+                        "give {} a whole, non-negative number of milliseconds{}",
+                        s.key,
+                        fact.default
+                            .as_deref()
+                            .map(|d| format!(" (the image default is {d})"))
+                            .unwrap_or_default()
+                    )),
+                );
+            }
+        }
         if fact.secret && s.value.as_deref().is_some_and(|v| !v.is_empty()) {
             ctx.push(
                 Diagnostic::new(
@@ -773,9 +984,7 @@ fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env)
             continue;
         };
         let setting_at = env.get(&fact.key).map(|s| s.at.clone());
-        let at = setting_at
-            .clone()
-            .unwrap_or_else(|| ctx.at(w.manifest, ptr));
+        let at = setting_at.clone().unwrap_or_else(|| w.object.locate(ptr));
         let from = if setting_at.is_some() {
             ""
         } else {
@@ -911,7 +1120,7 @@ fn learned_store(ctx: &mut Ctx, w: &Workload, c: &Container, env: &Env) {
     let at = env
         .get(&store.key)
         .map(|s| s.at.clone())
-        .unwrap_or_else(|| ctx.at(w.manifest, w.pod_ptr));
+        .unwrap_or_else(|| w.object.locate(w.pod_ptr));
     ctx.push(
         Diagnostic::new(
             rule::LEARNED_STORE_ON_IDENTITY,
@@ -927,11 +1136,12 @@ fn learned_store(ctx: &mut Ctx, w: &Workload, c: &Container, env: &Env) {
     );
 }
 
-/// What a base must not carry: StorageClasses and Secrets with data.
+/// What a base must not carry: StorageClasses and Secrets (with data, or
+/// made by a secretGenerator).
 fn carried_environment(ctx: &mut Ctx) {
-    let base = ctx.base;
-    for m in &base.manifests {
-        if m.kind == "StatefulSet" {
+    for m in ctx.objects {
+        let (kind, name) = (m.kind(), m.name());
+        if kind == "StatefulSet" {
             for (i, t) in m.value["spec"]["volumeClaimTemplates"]
                 .as_array()
                 .into_iter()
@@ -939,10 +1149,9 @@ fn carried_environment(ctx: &mut Ctx) {
                 .enumerate()
             {
                 if t["spec"]["storageClassName"].is_string() {
-                    let at = ctx.at(
-                        m,
-                        &format!("/spec/volumeClaimTemplates/{i}/spec/storageClassName"),
-                    );
+                    let at = m.locate(&format!(
+                        "/spec/volumeClaimTemplates/{i}/spec/storageClassName"
+                    ));
                     ctx.push(
                         Diagnostic::new(
                             rule::STORAGE_CLASS_SET,
@@ -956,47 +1165,47 @@ fn carried_environment(ctx: &mut Ctx) {
                 }
             }
         }
-        if m.kind == "PersistentVolumeClaim" && m.value["spec"]["storageClassName"].is_string() {
-            let at = ctx.at(m, "/spec/storageClassName");
+        if kind == "PersistentVolumeClaim" && m.value["spec"]["storageClassName"].is_string() {
+            let at = m.locate("/spec/storageClassName");
             ctx.push(
                 Diagnostic::new(
                     rule::STORAGE_CLASS_SET,
-                    format!("PersistentVolumeClaim `{}` names a StorageClass", m.name),
+                    format!("PersistentVolumeClaim `{name}` names a StorageClass"),
                 )
                 .at(at),
             );
         }
-        if m.kind == "Secret" {
-            for field in ["data", "stringData"] {
-                if m.value[field].as_object().is_some_and(|o| !o.is_empty()) {
-                    let at = ctx.at(m, &format!("/{field}"));
-                    ctx.push(
-                        Diagnostic::new(
-                            rule::SECRET_IN_BASE,
-                            format!("Secret `{}` carries {field}", m.name),
-                        )
-                        .at(at),
-                    );
-                }
+        if kind != "Secret" {
+            continue;
+        }
+        // A generated object is located, as a whole, at its generator in
+        // the kustomization.
+        let at_kind = m.locate("/kind");
+        let generated = at_kind
+            .file
+            .file_name()
+            .is_some_and(|f| f == crate::model::layout::KUSTOMIZATION);
+        if generated {
+            ctx.push(
+                Diagnostic::new(
+                    rule::SECRET_IN_BASE,
+                    format!("a secretGenerator would publish Secret `{name}` with the base"),
+                )
+                .at(at_kind),
+            );
+            continue;
+        }
+        for field in ["data", "stringData"] {
+            if m.value[field].as_object().is_some_and(|o| !o.is_empty()) {
+                ctx.push(
+                    Diagnostic::new(
+                        rule::SECRET_IN_BASE,
+                        format!("Secret `{name}` carries {field}"),
+                    )
+                    .at(m.locate(&format!("/{field}"))),
+                );
             }
         }
-    }
-    for g in base
-        .generators
-        .iter()
-        .filter(|g| g.kind == GeneratorKind::Secret)
-    {
-        let at = g.at.clone();
-        ctx.push(
-            Diagnostic::new(
-                rule::SECRET_IN_BASE,
-                format!(
-                    "secretGenerator `{}` would publish a Secret with the base",
-                    g.name
-                ),
-            )
-            .at(at),
-        );
     }
 }
 

@@ -2,7 +2,7 @@
 //! (`bases/published.lock`) and, with `--against`, against a site deployed
 //! earlier. Every base also needs an image release of its version.
 
-use super::Context;
+use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic};
 use crate::model::layout;
 use crate::model::lock::{Lock, FILE};
@@ -11,7 +11,8 @@ use semver::Version;
 use std::collections::BTreeMap;
 
 /// Every base ships with an image release of the same version.
-pub fn image_release(ctx: &Context, base: &Base) -> Vec<Diagnostic> {
+pub fn image_release(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
+    let base = subject.base;
     if ctx.site.images.has_release(&base.version) {
         return Vec::new();
     }

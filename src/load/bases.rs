@@ -6,9 +6,7 @@
 
 use super::{relative, unreadable};
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::model::site::{
-    sha256_hex, Base, BaseFile, GeneratedEntry, Generator, GeneratorKind, Manifest,
-};
+use crate::model::site::{sha256_hex, Base, BaseFile};
 use crate::yaml::{self, Value};
 use semver::Version;
 use std::collections::BTreeSet;
@@ -234,13 +232,16 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let rel = relative(root, &folder);
+        // Findings about the folder's name point at a file in it when
+        // there is one: CI annotations cannot show a folder.
+        let at = folder_finding_file(&folder, &rel);
         let Some(version) = folder_version(&name) else {
             diagnostics.push(
                 Diagnostic::new(
                     rule::BASE_VERSION_INVALID,
                     format!("base folder `{name}` is not named vX.Y.Z after a release"),
                 )
-                .in_file(&rel),
+                .in_file(&at),
             );
             continue;
         };
@@ -254,7 +255,7 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
                         rel.display()
                     ),
                 )
-                .in_file(&rel),
+                .in_file(&at),
             );
             continue;
         }
@@ -265,7 +266,7 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
                     rule::BASE_VERSION_INVALID,
                     format!("base folder `{name}` names release {version}, but is not spelled `v{version}`"),
                 )
-                .in_file(&rel)
+                .in_file(&at)
                 .help(format!("rename the folder to `v{version}`: installers build that URL from the image tag")),
             );
             continue;
@@ -276,6 +277,17 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
     }
     bases.sort_by(|a, b| a.version.cmp(&b.version));
     bases
+}
+
+/// The file a finding about a base folder points at: its
+/// kustomization.yaml when it has one (a regular file, not a link), the
+/// folder itself otherwise.
+fn folder_finding_file(folder: &Path, rel: &Path) -> std::path::PathBuf {
+    let kustomization = folder.join(KUSTOMIZATION);
+    match std::fs::symlink_metadata(&kustomization) {
+        Ok(m) if m.is_file() => rel.join(KUSTOMIZATION),
+        _ => rel.to_path_buf(),
+    }
 }
 
 fn load_base(
@@ -317,6 +329,12 @@ fn load_base(
             );
             return None;
         }
+    };
+    // Kustomize reads a file that starts with a byte-order mark (and CRLF
+    // line ends, which the YAML parser takes as they are).
+    let text = match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
     };
     let kustomization: Value = match yaml::from_str(&text) {
         Ok(v @ Value::Object(_)) => v,
@@ -501,200 +519,13 @@ fn load_base(
             }
         }
     }
-    let manifests = parse_manifests(&rel_dir, &files, &kustomization, diagnostics)?;
-    let generators = parse_generators(&rel_dir, &files, &kustomization, &text, diagnostics)?;
     Some(Base {
         version,
         dir: rel_dir,
         files,
-        kustomization,
-        manifests,
-        generators,
         signature: None,
+        image: None,
     })
-}
-
-/// Every Kubernetes object in the files that `resources` lists.
-fn parse_manifests(
-    rel_dir: &Path,
-    files: &[BaseFile],
-    k: &Value,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Vec<Manifest>> {
-    let mut out = Vec::new();
-    let mut ok = true;
-    for r in kustomization_references(k) {
-        if r.field != "resources" {
-            continue;
-        }
-        let Some(file) = files.iter().find(|f| f.name == r.path) else {
-            continue;
-        };
-        let rel = rel_dir.join(&file.name);
-        let text = match std::str::from_utf8(&file.bytes) {
-            Ok(t) => t,
-            Err(e) => {
-                ok = false;
-                diagnostics.push(crate::input::utf8_error(
-                    &file.bytes,
-                    &e,
-                    &rel,
-                    rule::MANIFEST_YAML_INVALID,
-                ));
-                continue;
-            }
-        };
-        let docs = match yaml::documents_with_positions(text) {
-            Ok(d) => d,
-            Err(e) => {
-                ok = false;
-                let loc = match (e.line, e.column) {
-                    (Some(l), Some(c)) => Location::at(&rel, l, c),
-                    _ => Location::file(&rel),
-                };
-                diagnostics.push(Diagnostic::new(rule::MANIFEST_YAML_INVALID, e.message).at(loc));
-                continue;
-            }
-        };
-        for doc in docs {
-            let field = |name: &str| doc.value[name].as_str().unwrap_or("").to_string();
-            let (api_version, kind) = (field("apiVersion"), field("kind"));
-            let name = doc.value["metadata"]["name"]
-                .as_str()
-                .unwrap_or("")
-                .to_string();
-            if api_version.is_empty() || kind.is_empty() || name.is_empty() {
-                ok = false;
-                let (l, c) = doc.positions.nearest("").unwrap_or((1, 1));
-                diagnostics.push(
-                    Diagnostic::new(
-                        rule::MANIFEST_YAML_INVALID,
-                        "a Kubernetes object needs `apiVersion`, `kind` and `metadata.name`",
-                    )
-                    .at(Location::at(&rel, l, c)),
-                );
-                continue;
-            }
-            out.push(Manifest {
-                file: rel.clone(),
-                patches: Vec::new(),
-                api_version,
-                kind,
-                name,
-                value: doc.value,
-                positions: doc.positions,
-            });
-        }
-    }
-    ok.then_some(out)
-}
-
-/// The ConfigMap and Secret generators with their keys and values.
-fn parse_generators(
-    rel_dir: &Path,
-    files: &[BaseFile],
-    k: &Value,
-    k_text: &str,
-    diagnostics: &mut Vec<Diagnostic>,
-) -> Option<Vec<Generator>> {
-    let mut out = Vec::new();
-    let mut ok = true;
-    let k_rel = rel_dir.join(KUSTOMIZATION);
-    for (field, kind) in [
-        ("configMapGenerator", GeneratorKind::ConfigMap),
-        ("secretGenerator", GeneratorKind::Secret),
-    ] {
-        for g in k[field].as_array().into_iter().flatten() {
-            let name = g["name"].as_str().unwrap_or("").to_string();
-            let mut entries = Vec::new();
-            for lit in g["literals"].as_array().into_iter().flatten() {
-                let Some(lit) = lit.as_str() else { continue };
-                let (key, value) = lit.split_once('=').unwrap_or((lit, ""));
-                entries.push(GeneratedEntry {
-                    key: key.to_string(),
-                    value: value.trim_matches('"').to_string(),
-                    at: line_in(&k_rel, yaml::locate_scalar(k_text, lit).map(|p| p.0)),
-                });
-            }
-            let env_files = g["envs"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .chain(std::iter::once(&g["env"]))
-                .filter_map(Value::as_str);
-            for env_file in env_files {
-                let Some(f) = files.iter().find(|f| f.name == env_file) else {
-                    continue;
-                };
-                let text = String::from_utf8_lossy(&f.bytes);
-                for (line, setting) in env_lines(&text) {
-                    match setting {
-                        Ok((key, value)) => entries.push(GeneratedEntry {
-                            key: key.to_string(),
-                            value: value.to_string(),
-                            at: Location::line(rel_dir.join(&f.name), line),
-                        }),
-                        Err(bad) => {
-                            ok = false;
-                            diagnostics.push(
-                                Diagnostic::new(
-                                    rule::KUSTOMIZATION_INVALID,
-                                    format!("`{bad}` is not a KEY=value line"),
-                                )
-                                .at(Location::at(rel_dir.join(&f.name), line, 1))
-                                .help("write each setting as KEY=value; `#` starts a comment line"),
-                            );
-                        }
-                    }
-                }
-            }
-            for spec in g["files"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-            {
-                let (key, path) = spec.split_once('=').unwrap_or((spec, spec));
-                if let Some(f) = files.iter().find(|f| f.name == path) {
-                    entries.push(GeneratedEntry {
-                        key: key.to_string(),
-                        value: String::from_utf8_lossy(&f.bytes).into_owned(),
-                        at: line_in(&k_rel, yaml::locate_scalar(k_text, spec).map(|p| p.0)),
-                    });
-                }
-            }
-            out.push(Generator {
-                kind,
-                at: line_in(&k_rel, yaml::locate_scalar(k_text, &name).map(|p| p.0)),
-                name,
-                behavior: g["behavior"].as_str().map(str::to_string),
-                entries,
-            });
-        }
-    }
-    ok.then_some(out)
-}
-
-/// The settings of an env file (`KEY=value` lines; blank lines and `#`
-/// comments skipped), each with its 1-based line; a line without `=` is
-/// an `Err` with its text.
-pub fn env_lines(text: &str) -> impl Iterator<Item = (usize, Result<(&str, &str), &str>)> {
-    text.lines().enumerate().filter_map(|(i, line)| {
-        let t = line.trim();
-        if t.is_empty() || t.starts_with('#') {
-            return None;
-        }
-        let setting = t.split_once('=').map(|(k, v)| (k.trim(), v)).ok_or(t);
-        Some((i + 1, setting))
-    })
-}
-
-/// A location in `file` at `line`, when known.
-fn line_in(file: &Path, line: Option<usize>) -> Location {
-    match line {
-        Some(l) => Location::line(file, l),
-        None => Location::file(file),
-    }
 }
 
 /// The line of a top-level `key:` in a YAML text.

@@ -135,22 +135,37 @@ fn load_version(
         .map(|(lang, path)| load_page(root, index, version, lang, path))
         .collect();
     let mut pages = Vec::with_capacity(results.len());
-    for r in results {
+    let mut failed = std::collections::HashSet::new();
+    for ((lang, path), r) in sources.iter().zip(results) {
         match r {
             Ok(p) => pages.push(p),
-            Err(d) => diagnostics.push(d),
+            Err(d) => {
+                diagnostics.push(d);
+                failed.insert(failed_source(&content, lang, path));
+            }
         }
     }
-    pages.extend(fallbacks(config, version, &pages, diagnostics));
+    pages.extend(fallbacks(config, version, &pages, &failed, diagnostics));
     (pages, assets)
 }
 
+/// The language and path below `<content>/<lang>/` (the docs version's
+/// content folder) of a page that failed to load: it exists in that
+/// language, so it is not reported untranslated there (its own finding
+/// says what to fix).
+fn failed_source(content: &Path, lang: &str, path: &Path) -> (String, String) {
+    let below = path.strip_prefix(content.join(lang)).unwrap_or(path);
+    (lang.to_string(), slash_path(below))
+}
+
 /// A copy of each default-language page for every language that lacks a
-/// translation of it, and a finding for each.
+/// translation of it (and did not fail to load one), and a finding for
+/// each.
 fn fallbacks(
     config: &Config,
     version: &DocsVersion,
     pages: &[Page],
+    failed: &std::collections::HashSet<(String, String)>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Page> {
     let default = &config.default_language;
@@ -161,7 +176,9 @@ fn fallbacks(
     let mut out = Vec::new();
     for page in pages.iter().filter(|p| &p.lang == default) {
         for lang in config.languages.iter().filter(|l| &l.code != default) {
-            if have.contains(&(lang.code.as_str(), page.rel.as_str())) {
+            if have.contains(&(lang.code.as_str(), page.rel.as_str()))
+                || failed.contains(&(lang.code.clone(), page.rel.clone()))
+            {
                 continue;
             }
             let mut d = Diagnostic::new(

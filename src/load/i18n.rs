@@ -27,6 +27,17 @@ fn built_in(lang: &str) -> Option<BTreeMap<String, String>> {
     yaml::from_str(text).ok()
 }
 
+/// The text of the built-in strings file of `lang` (`pt-BR` takes
+/// Portuguese's), when basepress has one: `basepress init` starts a
+/// language without built-in strings from the English file.
+pub fn built_in_source(lang: &str) -> Option<&'static str> {
+    let base = lang.split('-').next().unwrap_or(lang);
+    BUILT_IN
+        .iter()
+        .find(|(code, _)| *code == base)
+        .map(|(_, text)| *text)
+}
+
 /// Every language's strings, complete; a finding for each unknown key,
 /// each file that is not a language of the site and each language that
 /// lacks strings.

@@ -77,6 +77,10 @@ fn contradiction(data: &ImageReleases) -> Option<(String, &Version, &VersionReq,
             "ports".into(),
             data.ports.iter().map(|f| &f.versions).collect(),
         ),
+        (
+            "process".into(),
+            data.process.iter().map(|f| &f.versions).collect(),
+        ),
     ];
     let mut by_name: std::collections::BTreeMap<String, Vec<&VersionReq>> = Default::default();
     for c in &data.commands {

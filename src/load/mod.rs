@@ -20,7 +20,7 @@ use crate::diagnostics::{rule, Diagnostic};
 use crate::model::site::{Page, Site, TemplateFile};
 use std::path::{Path, PathBuf};
 
-pub use bases::{env_lines, is_safe_file_name, kustomization_references, Reference, KUSTOMIZATION};
+pub use bases::{is_safe_file_name, kustomization_references, Reference, KUSTOMIZATION};
 
 /// What loading reads besides the project itself.
 #[derive(Debug, Clone, Default)]

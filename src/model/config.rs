@@ -127,6 +127,11 @@ pub struct ImageConfig {
     pub name: String,
     /// The image release data file, relative to the project root.
     pub releases: PathBuf,
+    /// Where each release's image is (`oci:images/whystack-agent`,
+    /// `registry://host/repo`), its tag being the base's version; the
+    /// checks then read the image itself. `check --image` overrides it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl Config {
@@ -160,6 +165,7 @@ mod tests {
             image: ImageConfig {
                 name: "x".into(),
                 releases: "r.yaml".into(),
+                source: None,
             },
             exceptions: vec![],
             translations: Translations::Optional,

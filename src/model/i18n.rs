@@ -42,6 +42,8 @@ pub const KEYS: &[&str] = &[
     "next_notice",
     "to_latest",
     "not_in_version",
+    "snippet_tag",
+    "snippet_verified",
     "note",
     "tip",
     "important",

@@ -30,6 +30,10 @@ pub struct ImageReleases {
     pub ports: Vec<PortsFact>,
     #[serde(default)]
     pub commands: Vec<CommandFact>,
+    /// How the image starts the product (its entrypoint and command): a
+    /// container that runs them is the product itself.
+    #[serde(default)]
+    pub process: Vec<ProcessFact>,
     #[serde(default)]
     pub env: Vec<EnvFact>,
     /// Prefixes of the image's environment keys (`RUNNER_`): words with
@@ -56,6 +60,18 @@ pub struct UserFact {
 pub struct PortsFact {
     pub versions: VersionReq,
     pub listen: Vec<u16>,
+}
+
+/// The image's `Entrypoint` and `Cmd`: what a container of the image
+/// runs when the pod does not set `command`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessFact {
+    pub versions: VersionReq,
+    #[serde(default)]
+    pub entrypoint: Vec<String>,
+    #[serde(default)]
+    pub command: Vec<String>,
 }
 
 /// A command on the image's PATH.
@@ -187,6 +203,10 @@ impl ImageReleases {
     /// The environment facts that hold for release `v`.
     pub fn env_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a EnvFact> {
         self.env.iter().filter(move |e| holds_for(&e.versions, v))
+    }
+
+    pub fn process_at(&self, v: &Version) -> Option<&ProcessFact> {
+        self.process.iter().find(|p| holds_for(&p.versions, v))
     }
 
     pub fn user_at(&self, v: &Version) -> Option<&UserFact> {

@@ -28,6 +28,24 @@ pub const DEFAULT_ASSETS: &[&str] = &[
     "/assets/favicon.svg",
 ];
 
+/// The files docs version `v` publishes on its own: its pages and its
+/// search index in each language (nothing when it is not published).
+pub fn version_files(site: &Site, v: usize) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let Some(version) = site.versions.get(v) else {
+        // A project without versions: every page is the one version's.
+        if v == 0 && site.versions.is_empty() {
+            out.extend(site.pages.iter().map(page_file));
+        }
+        return out;
+    };
+    if !version.published {
+        return out;
+    }
+    out.extend(site.pages.iter().filter(|p| p.version == v).map(page_file));
+    out
+}
+
 /// The file a page is written to.
 pub fn page_file(page: &Page) -> String {
     format!("{}index.html", page.url)

@@ -1,12 +1,10 @@
 //! A docs project as loaded: its settings, pages, assets, bases, image
 //! data, templates, interface strings and released versions.
 
-use crate::diagnostics::Location;
 use crate::model::config::Config;
 use crate::model::i18n::Strings;
 use crate::model::images::ImageReleases;
 use crate::model::lock::Lock;
-use crate::yaml;
 use semver::Version;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -123,6 +121,18 @@ pub struct DocsVersion {
     pub published: bool,
 }
 
+impl Site {
+    /// The docs version whose folder holds `file` (relative to the root):
+    /// an index in `versions`, or 0 for `content/` of a project without
+    /// versions.
+    pub fn version_of_file(&self, file: &std::path::Path) -> Option<usize> {
+        if self.versions.is_empty() {
+            return file.starts_with("content").then_some(0);
+        }
+        self.versions.iter().position(|v| file.starts_with(&v.dir))
+    }
+}
+
 impl DocsVersion {
     /// The URL segment after the language: none for the latest.
     pub fn segment(&self) -> Option<&str> {
@@ -180,91 +190,25 @@ pub struct Base {
     /// The published files (kustomization.yaml and every file it
     /// references), sorted by name.
     pub files: Vec<BaseFile>,
-    /// The parsed kustomization.
-    pub kustomization: yaml::Value,
-    /// Every document of every file in `resources`.
-    pub manifests: Vec<Manifest>,
-    /// The ConfigMap and Secret generators, with their entries.
-    pub generators: Vec<Generator>,
     /// The armored SSH signature of its `SHA256SUMS`, when it is published
     /// signed (set by [`crate::signing::attach`]).
     pub signature: Option<String>,
+    /// The image of its release that the checks read, when an image
+    /// source is set (set by [`crate::analyze::images::attach`]).
+    pub image: Option<ImageRecord>,
 }
 
-/// One Kubernetes object of a base, as written in its file, possibly with
-/// patches merged into it (an overlay's).
-#[derive(Debug, Clone)]
-pub struct Manifest {
-    /// The file it comes from, relative to the root.
-    pub file: PathBuf,
-    pub api_version: String,
-    pub kind: String,
-    pub name: String,
-    pub value: yaml::Value,
-    pub positions: yaml::Positions,
-    /// Strategic-merge patches merged into `value`, in the order applied;
-    /// nodes they set are located in the patch's own file.
-    pub patches: Vec<PatchSource>,
-}
-
-/// A patch merged into a manifest, kept to locate the nodes it set.
-#[derive(Debug, Clone)]
-pub struct PatchSource {
-    /// The file the patch is written in, relative to the root.
-    pub file: PathBuf,
-    /// Lines before the patch's first line in that file (a fenced block).
-    pub line_offset: usize,
-    pub value: yaml::Value,
-    pub positions: yaml::Positions,
-}
-
-impl Manifest {
-    /// Where the node at `pointer` of `value` is written: in the last patch
-    /// that sets it, else in the manifest's file (at the node or its
-    /// nearest ancestor).
-    pub fn locate(&self, pointer: &str) -> Location {
-        for p in self.patches.iter().rev() {
-            let Some(in_patch) =
-                crate::kustomize::patch_pointer(&self.kind, &self.value, &p.value, pointer)
-            else {
-                continue;
-            };
-            if let Some((l, c)) = p.positions.get(&in_patch) {
-                return Location::at(&p.file, l + p.line_offset, c);
-            }
-        }
-        match self.positions.nearest(pointer) {
-            Some((l, c)) => Location::at(&self.file, l, c),
-            None => Location::file(&self.file),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GeneratorKind {
-    ConfigMap,
-    Secret,
-}
-
-/// A `configMapGenerator` or `secretGenerator` entry of a kustomization.
-#[derive(Debug, Clone)]
-pub struct Generator {
-    pub kind: GeneratorKind,
-    pub name: String,
-    pub behavior: Option<String>,
-    /// `literals`, `envs`/`env` lines and `files`, in that order.
-    pub entries: Vec<GeneratedEntry>,
-    /// Where the generator's `name` is written.
-    pub at: Location,
-}
-
-/// One key of a generated ConfigMap or Secret.
-#[derive(Debug, Clone)]
-pub struct GeneratedEntry {
-    pub key: String,
-    pub value: String,
-    /// Where it is set.
-    pub at: Location,
+/// Which image a base was checked against: what versions.json records
+/// and `{{ image.digest }}` shows.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ImageRecord {
+    /// The digest the tag named (an index, or the one manifest); `None`
+    /// for a docker-archive, which has no manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Each platform (`linux/arm64/v8`) with its manifest digest (or, in
+    /// a docker-archive, its config digest).
+    pub platforms: Vec<(String, String)>,
 }
 
 impl Base {

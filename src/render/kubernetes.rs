@@ -22,6 +22,18 @@ pub struct VersionEntry {
     pub latest: bool,
     pub path: String,
     pub files: Vec<FileEntry>,
+    /// The image the base was checked against, when the checks read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_checked: Option<ImageChecked>,
+}
+
+/// The image a version was checked against: pin it by this digest.
+#[derive(Serialize)]
+pub struct ImageChecked {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Platform (`linux/amd64`) → its manifest digest.
+    pub platforms: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Serialize)]
@@ -54,6 +66,10 @@ pub fn versions(site: &Site) -> VersionsJson<'_> {
                         size: f.bytes.len(),
                     })
                     .collect(),
+                image_checked: b.image.as_ref().map(|i| ImageChecked {
+                    digest: i.digest.clone(),
+                    platforms: i.platforms.iter().cloned().collect(),
+                }),
             })
             .collect(),
     }

@@ -434,8 +434,9 @@ impl<'a> Renderer<'a> {
         let markdown = doc.expanded.as_deref().unwrap_or(&page.body);
         let index = &self.analysis.index;
         let strings = self.strings(&page.lang);
+        let docs = &self.analysis.docs;
         html::body(markdown, doc, self.highlighter, strings, &|d| {
-            index.rewrite(page, d)
+            crate::analyze::anchors::rewrite_link(index, docs, page, d)
         })
     }
 
@@ -644,6 +645,13 @@ impl<'a> Renderer<'a> {
             .is_none_or(|v| v.published)
     }
 
+    /// Whether the files of docs version `v` are rendered: published, and
+    /// not reused from the previous build.
+    fn renders(&self, v: usize) -> bool {
+        self.site.versions.get(v).is_none_or(|v| v.published)
+            && !self.analysis.reused.get(v).copied().unwrap_or(false)
+    }
+
     /// Renders the pages `which` (indexes in `site.pages`) through
     /// templates, as [`Renderer::site_into`] renders them.
     pub fn pages(&self, which: &[usize]) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
@@ -715,7 +723,7 @@ impl<'a> Renderer<'a> {
             .pages
             .par_iter()
             .zip(self.analysis.docs.par_iter())
-            .filter(|(page, _)| self.published(page))
+            .filter(|(page, _)| self.renders(page.version))
             .map(|(page, doc)| {
                 let (file, key, hit) = self.render_page(page, doc, lookup)?;
                 let kept = key.map(|k| (k, file.bytes.clone()));
@@ -772,7 +780,7 @@ impl<'a> Renderer<'a> {
         let by_language: BTreeMap<(usize, &str), Vec<(&Page, &Document)>> = self
             .trees
             .iter()
-            .filter(|((v, _), _)| site.versions.get(*v).is_none_or(|v| v.published))
+            .filter(|((v, _), _)| self.renders(*v))
             .map(|(key, (_, order))| {
                 let pages = order
                     .iter()

@@ -12,6 +12,7 @@ pub mod sarif;
 
 use crate::diagnostics::{exit_code, Class, Diagnostic, Location, Severity};
 use serde::Serialize;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -144,6 +145,10 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
         }
     };
     let mut out = String::new();
+    // Each file is read once, and shows its lines for its first findings
+    // only: thousands of findings in one file stay linear to print.
+    let mut sources: HashMap<PathBuf, Option<Source>> = HashMap::new();
+    let mut shown: HashMap<PathBuf, usize> = HashMap::new();
     for d in diagnostics {
         let (word, code) = match d.severity {
             Severity::Error => ("error", "1;31"),
@@ -166,7 +171,16 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
                 }
             }
             let _ = writeln!(out, "  {} {place}", paint("1;34", "-->"));
-            if let Some(text) = loc.line.and_then(|n| source_line(&root.join(&loc.file), n)) {
+            let count = shown.entry(loc.file.clone()).or_default();
+            *count += 1;
+            let source = match loc.line {
+                Some(_) if *count <= SNIPPETS_PER_FILE => sources
+                    .entry(loc.file.clone())
+                    .or_insert_with(|| Source::read(&root.join(&loc.file)))
+                    .as_ref(),
+                _ => None,
+            };
+            if let Some(text) = loc.line.and_then(|n| source.and_then(|s| s.line(n))) {
                 let n = loc.line.unwrap_or(0).to_string();
                 let pad = " ".repeat(n.len());
                 let (text, col) = excerpt(&text, loc.column.unwrap_or(1));
@@ -216,13 +230,34 @@ fn excerpt(line: &str, column: usize) -> (String, usize) {
     (text, col)
 }
 
-/// Line `line` of the file at `path`, read as inputs are (never a FIFO,
-/// at most the input size limit).
-fn source_line(path: &Path, line: usize) -> Option<String> {
-    let bytes = crate::input::read_file(path).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
-    let l = text.lines().nth(line.checked_sub(1)?)?;
-    Some(l.trim_end().to_string())
+/// How many findings of one file show the source line they point at; the
+/// others show their location only.
+const SNIPPETS_PER_FILE: usize = 50;
+
+/// A file findings point into, read as inputs are (never a FIFO, at most
+/// the input size limit), with where each line starts.
+struct Source {
+    text: String,
+    starts: Vec<usize>,
+}
+
+impl Source {
+    fn read(path: &Path) -> Option<Source> {
+        let bytes = crate::input::read_file(path).ok()?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Some(Source { text, starts })
+    }
+
+    /// Line `line` (1-based), without its line ending.
+    fn line(&self, line: usize) -> Option<String> {
+        let start = *self.starts.get(line.checked_sub(1)?)?;
+        let end = self.starts.get(line).map_or(self.text.len(), |e| e - 1);
+        let l = self.text.get(start..end.max(start))?;
+        Some(l.trim_end().to_string())
+    }
 }
 
 #[derive(Serialize)]
@@ -243,12 +278,29 @@ struct JsonReport<'a> {
     warnings: usize,
     exit_code: u8,
     findings: Vec<JsonDiagnostic<'a>>,
+    /// What a command adds beside the findings (`coverage`, `external`,
+    /// `deploy`), each under its own key.
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Renders findings as one JSON document (schema version 1). Messages are
 /// cut as for people; paths that are not UTF-8 are written lossily, and
 /// the characters [`escape_controls`] escapes are `\u` escapes.
 pub fn render_json(diagnostics: &[Diagnostic]) -> String {
+    render_json_with(diagnostics, serde_json::Map::new())
+}
+
+/// [`render_json`] with more of the command's output in the same
+/// document, under the keys of `extra` (which never replace the
+/// findings' own keys).
+pub fn render_json_with(
+    diagnostics: &[Diagnostic],
+    mut extra: serde_json::Map<String, serde_json::Value>,
+) -> String {
+    for own in ["version", "errors", "warnings", "exit_code", "findings"] {
+        extra.remove(own);
+    }
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let messages: Vec<(String, String)> = diagnostics
         .iter()
@@ -271,6 +323,7 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
                 remedy,
             })
             .collect(),
+        extra,
     };
     let json = match serde_json::to_string_pretty(&report) {
         Ok(json) => json,
@@ -301,8 +354,11 @@ pub fn render_json(diagnostics: &[Diagnostic]) -> String {
     s
 }
 
-/// Renders findings as GitHub Actions workflow commands.
-pub fn render_github(diagnostics: &[Diagnostic]) -> String {
+/// Renders findings as GitHub Actions workflow commands. An annotation
+/// names a file relative to the repository root (as SARIF does), and
+/// never a folder, which GitHub cannot show one on: a finding about a
+/// folder names it in its message instead.
+pub fn render_github(diagnostics: &[Diagnostic], root: &Path) -> String {
     fn escape_data(s: &str) -> String {
         let s = s
             .replace('%', "%25")
@@ -313,6 +369,7 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
     fn escape_prop(s: &str) -> String {
         escape_data(s).replace(':', "%3A").replace(',', "%2C")
     }
+    let prefix = repository_prefix(root);
     let mut out = String::new();
     for d in diagnostics {
         let kind = match d.severity {
@@ -320,13 +377,22 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
             Severity::Warning => "warning",
         };
         let mut props = vec![format!("title={}", escape_prop(d.rule.id))];
+        let mut place = String::new();
         if let Some(loc) = &d.location {
-            props.push(format!("file={}", escape_prop(&loc.file.to_string_lossy())));
-            if let Some(l) = loc.line {
-                props.push(format!("line={l}"));
-            }
-            if let Some(c) = loc.column {
-                props.push(format!("col={c}"));
+            match file_of(root, &prefix, loc) {
+                Some(file) => {
+                    props.push(format!("file={}", escape_prop(&file)));
+                    if let Some(l) = loc.line {
+                        props.push(format!("line={l}"));
+                    }
+                    if let Some(c) = loc.column {
+                        props.push(format!("col={c}"));
+                    }
+                }
+                None if !loc.file.as_os_str().is_empty() => {
+                    place = format!("{}: ", loc.file.to_string_lossy());
+                }
+                None => {}
             }
         }
         let _ = writeln!(
@@ -334,7 +400,7 @@ pub fn render_github(diagnostics: &[Diagnostic]) -> String {
             "::{kind} {}::{}",
             props.join(","),
             escape_data(&format!(
-                "{} ({})",
+                "{place}{} ({})",
                 cut_message(&d.message),
                 cut_help(d.remedy())
             ))
@@ -402,6 +468,46 @@ mod tests {
     use crate::diagnostics::rule;
 
     #[test]
+    fn many_findings_in_one_huge_line_print_in_linear_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = "{{ x }} ".repeat(200_000);
+        std::fs::write(dir.path().join("a.md"), format!("first\n{line}\nlast\n")).unwrap();
+        let found: Vec<Diagnostic> = (0..20_000)
+            .map(|i| {
+                Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, "unknown").at(Location::at(
+                    "a.md",
+                    2,
+                    1 + 8 * i,
+                ))
+            })
+            .collect();
+        let start = std::time::Instant::now();
+        let text = render_text(&found, dir.path(), false);
+        // Quadratic work (reading the file, or walking the line, for
+        // each finding) takes minutes here.
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        assert_eq!(text.matches("error[doc-variable-unknown]").count(), 20_000);
+        assert!(text.contains("{{ x }}"));
+        // The first findings show the line, cut; the others their place.
+        assert_eq!(text.matches(" 2 | ").count(), SNIPPETS_PER_FILE);
+        assert!(text.lines().all(|l| l.len() < 400));
+        assert!(text.ends_with("20000 error(s), 0 warning(s)\n"));
+    }
+
+    #[test]
+    fn lines_are_found_by_number() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), "one\r\ntwo\n\nfour").unwrap();
+        let s = Source::read(&dir.path().join("a")).unwrap();
+        assert_eq!(s.line(1).as_deref(), Some("one"));
+        assert_eq!(s.line(2).as_deref(), Some("two"));
+        assert_eq!(s.line(3).as_deref(), Some(""));
+        assert_eq!(s.line(4).as_deref(), Some("four"));
+        assert_eq!(s.line(5), None);
+        assert_eq!(s.line(0), None);
+    }
+
+    #[test]
     fn long_lines_are_cut_around_the_column() {
         let line = "a".repeat(300);
         let (text, col) = excerpt(&line, 200);
@@ -447,7 +553,7 @@ mod tests {
         );
         let json = render_json(std::slice::from_ref(&d));
         assert!(!json.contains('\x1b'));
-        let gh = render_github(&[d]);
+        let gh = render_github(&[d], Path::new("/nonexistent"));
         assert!(!gh.contains('\x1b') && !gh.contains('\x07'), "{gh:?}");
         // The caret still points at the column after escapes before it.
         let (line, col) = escape_from("\x1bab", 3);
@@ -474,10 +580,35 @@ mod tests {
             3,
             4,
         ));
-        let s = render_github(&[d]);
+        let s = render_github(&[d], Path::new("/nonexistent"));
         assert_eq!(
             s,
             "::error title=link-broken,file=content/es/a%2Cb.md,line=3,col=4::bad, really%0Abad (Point the link at an existing page (by its .md source path or its URL) or published file.)\n"
+        );
+    }
+
+    #[test]
+    fn github_annotations_never_point_at_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs/bases/v1")).unwrap();
+        std::fs::write(dir.path().join("docs/bases/v1/kustomization.yaml"), "a\n").unwrap();
+        let root = dir.path().join("docs");
+        let folder = Diagnostic::new(rule::BASE_VERSION_INVALID, "bad name").in_file("bases/v1");
+        let file = Diagnostic::new(rule::BASE_VERSION_INVALID, "bad name")
+            .at(Location::line("bases/v1/kustomization.yaml", 1));
+        let s = render_github(&[folder, file], &root);
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(
+            lines[0].starts_with("::error title=base-version-invalid::bases/v1: bad name ("),
+            "{s}"
+        );
+        // Files are named from the repository root, as in SARIF.
+        assert!(
+            lines[1].starts_with(
+                "::error title=base-version-invalid,file=docs/bases/v1/kustomization.yaml,line=1::bad name ("
+            ),
+            "{s}"
         );
     }
 

@@ -5,6 +5,7 @@
 //! swaps it in, so a request sees one build from start to end.
 
 use crate::engine::session::{Body, LazySearch, SEARCH_DIR};
+pub use crate::model::media::content_type;
 use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
@@ -495,46 +496,6 @@ pub fn inject_reload(html: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The `Content-Type` of a site path, by its file name. Text that people
-/// read in a browser (the download index, checksums, YAML, env files) is
-/// `text/plain` so browsers show it instead of downloading it.
-pub fn content_type(path: &str) -> &'static str {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if name == "SHA256SUMS" {
-        return "text/plain; charset=utf-8";
-    }
-    let ext = match name.rsplit_once('.') {
-        Some((_, ext)) => ext.to_ascii_lowercase(),
-        None => return "application/octet-stream",
-    };
-    match ext.as_str() {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "js" | "mjs" => "application/javascript; charset=utf-8",
-        "json" | "map" => "application/json",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "avif" => "image/avif",
-        "ico" => "image/x-icon",
-        "woff" => "font/woff",
-        "woff2" => "font/woff2",
-        "ttf" => "font/ttf",
-        "otf" => "font/otf",
-        "pdf" => "application/pdf",
-        "xml" => "application/xml",
-        "wasm" => "application/wasm",
-        "mp4" => "video/mp4",
-        "webm" => "video/webm",
-        "txt" | "yaml" | "yml" | "env" | "md" | "sh" | "csv" | "toml" | "conf" => {
-            "text/plain; charset=utf-8"
-        }
-        _ => "application/octet-stream",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,26 +510,6 @@ mod tests {
         );
         let out = String::from_utf8(inject_reload(b"<p>no body</p>")).unwrap();
         assert_eq!(out, format!("<p>no body</p>{RELOAD_TAG}\n"));
-    }
-
-    #[test]
-    fn content_types_follow_the_file_name() {
-        assert_eq!(content_type("/es/index.html"), "text/html; charset=utf-8");
-        assert_eq!(
-            content_type("/kubernetes/v1.0.0/base/SHA256SUMS"),
-            "text/plain; charset=utf-8"
-        );
-        assert_eq!(
-            content_type("/kubernetes/v1.0.0/base/config.env"),
-            "text/plain; charset=utf-8"
-        );
-        assert_eq!(content_type("/a/B.YAML"), "text/plain; charset=utf-8");
-        assert_eq!(content_type("/logo.svg"), "image/svg+xml");
-        assert_eq!(
-            content_type("/kubernetes/versions.json"),
-            "application/json"
-        );
-        assert_eq!(content_type("/x/LICENSE"), "application/octet-stream");
     }
 
     #[test]

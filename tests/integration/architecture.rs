@@ -1,7 +1,7 @@
 //! The data flow stays one-directional: every module of `src/` imports
 //! only the stages before it (model ← load ← analyze ← check ← render ←
-//! write ← engine ← serve ← the command line), and the submodules of a
-//! stage do not import each other in a loop.
+//! write ← engine ← serve, verify ← deploy ← the command line), and the
+//! submodules of a stage do not import each other in a loop.
 
 use crate::support::repo;
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,8 +21,9 @@ const LAYERS: &[&[&str]] = &[
     &["check"],
     &["render"],
     &["write"],
-    &["engine"],
+    &["engine", "scaffold"],
     &["serve", "verify"],
+    &["deploy"],
     &["main"],
 ];
 

@@ -257,6 +257,19 @@ fn base_folder_not_named_after_a_version() {
         1,
         "base-version-invalid",
     );
+    // The folder's kustomization, so that CI annotations have a file.
+    assert_at(&f, "bases/latest/kustomization.yaml", None);
+}
+
+#[test]
+fn a_base_folder_without_a_file_is_named_as_a_folder() {
+    let f = finding(
+        |p| {
+            std::fs::create_dir_all(p.path("bases/latest")).unwrap();
+        },
+        1,
+        "base-version-invalid",
+    );
     assert_at(&f, "bases/latest", None);
 }
 

@@ -145,6 +145,28 @@ fn untranslated_pages_fall_back_with_a_notice() {
     let o = run(&["check", "--coverage", "--root", &p.root().to_string_lossy()]);
     let table = String::from_utf8_lossy(&o.stdout);
     assert!(table.contains("pt           1/2      extra.md"), "{table}");
+    // The same table in the JSON report, beside the findings.
+    let o = run(&[
+        "check",
+        "--coverage",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let pt = v["coverage"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["language"] == "pt")
+        .cloned()
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(
+        pt,
+        serde_json::json!({"language": "pt", "translated": 1, "total": 2, "missing": ["extra.md"]})
+    );
+    assert_eq!(v["warnings"], 2, "{v:#}");
 
     let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
     p.write("site.yaml", &format!("{site}translations: required\n"));
@@ -231,12 +253,19 @@ fn a_patch_for_a_resource_the_base_lacks() {
         &format!("{OVERLAY}patches:\n  - path: patch.yaml\n"),
         Some(&patch),
     );
-    let f = only(&p, "doc-patch-target-missing");
-    assert_eq!(f["location"]["line"], page_line(&p, "name: whystack-agnet"));
-    assert!(f["remedy"]
-        .as_str()
-        .unwrap()
-        .contains("StatefulSet whystack-agent"));
+    // Kustomize refuses it; the finding points at the patch on the page.
+    let f = only(&p, "kustomize-patch-no-target");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+    let patch_at = page_line(&p, "apiVersion: apps/v1");
+    let line = f["location"]["line"].as_u64().unwrap();
+    assert!(
+        (patch_at..=page_line(&p, "name: whystack-agnet")).contains(&line),
+        "{f:#}"
+    );
+    assert!(
+        f["remedy"].as_str().unwrap().contains("whystack-agent"),
+        "{f:#}"
+    );
 }
 
 #[test]
@@ -262,7 +291,8 @@ fn a_patch_the_page_does_not_show() {
         &format!("{OVERLAY}patches:\n  - path: patch-missing.yaml\n"),
         None,
     );
-    let f = only(&p, "doc-overlay-invalid");
+    let f = only(&p, "kustomize-file-missing");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
     assert_eq!(f["location"]["line"], page_line(&p, "patch-missing.yaml"));
 }
 
@@ -303,7 +333,8 @@ fn generator_merges_follow_the_image_rules() {
 fn a_merge_into_a_generator_the_base_lacks() {
     let k = format!("{OVERLAY}configMapGenerator:\n  - name: whystack-config\n    behavior: merge\n    literals:\n      - RUNNER_LOG_FORMAT=text\n");
     let p = overlay_page(&k, None);
-    let f = only(&p, "doc-generator-unknown");
+    let f = only(&p, "kustomize-generator-base-missing");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
     assert_eq!(
         f["location"]["line"],
         page_line(&p, "name: whystack-config")
@@ -453,5 +484,28 @@ fn external_links_are_left_alone_and_listed_on_request() {
     assert_eq!(
         out,
         "https://kubectl.docs.kubernetes.io/  (content/es/index.md:4)\nmailto:a@b.c  (content/es/index.md:5)\n"
+    );
+    let o = run(&[
+        "check",
+        "--external",
+        "--format",
+        "json",
+        "--root",
+        &p.root().to_string_lossy(),
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["exit_code"], 0, "{v:#}");
+    assert_eq!(
+        v["external"][0]["url"],
+        "https://kubectl.docs.kubernetes.io/"
+    );
+    let at = &v["external"][1]["location"];
+    assert_eq!(
+        (&at["file"], &at["line"]),
+        (
+            &serde_json::json!("content/es/index.md"),
+            &serde_json::json!(5)
+        ),
+        "{v:#}"
     );
 }

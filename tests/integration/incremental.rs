@@ -267,7 +267,7 @@ const SNIPPETS: &[(&str, &str)] = &[
         "```yaml file=kustomization.yaml\nresources: [base]\npatches:\n  - path: two.yaml\n```\n\n```yaml file=two.yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: whystack-agent\nspec:\n  replicas: 2\n```",
     ),
     (
-        "doc-patch-target-missing",
+        "kustomize-patch-no-target",
         "```yaml file=kustomization.yaml\nresources: [base]\npatches:\n  - path: other.yaml\n```\n\n```yaml file=other.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nothing\n```",
     ),
     ("none", "Just one more sentence about the drain."),

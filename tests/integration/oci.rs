@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn tools() -> bool {
+pub(crate) fn tools() -> bool {
     have("skopeo") && have("docker-registry")
 }
 
@@ -27,7 +27,7 @@ fn free_port() -> u16 {
 }
 
 /// A docker-registry on a loopback port, stopped when dropped.
-struct Registry {
+pub(crate) struct Registry {
     child: Child,
     port: u16,
     _dir: tempfile::TempDir,
@@ -36,7 +36,7 @@ struct Registry {
 impl Registry {
     /// Starts a registry; with `user`, it asks for that user's password
     /// (HTTP basic auth from an htpasswd file).
-    fn start(user: Option<(&str, &str)>) -> Registry {
+    pub(crate) fn start(user: Option<(&str, &str)>) -> Registry {
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();
         let mut config = format!(
@@ -74,12 +74,12 @@ impl Registry {
         r
     }
 
-    fn url(&self, repo_tag: &str) -> String {
+    pub(crate) fn url(&self, repo_tag: &str) -> String {
         format!("registry://127.0.0.1:{}/{repo_tag}", self.port)
     }
 
     /// Pushes `tag` of the layout with skopeo (every platform).
-    fn push(&self, layout: &Path, tag: &str, creds: Option<&str>) {
+    pub(crate) fn push(&self, layout: &Path, tag: &str, creds: Option<&str>) {
         let mut cmd = Command::new("skopeo");
         cmd.args([
             "copy",

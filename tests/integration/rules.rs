@@ -577,6 +577,190 @@ fn two_folders_for_one_release() {
     let a = Agent::new("v1.29.0");
     a.project.copy_from_repo("bases/v1.29.0", "bases/v1.29.00");
     let f = a.findings("base-version-duplicate");
-    assert_eq!(f[0]["location"]["file"], "bases/v1.29.00", "{f:#?}");
+    assert_eq!(
+        f[0]["location"]["file"], "bases/v1.29.00/kustomization.yaml",
+        "{f:#?}"
+    );
     assert!(message(&f[0]).contains("bases/v1.29.0"), "{f:#?}");
+}
+
+// What Kustomize builds, not the files: the base's own kustomization can
+// change what is deployed, and the rules see its result.
+
+#[test]
+fn the_bases_own_kustomization_is_built_before_the_checks() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "replicas:\n  - name: whystack-agent\n    count: 2\nconfigMapGenerator:",
+    );
+    let line = a.line_of("kustomization.yaml", "count: 2");
+    a.finding_at("replicas-not-one", "kustomization.yaml", line);
+
+    // An inline JSON 6902 patch that swaps the liveness probe for readiness.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "patches:\n  - target: {kind: StatefulSet}\n    patch: |-\n      - op: replace\n        path: /spec/template/spec/containers/0/livenessProbe/exec/command/1\n        value: ready\nconfigMapGenerator:",
+    );
+    let f = a.findings("liveness-uses-readiness");
+    assert_eq!(
+        f[0]["location"]["file"],
+        format!("{}/kustomization.yaml", a.dir),
+        "{f:#?}"
+    );
+}
+
+#[test]
+fn commands_behind_a_shell_are_checked() {
+    // `sh -c` in a base for an image without whystack-health.
+    let a = Agent::new("v1.28.0");
+    a.edit(
+        "statefulset.yaml",
+        "command: [whystack-health, live]",
+        "command: [sh, -c, \"whystack-health live\"]",
+    );
+    let line = a.line_of("statefulset.yaml", "sh, -c");
+    let f = a.finding_at("probe-command-missing", "statefulset.yaml", line);
+    assert!(message(&f).contains("whystack-health"), "{f:#}");
+
+    // `exec` behind a shell, a readiness check as liveness.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "command: [whystack-health, live]",
+        "command: [/bin/sh, -c, \"test -d /tmp && exec whystack-health ready\"]",
+    );
+    let line = a.line_of("statefulset.yaml", "/bin/sh");
+    a.finding_at("liveness-uses-readiness", "statefulset.yaml", line);
+}
+
+#[test]
+fn shell_script_dynamic() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "command: [whystack-health, live]",
+        "command: [sh, -c, \"$HEALTH live\"]",
+    );
+    let line = a.line_of("statefulset.yaml", "$HEALTH");
+    let found = a.project.check_json().1;
+    let f = found["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "shell-script-dynamic")
+        .unwrap_or_else(|| panic!("{found:#}"))
+        .clone();
+    assert_eq!(f["severity"], "warning");
+    assert_eq!(f["location"]["line"], line);
+    assert!(message(&f).contains("$HEALTH live"), "{f:#}");
+}
+
+#[test]
+fn manifest_required_field_missing() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "        accessModes: [ReadWriteOnce]\n",
+        "",
+    );
+    let line = a.line_of("statefulset.yaml", "volumeClaimTemplates");
+    let f = a.findings("manifest-required-field-missing");
+    assert!(message(&f[0]).contains("accessModes"), "{f:#?}");
+    assert_eq!(
+        f[0]["location"]["file"],
+        format!("{}/statefulset.yaml", a.dir)
+    );
+    assert!(f[0]["location"]["line"].as_u64().unwrap() >= line, "{f:#?}");
+
+    // A container list emptied by a patch of the base.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "patches:\n  - target: {kind: StatefulSet}\n    patch: |-\n      - op: replace\n        path: /spec/template/spec/containers\n        value: []\nconfigMapGenerator:",
+    );
+    let f = a.findings("manifest-required-field-missing");
+    assert!(message(&f[0]).contains("containers"), "{f:#?}");
+}
+
+#[test]
+fn an_init_container_of_the_image_that_prepares_a_file_is_not_the_agent() {
+    // It runs only the shell (and its builtins), not the agent: the
+    // agent's environment rules do not apply to it.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "      containers:\n",
+        "      initContainers:\n        - name: prepare\n          image: whystack-agent\n          command: [sh, -c, \"umask 077; : > /tmp/ready\"]\n      containers:\n",
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
+
+    // But what it runs must be in the image.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "      containers:\n",
+        "      initContainers:\n        - name: prepare\n          image: whystack-agent\n          command: [sh, -c, \"prepare-disk /tmp/x\"]\n      containers:\n",
+    );
+    let line = a.line_of("statefulset.yaml", "prepare-disk");
+    a.finding_at("probe-command-missing", "statefulset.yaml", line);
+}
+
+#[test]
+fn an_invalid_drain_timeout_does_not_switch_the_grace_check_off() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_DRAIN_TIMEOUT_MS=120000",
+        "RUNNER_DRAIN_TIMEOUT_MS=2m",
+    );
+    a.edit(
+        "statefulset.yaml",
+        "terminationGracePeriodSeconds: 150",
+        "terminationGracePeriodSeconds: 60",
+    );
+    a.finding_at("env-value-invalid", "config.env", 5);
+    let line = a.line_of("statefulset.yaml", "terminationGracePeriodSeconds");
+    let f = a.finding_at("termination-grace-too-short", "statefulset.yaml", line);
+    assert!(message(&f).contains("image default"), "{f:#}");
+}
+
+#[test]
+fn env_from_with_a_prefix_is_resolved() {
+    // A second ConfigMap read with `prefix: RUNNER_`: its key
+    // DRAIN_TIMEOUT_MS reaches the container as RUNNER_DRAIN_TIMEOUT_MS,
+    // after (so over) the base's own.
+    let a = Agent::new("v1.29.0");
+    a.add("drain.env", "DRAIN_TIMEOUT_MS=300000\n");
+    a.edit(
+        "kustomization.yaml",
+        "      - config.env",
+        "      - config.env\n  - name: whystack-agent-drain\n    envs:\n      - drain.env",
+    );
+    a.edit(
+        "statefulset.yaml",
+        "            - secretRef:\n",
+        "            - configMapRef:\n                name: whystack-agent-drain\n              prefix: RUNNER_\n            - secretRef:\n",
+    );
+    let line = a.line_of("statefulset.yaml", "terminationGracePeriodSeconds");
+    let f = a.finding_at("termination-grace-too-short", "statefulset.yaml", line);
+    assert!(message(&f).contains("300000"), "{f:#}");
+}
+
+#[test]
+fn a_byte_order_mark_and_crlf_line_ends_are_read_as_kustomize_reads_them() {
+    let a = Agent::new("v1.29.0");
+    for file in ["kustomization.yaml", "statefulset.yaml", "config.env"] {
+        let path = a.project.path(&format!("{}/{file}", a.dir));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let crlf = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        std::fs::write(&path, crlf).unwrap();
+    }
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
 }

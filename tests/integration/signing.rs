@@ -23,7 +23,7 @@ fn out_text(o: &Output) -> String {
 
 /// The verifying block of a built installation page, as a reader copies
 /// it from the page.
-fn verifying_block(site: &Path, lang: &str) -> String {
+pub fn verifying_block(site: &Path, lang: &str) -> String {
     let html =
         std::fs::read_to_string(site.join(format!("{lang}/installation/index.html"))).unwrap();
     let blocks: Vec<String> = html
@@ -38,7 +38,7 @@ fn verifying_block(site: &Path, lang: &str) -> String {
 
 /// Runs `block` with POSIX sh in `dir`, with the site URL pointed at
 /// `url` (the only change).
-fn run_block(block: &str, url: &str, dir: &Path) -> Output {
+pub fn run_block(block: &str, url: &str, dir: &Path) -> Output {
     assert!(block.contains(SITE_URL));
     Command::new("sh")
         .arg("-c")
@@ -765,4 +765,44 @@ fn site_yaml_signing_values_are_checked() {
             .contains("signing.identity"),
         "{v}"
     );
+}
+
+#[test]
+fn the_versions_page_shows_the_installation_pages_verifying_loop() {
+    if !tools() {
+        return;
+    }
+    let (_keep, site) = built_repo_site();
+    let blocks = |lang: &str| -> Vec<String> {
+        let html =
+            std::fs::read_to_string(site.join(format!("{lang}/versions/index.html"))).unwrap();
+        html.split(r#"<pre class="code" data-lang="sh">"#)
+            .skip(1)
+            .map(|rest| text(rest.split("</pre>").next().unwrap()))
+            .filter(|b| b.contains("ssh-keygen -Y verify"))
+            .collect()
+    };
+    // One per version, newest first; in English, the installation page's
+    // block word for word.
+    let en = blocks("en");
+    assert_eq!(en.len(), 2, "{en:#?}");
+    assert_eq!(en[0], verifying_block(&site, "en"));
+    assert!(en[1].starts_with("VERSION=1.29.0 "), "{}", en[1]);
+    // In Spanish, its comment and last line are; and it runs.
+    let es = blocks("es");
+    assert!(
+        es[0].starts_with("VERSION=1.30.0   # el tag de la imagen, con o sin la \"v\"\n"),
+        "{}",
+        es[0]
+    );
+    let server = Server::start(site.clone());
+    let work = tempfile::tempdir().unwrap();
+    let o = run_block(&es[1], &server.url, work.path());
+    assert!(o.status.success(), "{}{}", out_text(&o), stderr(&o));
+    assert!(
+        out_text(&o).contains("OK: base/ tiene v1.29.0 tal como se publicó"),
+        "{}",
+        out_text(&o)
+    );
+    verify_downloaded_base(work.path(), "1.29.0", false);
 }

@@ -57,13 +57,23 @@ fn each_language_has_a_versions_page_with_every_base() {
                 "{url}"
             );
         }
+        // The verifying loop, in the reader's language.
         let snippet = text(&es);
         assert!(
-            snippet.contains(&format!("VERSION={tag}   # the image tag")),
+            snippet.contains(&format!(
+                "VERSION={tag}   # el tag de la imagen, con o sin la \"v\""
+            )),
+            "{v}"
+        );
+        assert!(
+            text(&en).contains(&format!("VERSION={tag}   # the image tag")),
             "{v}"
         );
     }
-    assert!(text(&es).contains("BASE=\"https://docs.example.com/kubernetes/v${VERSION#v}/base\""));
+    assert!(text(&es).contains("SITE=\"https://docs.example.com\"\n(\n  set -eu\n  BASE=\"$SITE/kubernetes/v${VERSION#v}/base\""));
+    assert!(text(&es).contains("echo \"OK: base/ tiene v${VERSION#v} tal como se publicó\""));
+    // This project does not sign: no signature check.
+    assert!(!es.contains("ssh-keygen"));
     // Newest first, and marked.
     let newest = es.find("<h2 id=\"v1.1.0\">").unwrap();
     assert!(newest < es.find("<h2 id=\"v1.0.0\">").unwrap());

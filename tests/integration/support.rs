@@ -216,13 +216,18 @@ pub fn text(html: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// Every file below `dir`, by relative path, with its bytes.
+/// Every file below `dir`, by relative path, with its bytes; the build
+/// cache's record (`.basepress-cache.json`, bookkeeping of the build that
+/// wrote the folder, never published) is left out.
 pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
         let e = e.expect("walk");
         if e.file_type().is_file() {
             let rel = e.path().strip_prefix(dir).expect("prefix");
+            if rel == Path::new(".basepress-cache.json") {
+                continue;
+            }
             out.insert(
                 rel.to_string_lossy().into_owned(),
                 std::fs::read(e.path()).expect("read"),

@@ -313,3 +313,143 @@ fn versioned_builds_are_byte_identical() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(first == tree(&p.out()), "a second build differs");
 }
+
+/// `build --format json`: exit code and findings.
+fn build_json(p: &Project, out: &std::path::Path) -> (i32, serde_json::Value) {
+    let o = run(&[
+        "build",
+        "--root",
+        &p.root().to_string_lossy(),
+        "--out",
+        &out.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    let report = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&o.stdout), stderr(&o)));
+    (o.status.code().unwrap_or(-1), report)
+}
+
+#[cfg(unix)]
+fn inode(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).unwrap().ino()
+}
+
+#[cfg(unix)]
+#[test]
+fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
+    let p = versioned();
+    let out = p.out();
+    let (code, first) = build_json(&p, &out);
+    assert_eq!(code, 0, "{first:#}");
+    let old_page = out.join("en/1.0/install/index.html");
+    let old_index = out.join("en/1.0/search-index.json");
+    let next_page = out.join("en/next/install/index.html");
+    let (a, b, c) = (inode(&old_page), inode(&old_index), inode(&next_page));
+
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\nweight: 2\n---\n# Install\n\n## Steps\n\nNew words.\n",
+    );
+    let (code, second) = build_json(&p, &out);
+    assert_eq!(code, 0, "{second:#}");
+    // 1.0 and 1.1 were not rendered again: the same files, linked.
+    assert_eq!(inode(&old_page), a);
+    assert_eq!(inode(&old_index), b);
+    assert_ne!(inode(&next_page), c);
+    assert!(read(&p, "en/next/install/index.html").contains("New words."));
+    // The findings of the reused versions are still reported.
+    assert_eq!(first["findings"], second["findings"]);
+    assert!(
+        first["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["location"]["file"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("versions/1.1/")),
+        "the fixture has a finding in a frozen version: {first:#}"
+    );
+
+    // A clean build of the same tree writes the same bytes.
+    let clean = p.path("clean");
+    let (code, report) = build_json(&p, &clean);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(
+        tree(&out) == tree(&clean),
+        "a reusing build differs from a clean one"
+    );
+    assert_eq!(report["findings"], second["findings"]);
+
+    // A settings change renders every version again.
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write(
+        "site.yaml",
+        &site.replace("title: Test docs", "title: Other docs"),
+    );
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    assert_ne!(inode(&old_page), a);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_record_that_lies_is_not_trusted() {
+    let p = versioned();
+    let out = p.out();
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    let record_path = out.join(".basepress-cache.json");
+    let record = std::fs::read_to_string(&record_path).unwrap();
+    assert!(record.contains("\"1.0\""), "{record}");
+    let secret = p.path("secret.txt");
+    std::fs::write(&secret, "not for the site").unwrap();
+    // A record naming a file outside the version's own: nothing of that
+    // version is reused, and the file never reaches the site.
+    let lying = record.replacen(
+        "\"files\":[",
+        "\"files\":[\"/../secret.txt\",\"/en/1.0/secret.txt\",",
+        1,
+    );
+    std::fs::write(&record_path, lying).unwrap();
+    std::os::unix::fs::symlink(&secret, out.join("en/1.0/secret.txt")).unwrap();
+    let page = out.join("en/1.0/index.html");
+    let before = inode(&page);
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(!out.join("en/1.0/secret.txt").exists());
+    assert!(!out.join("secret.txt").exists());
+    assert_ne!(inode(&page), before, "1.0 was rendered again");
+    // Garbage: a full build, the same site.
+    std::fs::write(&record_path, "{ not json").unwrap();
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    let clean = p.path("clean");
+    build_json(&p, &clean);
+    assert!(tree(&out) == tree(&clean));
+}
+
+#[test]
+fn a_page_that_stops_loading_in_a_reused_version_still_stops_the_build() {
+    let p = versioned();
+    let out = p.out();
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    // The page leaves the loaded site, so only its finding says it changed.
+    p.write(
+        "versions/1.0/content/en/install.md",
+        "---\ntitle: [unclosed\n---\n# Install\n",
+    );
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["location"]["file"] == "versions/1.0/content/en/install.md"),
+        "{report:#}"
+    );
+}

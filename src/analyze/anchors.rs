@@ -1,0 +1,125 @@
+//! Which heading an anchor names. Ids are folded (`Cópia de segurança` →
+//! `copia-de-seguranca`), but docs written for GitHub or Hugo link to the
+//! same heading keeping its accents (`#cópia-de-segurança`), and some tools
+//! percent-encode them (`#c%C3%B3pia-de-seguran%C3%A7a`): each of those
+//! forms names the heading whose id it folds to.
+
+use super::links::{LinkIndex, Target};
+use crate::model::document::{Document, Heading};
+use crate::model::site::Page;
+
+/// The heading of `headings` that `anchor` names: the one with exactly that
+/// id, else the one whose id is the anchor percent-decoded, else the one
+/// whose id is the anchor folded as ids are.
+pub fn find<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a Heading> {
+    if let Some(h) = headings.iter().find(|h| h.id == anchor) {
+        return Some(h);
+    }
+    let decoded = decode(anchor);
+    if decoded != anchor {
+        if let Some(h) = headings.iter().find(|h| h.id == decoded) {
+            return Some(h);
+        }
+    }
+    let folded = fold(&decoded);
+    headings.iter().find(|h| h.id == folded)
+}
+
+/// `anchor` folded the way heading ids are made from text: accents and
+/// case removed, runs of other characters turned into one `-`.
+pub fn fold(anchor: &str) -> String {
+    // Not `markdown::slugify`, which names an empty heading `section`: an
+    // empty anchor names nothing.
+    slug::slugify(anchor)
+}
+
+/// `anchor` with `%XX` escapes decoded, when they make UTF-8; as written
+/// otherwise.
+pub fn decode(anchor: &str) -> String {
+    if !anchor.contains('%') {
+        return anchor.to_string();
+    }
+    percent_encoding::percent_decode_str(anchor)
+        .decode_utf8()
+        .map_or_else(|_| anchor.to_string(), |s| s.into_owned())
+}
+
+/// The id to publish for a link's anchor: the id of the heading it names
+/// when that differs from what was written (so the browser finds it),
+/// else `None`.
+pub fn published_id<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a str> {
+    find(headings, anchor)
+        .filter(|h| h.id != anchor)
+        .map(|h| h.id.as_str())
+}
+
+/// The destination to publish for a link of page `from` (see
+/// [`LinkIndex::rewrite`]), with its anchor replaced by the id of the
+/// heading it names when it was written another way.
+pub fn rewrite_link(
+    index: &LinkIndex,
+    docs: &[std::sync::Arc<Document>],
+    from: &Page,
+    dest: &str,
+) -> String {
+    let out = index.rewrite(from, dest);
+    if !dest.contains('#') {
+        return out;
+    }
+    let Target::Internal {
+        anchor: Some(anchor),
+        page: Some(target),
+        ..
+    } = index.resolve(from, dest)
+    else {
+        return out;
+    };
+    match docs
+        .get(target)
+        .and_then(|d| published_id(&d.headings, &anchor))
+    {
+        Some(id) => match out.rsplit_once('#') {
+            Some((head, _)) => format!("{head}#{id}"),
+            None => out,
+        },
+        None => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headings(ids: &[&str]) -> Vec<Heading> {
+        ids.iter()
+            .map(|id| Heading {
+                level: 2,
+                id: id.to_string(),
+                title: id.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn accents_and_percent_escapes_name_the_folded_id() {
+        let h = headings(&["copia-de-seguranca", "My_Id", "paso-2"]);
+        let id = |a: &str| find(&h, a).map(|h| h.id.as_str());
+        assert_eq!(id("copia-de-seguranca"), Some("copia-de-seguranca"));
+        assert_eq!(id("cópia-de-segurança"), Some("copia-de-seguranca"));
+        assert_eq!(
+            id("c%C3%B3pia-de-seguran%C3%A7a"),
+            Some("copia-de-seguranca")
+        );
+        assert_eq!(id("Cópia-De-Segurança"), Some("copia-de-seguranca"));
+        // Explicit ids match as written.
+        assert_eq!(id("My_Id"), Some("My_Id"));
+        assert_eq!(id("paso-2"), Some("paso-2"));
+        assert_eq!(id("copia"), None);
+        assert_eq!(id("%FF%FE"), None);
+        assert_eq!(
+            published_id(&h, "cópia-de-segurança"),
+            Some("copia-de-seguranca")
+        );
+        assert_eq!(published_id(&h, "copia-de-seguranca"), None);
+    }
+}

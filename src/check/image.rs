@@ -1,0 +1,280 @@
+//! The base against the real image of its release, when the project says
+//! where images are (`image.source`, `--image`): every command a
+//! container of the image runs must be a file its user may execute, on
+//! every platform of the image; and the image release data must say of
+//! the image what the image says of itself.
+
+use super::pods::{exec_location, execs, image_repository, workloads, Workload};
+use super::shell;
+use super::{Context, Subject};
+use crate::diagnostics::{rule, Diagnostic, Location, Rule};
+use crate::model::images::ImageReleases;
+use crate::oci::{CommandError, Image, Platform};
+use k8s_openapi::api::core::v1::Container;
+use semver::Version;
+
+/// The rules of [`commands`].
+pub const COMMAND_RULES: &[&Rule] = &[rule::PROBE_COMMAND_MISSING];
+
+/// The rules of [`agreement`].
+pub const AGREEMENT_RULES: &[&Rule] = &[rule::IMAGE_DATA_MISMATCH, rule::IMAGE_VERSION_MISMATCH];
+
+/// A uid or gid from the pod spec, when it is one.
+fn id(v: Option<i64>) -> Option<u32> {
+    v.and_then(|v| u32::try_from(v).ok())
+}
+
+/// The uid and gids a container runs with on `platform`: the container's
+/// securityContext, else the pod's, else the image user; with `fsGroup`
+/// and `supplementalGroups`.
+fn identity(platform: &Platform, w: &Workload, c: &Container) -> (u32, Vec<u32>) {
+    let pod = w.pod.security_context.as_ref();
+    let own = c.security_context.as_ref();
+    let user = id(own.and_then(|s| s.run_as_user)).or(id(pod.and_then(|s| s.run_as_user)));
+    let group = id(own.and_then(|s| s.run_as_group)).or(id(pod.and_then(|s| s.run_as_group)));
+    let fs_group = id(pod.and_then(|s| s.fs_group));
+    let supplemental: Vec<u32> = pod
+        .and_then(|s| s.supplemental_groups.as_ref())
+        .into_iter()
+        .flatten()
+        .filter_map(|g| u32::try_from(*g).ok())
+        .collect();
+    platform.identity(user, group, fs_group, &supplemental)
+}
+
+/// The releases of the data file nearest to `version` (later ones first)
+/// that have command `name`, per the data file.
+fn nearest_with(data: &ImageReleases, version: &Version, name: &str) -> Option<Version> {
+    let has = |v: &Version| {
+        data.commands_at(v)
+            .any(|f| f.name == name || shell::base_name(&f.name) == shell::base_name(name))
+    };
+    data.releases
+        .iter()
+        .filter(|v| *v > version)
+        .find(|v| has(v))
+        .or_else(|| {
+            data.releases
+                .iter()
+                .rev()
+                .filter(|v| *v < version)
+                .find(|v| has(v))
+        })
+        .cloned()
+}
+
+/// Every command a container of the product image runs (probes, hooks,
+/// its own command, the commands of their shell scripts) resolves on the
+/// image's PATH to a file its user may execute, on every platform.
+pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
+    let Some(image) = ctx.image(&subject.base.version) else {
+        return Vec::new();
+    };
+    let product = ctx.site.config.image.name.as_str();
+    let version = &subject.base.version;
+    let mut out = Vec::new();
+    for w in workloads(subject.objects) {
+        let no_init = Vec::new();
+        let groups = [
+            ("containers", &w.pod.containers),
+            (
+                "initContainers",
+                w.pod.init_containers.as_ref().unwrap_or(&no_init),
+            ),
+        ];
+        for (field, containers) in groups {
+            for (i, c) in containers.iter().enumerate() {
+                if image_repository(c.image.as_deref().unwrap_or("")) != product {
+                    continue;
+                }
+                let ptr = format!("{}/{field}/{i}", w.pod_ptr);
+                for exec in execs(c, &ptr) {
+                    let runs = shell::calls(&exec.argv);
+                    let script_at = shell::script_of(&exec.argv)
+                        .and_then(|s| exec.argv.iter().position(|a| a == s))
+                        .and_then(|i| exec.words.get(i))
+                        .map_or_else(|| w.object.locate(&exec.pointer), |p| w.object.locate(p));
+                    for call in &runs.calls {
+                        let Some(program) = call.program() else {
+                            continue;
+                        };
+                        let at = if call.in_script {
+                            script_at.clone()
+                        } else {
+                            exec_location(w.object, &exec)
+                        };
+                        for platform in &image.platforms {
+                            let (uid, gids) = identity(platform, &w, c);
+                            let Err(why) = platform.may_execute(program, uid, &gids) else {
+                                continue;
+                            };
+                            out.push(missing(
+                                ctx,
+                                (version, platform, image),
+                                (program, exec.what, &c.name, call.in_script),
+                                uid,
+                                &why,
+                                at.clone(),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The finding of a command the image does not let the container run.
+fn missing(
+    ctx: &Context,
+    (version, platform, image): (&Version, &Platform, &Image),
+    (program, what, container, in_script): (&str, &str, &str, bool),
+    uid: u32,
+    why: &CommandError,
+    at: Location,
+) -> Diagnostic {
+    let reference = format!(
+        "{}:{version}{}",
+        ctx.site.config.image.name,
+        image
+            .digest
+            .as_deref()
+            .map(|d| format!(" ({d})"))
+            .unwrap_or_default()
+    );
+    let reason = match why {
+        CommandError::NotFound => format!("no such file on its PATH ({})", platform.config.path()),
+        CommandError::NotExecutable { path, entry } => format!(
+            "{path} (mode {:o}, owner {}:{}) may not be executed by uid {uid}",
+            entry.mode & 0o7777,
+            entry.uid,
+            entry.gid
+        ),
+        CommandError::SearchDenied { path, dir } => {
+            format!("uid {uid} may not enter {dir} to reach {path}")
+        }
+    };
+    let how = if in_script {
+        format!("`{program}` (in the {what} script)")
+    } else {
+        format!("`{program}` ({what})")
+    };
+    let nearest = nearest_with(&ctx.site.images, version, program);
+    let help = match &nearest {
+        Some(v) => format!(
+            "the image data gives it to release {v}: publish this base for a release whose image has it, or call a command that the {version} image has"
+        ),
+        None => format!("call a command that the {version} image has"),
+    };
+    Diagnostic::new(
+        rule::PROBE_COMMAND_MISSING,
+        format!(
+            "container `{container}` runs {how}, which image {reference} for {} cannot run: {reason}",
+            platform.name()
+        ),
+    )
+    .at(at)
+    .help(help)
+}
+
+/// The image data and the image agree: each command the data file gives
+/// the release is in the image, and the user, the ports and the
+/// environment defaults are the image's; the image's version label is the
+/// base's version.
+pub fn agreement(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
+    let Some(image) = ctx.image(&subject.base.version) else {
+        return Vec::new();
+    };
+    let data = &ctx.site.images;
+    let version = &subject.base.version;
+    let data_file = ctx.site.config.image.releases.clone();
+    let name = &ctx.site.config.image.name;
+    let mut out = Vec::new();
+    let mismatch = |what: String| {
+        Diagnostic::new(rule::IMAGE_DATA_MISMATCH, what)
+            .in_file(&data_file)
+            .help(format!(
+                "correct {} for {version} (`basepress image inspect` shows what the image has), or check that the source has the right image",
+                data_file.display()
+            ))
+    };
+    for platform in &image.platforms {
+        let on = format!("{name}:{version} for {}", platform.name());
+        for fact in data.commands_at(version) {
+            if platform.find_command(&fact.name).is_none() {
+                out.push(mismatch(format!(
+                    "the image data says release {version} has command `{}`, but image {on} has no such file on its PATH",
+                    fact.name
+                )));
+            }
+        }
+        if let Some(u) = data.user_at(version) {
+            match &platform.user {
+                Some(iu) if i64::from(iu.uid) != u.uid || i64::from(iu.gid) != u.gid => {
+                    out.push(mismatch(format!(
+                        "the image data says release {version} runs as `{}` ({}:{}), but image {on} runs as {}:{}{}",
+                        u.name,
+                        u.uid,
+                        u.gid,
+                        iu.uid,
+                        iu.gid,
+                        iu.name.as_deref().map(|n| format!(" (`{n}`)")).unwrap_or_default()
+                    )));
+                }
+                None => out.push(mismatch(format!(
+                    "the image data says release {version} runs as `{}` ({}), but the user of image {on} does not resolve{}",
+                    u.name,
+                    u.uid,
+                    platform
+                        .user_error
+                        .as_deref()
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                ))),
+                _ => {}
+            }
+        }
+        if let Some(listen) = data.ports_at(version) {
+            let exposed = platform.config.ports();
+            let mut said = listen.to_vec();
+            said.sort_unstable();
+            if exposed.iter().any(|p| !said.contains(p)) {
+                out.push(mismatch(format!(
+                    "the image data says release {version} listens on {:?}, but image {on} exposes {:?}",
+                    said, exposed
+                )));
+            }
+        }
+        for fact in data.env_at(version) {
+            let (Some(default), Some(set)) =
+                (fact.default.as_deref(), platform.config.env_var(&fact.key))
+            else {
+                continue;
+            };
+            if default != set {
+                out.push(mismatch(format!(
+                    "the image data gives {} the default `{default}` in release {version}, but image {on} sets {}={set}",
+                    fact.key, fact.key
+                )));
+            }
+        }
+        if let Some(label) = platform.config.version_label() {
+            let same = label.trim_start_matches('v') == version.to_string();
+            if !same {
+                out.push(
+                    Diagnostic::new(
+                        rule::IMAGE_VERSION_MISMATCH,
+                        format!(
+                            "base {} reads image {on}, whose label org.opencontainers.image.version is `{label}`",
+                            subject.base.folder()
+                        ),
+                    )
+                    .in_file(&subject.base.dir)
+                    .help("tag each release's image with its own version, or fix the source"),
+                );
+            }
+        }
+    }
+    out
+}

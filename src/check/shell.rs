@@ -1,0 +1,463 @@
+//! What a container runs when its command is a shell with a script
+//! (`sh -c "…"`, `/bin/bash -ec "…"`): every command the script can run,
+//! read with a real shell parser (tree-sitter-bash), so that the commands
+//! behind `exec`, `&&`, `||`, `;`, pipes and `$( )` are checked against the
+//! image like the container's own.
+//!
+//! A script whose commands cannot be named before it runs (a command name
+//! from a variable or a substitution, `eval`, a sourced file) is reported
+//! as such; its other commands are still checked.
+
+use tree_sitter::{Node, Parser};
+
+/// Shells whose `-c` takes a script in the POSIX shell language.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "ash", "ksh", "mksh", "busybox-sh"];
+
+/// Commands of the shell itself: they run no program of the image.
+const BUILTINS: &[&str] = &[
+    ":", "[", "[[", "alias", "bg", "break", "cd", "continue", "declare", "echo", "exit", "export",
+    "false", "fg", "getopts", "hash", "jobs", "kill", "let", "local", "printf", "pwd", "read",
+    "readonly", "return", "set", "shift", "test", "times", "trap", "true", "type", "typeset",
+    "ulimit", "umask", "unalias", "unset", "wait",
+];
+
+/// Longest script basepress reads; a longer one is reported as too large
+/// to analyse.
+const MAX_SCRIPT: usize = 64 * 1024;
+
+/// How deep `sh -c` may nest inside a script.
+const MAX_NESTING: usize = 4;
+
+/// One command a container can run, as its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    /// The program and its arguments, as the shell passes them. An
+    /// argument that is only known when the script runs is `None`.
+    pub argv: Vec<Option<String>>,
+    /// Whether the call is inside a shell script (not the container's own
+    /// argv).
+    pub in_script: bool,
+}
+
+impl Call {
+    pub fn program(&self) -> Option<&str> {
+        self.argv.first().and_then(|a| a.as_deref())
+    }
+
+    /// The arguments after the program, when all of them are known.
+    pub fn args(&self) -> Option<Vec<&str>> {
+        self.argv.iter().skip(1).map(|a| a.as_deref()).collect()
+    }
+
+    /// The words as written, `…` for those only known at run time.
+    pub fn display(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| a.as_deref().unwrap_or("…"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What an argv runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Calls {
+    /// Every command, the argv's own program first.
+    pub calls: Vec<Call>,
+    /// Why some commands cannot be named: one sentence each.
+    pub dynamic: Vec<String>,
+}
+
+/// The last path segment of a program (`/bin/sh` → `sh`).
+pub fn base_name(program: &str) -> &str {
+    program.rsplit('/').next().unwrap_or(program)
+}
+
+/// The script of a shell invocation `SHELL [-opts] -c SCRIPT [NAME ARGS…]`
+/// (`-c` may be joined with other options, as in `-ec`), if `argv` is one.
+pub fn script_of(argv: &[String]) -> Option<&str> {
+    let shell = base_name(argv.first()?);
+    if !SHELLS.contains(&shell) {
+        return None;
+    }
+    let mut has_c = false;
+    for (i, a) in argv.iter().enumerate().skip(1) {
+        if a == "--" {
+            return has_c.then(|| argv.get(i + 1).map(String::as_str)).flatten();
+        }
+        match a.strip_prefix('-') {
+            Some(opts) if !opts.is_empty() && !a.starts_with("--") => {
+                if opts.contains('c') {
+                    has_c = true;
+                }
+                // `-o NAME` takes the next word.
+                if opts.ends_with('o') {
+                    continue;
+                }
+            }
+            Some(_) if a.starts_with("--") => {}
+            _ => return has_c.then_some(a.as_str()),
+        }
+    }
+    None
+}
+
+/// Every command `argv` (a container command, a probe's or a hook's exec)
+/// can run: itself, and when it is a shell with a script, the commands of
+/// the script.
+pub fn calls(argv: &[String]) -> Calls {
+    let mut out = Calls::default();
+    if argv.is_empty() {
+        return out;
+    }
+    out.calls.push(Call {
+        argv: argv.iter().cloned().map(Some).collect(),
+        in_script: false,
+    });
+    if let Some(script) = script_of(argv) {
+        read_script(script, 0, &mut out);
+    }
+    out
+}
+
+fn read_script(script: &str, depth: usize, out: &mut Calls) {
+    if depth >= MAX_NESTING {
+        out.dynamic
+            .push("it nests `sh -c` more deeply than basepress follows".into());
+        return;
+    }
+    if script.len() > MAX_SCRIPT {
+        out.dynamic.push(format!(
+            "its script is longer than the {MAX_SCRIPT} bytes basepress reads"
+        ));
+        return;
+    }
+    let mut parser = Parser::new();
+    if parser
+        .set_language(&tree_sitter_bash::LANGUAGE.into())
+        .is_err()
+    {
+        out.dynamic
+            .push("the shell parser could not be loaded".into());
+        return;
+    }
+    let Some(tree) = parser.parse(script, None) else {
+        out.dynamic.push("its script could not be parsed".into());
+        return;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        out.dynamic
+            .push("its script is not valid shell syntax, so the shell refuses it".into());
+        return;
+    }
+    let src = script.as_bytes();
+    let functions = function_names(root, src);
+    // Every `command` node, wherever it is: in lists, pipelines, `if`,
+    // loops and command substitutions.
+    let mut cursor = root.walk();
+    let mut found: Vec<Node> = Vec::new();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "command" {
+            found.push(node);
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    for node in found {
+        command(node, src, &functions, depth, out);
+    }
+}
+
+/// The names of the functions a script defines: calls to them run no
+/// program.
+fn function_names(root: Node, src: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut cursor = root.walk();
+    'walk: loop {
+        let node = cursor.node();
+        if node.kind() == "function_definition" {
+            if let Some(n) = node
+                .child_by_field_name("name")
+                .and_then(|n| n.utf8_text(src).ok())
+            {
+                names.push(n.to_string());
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    names
+}
+
+/// One `command` node of a script.
+fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut Calls) {
+    let Some(name) = node.child_by_field_name("name") else {
+        return;
+    };
+    let mut words: Vec<Option<String>> = vec![literal(name, src)];
+    let mut cursor = node.walk();
+    for arg in node.children_by_field_name("argument", &mut cursor) {
+        words.push(literal(arg, src));
+    }
+    // `exec CMD`, `command CMD` and `env [NAME=VALUE]… CMD` run CMD.
+    loop {
+        match words.first() {
+            Some(Some(w)) if w == "exec" || w == "command" => {
+                if w == "command"
+                    && words
+                        .get(1)
+                        .is_some_and(|a| a.as_deref() == Some("-v") || a.as_deref() == Some("-V"))
+                {
+                    return;
+                }
+                words.remove(0);
+                while words
+                    .first()
+                    .is_some_and(|w| w.as_deref().is_some_and(|w| w.starts_with('-')))
+                {
+                    words.remove(0);
+                }
+            }
+            _ => break,
+        }
+    }
+    let Some(first) = words.first() else {
+        return;
+    };
+    let text = || {
+        node.utf8_text(src)
+            .unwrap_or_default()
+            .chars()
+            .take(60)
+            .collect::<String>()
+    };
+    let Some(program) = first.clone() else {
+        out.dynamic.push(format!(
+            "`{}` takes its command name from a variable or a substitution",
+            text()
+        ));
+        return;
+    };
+    match program.as_str() {
+        "eval" => {
+            out.dynamic
+                .push(format!("`{}` runs a command built at run time", text()));
+            return;
+        }
+        "." | "source" => {
+            out.dynamic
+                .push(format!("`{}` runs the commands of another file", text()));
+            return;
+        }
+        p if BUILTINS.contains(&p) || functions.iter().any(|f| f == p) => return,
+        _ => {}
+    }
+    let call = Call {
+        argv: words,
+        in_script: true,
+    };
+    // A shell inside the script: its script too.
+    let inner: Option<Vec<String>> = call.argv.iter().cloned().collect();
+    // `env [-opts] [NAME=VALUE]… CMD` runs CMD as well.
+    let after_env: Option<Vec<Option<String>>> = (base_name(&program) == "env").then(|| {
+        call.argv
+            .iter()
+            .skip(1)
+            .skip_while(|w| {
+                w.as_deref()
+                    .is_some_and(|w| w.starts_with('-') || w.contains('='))
+            })
+            .cloned()
+            .collect()
+    });
+    out.calls.push(call);
+    if let Some(argv) = after_env.filter(|a| !a.is_empty()) {
+        out.calls.push(Call {
+            argv,
+            in_script: true,
+        });
+    }
+    if let Some(argv) = inner {
+        if let Some(script) = script_of(&argv) {
+            read_script(script, depth + 1, out);
+        }
+    }
+}
+
+/// The value of a word as the shell passes it, when it is known before
+/// the script runs: plain words (with backslash escapes), quoted strings
+/// without expansions, and concatenations of those.
+fn literal(node: Node, src: &[u8]) -> Option<String> {
+    let text = node.utf8_text(src).ok()?;
+    match node.kind() {
+        "command_name" => {
+            let mut c = node.walk();
+            let kids: Vec<Node> = node.named_children(&mut c).collect();
+            match kids.as_slice() {
+                [only] => literal(*only, src),
+                _ => None,
+            }
+        }
+        "word" | "number" => unescape(text),
+        "raw_string" => text
+            .strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .map(str::to_string),
+        "string" => {
+            let mut c = node.walk();
+            let mut value = String::new();
+            for kid in node.named_children(&mut c) {
+                if kid.kind() != "string_content" {
+                    return None;
+                }
+                value.push_str(&unescape_double(kid.utf8_text(src).ok()?));
+            }
+            Some(value)
+        }
+        "concatenation" => {
+            let mut c = node.walk();
+            let mut value = String::new();
+            for kid in node.named_children(&mut c) {
+                value.push_str(&literal(kid, src)?);
+            }
+            Some(value)
+        }
+        _ => None,
+    }
+}
+
+/// A plain word without its backslashes; `None` when it holds a glob,
+/// whose value depends on the files there.
+fn unescape(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            '*' | '?' | '[' if text.len() > 1 => return None,
+            '$' | '`' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// The text of a double-quoted string without the backslashes that
+/// quote `$`, `` ` ``, `"`, `\` and newlines.
+fn unescape_double(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => out.extend(chars.next()),
+                Some('\n') => {
+                    chars.next();
+                }
+                _ => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn programs(words: &[&str]) -> (Vec<String>, Vec<String>) {
+        let c = calls(&argv(words));
+        (c.calls.iter().map(Call::display).collect(), c.dynamic)
+    }
+
+    #[test]
+    fn scripts_of_shells() {
+        assert_eq!(script_of(&argv(&["sh", "-c", "x"])), Some("x"));
+        assert_eq!(
+            script_of(&argv(&["/bin/bash", "-ec", "x", "name"])),
+            Some("x")
+        );
+        assert_eq!(
+            script_of(&argv(&["bash", "-o", "pipefail", "-c", "x"])),
+            None
+        );
+        assert_eq!(script_of(&argv(&["bash", "-e", "-c", "x"])), Some("x"));
+        assert_eq!(script_of(&argv(&["sh", "script.sh"])), None);
+        assert_eq!(script_of(&argv(&["node", "-c", "x"])), None);
+        assert_eq!(script_of(&argv(&["sh", "-c"])), None);
+    }
+
+    #[test]
+    fn every_command_of_a_script() {
+        let (p, d) = programs(&["sh", "-c", "whystack-health live"]);
+        assert_eq!(p, ["sh -c whystack-health live", "whystack-health live"]);
+        assert!(d.is_empty());
+        let (p, _) = programs(&["/bin/sh", "-c", "exec whystack-health ready"]);
+        assert_eq!(p[1], "whystack-health ready");
+        let (p, d) = programs(&[
+            "bash",
+            "-c",
+            "set -e; mkdir -p /x && cp a b || { echo no; exit 1; }; cat f | grep -q y; v=$(date +%s); test -f \"/tmp/a b\"",
+        ]);
+        assert_eq!(
+            p[1..],
+            ["mkdir -p /x", "cp a b", "cat f", "grep -q y", "date +%s"]
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let (p, _) = programs(&["sh", "-c", "f() { node x; }; f; 'whystack-health' \"live\""]);
+        assert_eq!(p[1..], ["node x", "whystack-health live"]);
+        let (p, _) = programs(&[
+            "sh",
+            "-c",
+            "env A=1 node x; command -v node; command node y",
+        ]);
+        assert_eq!(p[1..], ["env A=1 node x", "node x", "node y"]);
+        // A shell in the script.
+        let (p, _) = programs(&["sh", "-c", "sh -c 'exec whystack-health live'"]);
+        assert_eq!(
+            p[1..],
+            ["sh -c exec whystack-health live", "whystack-health live"]
+        );
+    }
+
+    #[test]
+    fn dynamic_scripts_are_named() {
+        let (p, d) = programs(&[
+            "sh",
+            "-c",
+            "$CMD live; eval \"$X\"; . /etc/profile; node $ARG",
+        ]);
+        assert_eq!(p[1..], ["node …"]);
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].contains("$CMD live"), "{d:?}");
+        assert!(d[1].contains("eval"), "{d:?}");
+        let (_, d) = programs(&["sh", "-c", "if then fi ((("]);
+        assert!(d[0].contains("not valid shell syntax"), "{d:?}");
+    }
+}

@@ -1,0 +1,209 @@
+//! Reusing the output of the docs versions that did not change.
+//!
+//! A build into a folder leaves there a record ([`BuildRecord`]) of each
+//! docs version's fingerprint, files and findings. The next build into
+//! the same folder computes the fingerprints again (after loading, which
+//! reads every input anyway): a version whose fingerprint, files and
+//! cross-version anchors are as recorded is not analysed, checked or
+//! rendered again: its files are linked from the previous output and its
+//! findings come from the record. A site of fifty versions where one page
+//! of next changed renders one version.
+
+use crate::analyze::{fingerprint, Analysis};
+use crate::diagnostics::Diagnostic;
+use crate::model::cache::{BuildRecord, Finding, VersionRecord, FORMAT};
+use crate::model::layout;
+use crate::model::site::Site;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What a build reuses, decided before the analysis.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// By docs version: whether its previous output is reused.
+    pub reused: Vec<bool>,
+    /// The recorded findings of the reused versions.
+    pub findings: Vec<Diagnostic>,
+    /// By docs version: the files it publishes on its own.
+    owned: Vec<BTreeSet<String>>,
+    digests: Vec<[u8; 32]>,
+    previous: BuildRecord,
+}
+
+/// The id a version is recorded by (a project without versions has one).
+fn id(site: &Site, v: usize) -> &str {
+    site.versions.get(v).map_or("latest", |v| v.id.as_str())
+}
+
+fn hex(digest: &[u8; 32]) -> String {
+    digest.iter().fold(String::with_capacity(64), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Decides what to reuse of `previous` (the record of the build that
+/// wrote `out`, if any): `context` names the binary and the options.
+pub fn plan(
+    site: &Site,
+    loaded: &[Diagnostic],
+    context: &str,
+    out: &Path,
+    previous: Option<BuildRecord>,
+) -> Plan {
+    let digests = fingerprint::fingerprints(site, context, loaded);
+    let previous = previous.filter(|r| r.format == FORMAT).unwrap_or_default();
+    let count = digests.len();
+    let mut reused = vec![false; count];
+    let mut findings: Vec<Vec<Diagnostic>> = vec![Vec::new(); count];
+    let owned: Vec<_> = (0..count).map(|v| layout::version_files(site, v)).collect();
+    for v in 0..count {
+        let Some(rec) = previous.versions.get(id(site, v)) else {
+            continue;
+        };
+        if rec.digest != hex(&digests[v]) {
+            continue;
+        }
+        // Only the files this build would write for the version, each
+        // still in the previous output as a regular file.
+        let expected = &owned[v];
+        let same = rec.files.len() == expected.len()
+            && rec.files.iter().all(|f| expected.contains(f))
+            && rec.files.iter().all(|f| crate::write::has_file(out, f));
+        let restored: Option<Vec<Diagnostic>> =
+            rec.findings.iter().map(Finding::diagnostic).collect();
+        if let (true, Some(found)) = (same, restored) {
+            reused[v] = true;
+            findings[v] = found;
+        }
+    }
+    // A version linking with an anchor into one rendered again is
+    // rendered again too: its findings depend on that one's headings.
+    loop {
+        let mut changed = false;
+        for v in 0..count {
+            if !reused[v] {
+                continue;
+            }
+            let into = previous
+                .versions
+                .get(id(site, v))
+                .map(|r| r.links_into.as_slice())
+                .unwrap_or_default();
+            let stale = into.iter().any(|w| {
+                (0..count)
+                    .find(|&u| id(site, u) == w)
+                    .is_none_or(|u| !reused[u])
+            });
+            if stale {
+                reused[v] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let findings = findings
+        .into_iter()
+        .zip(&reused)
+        .filter(|(_, r)| **r)
+        .flat_map(|(f, _)| f)
+        .collect();
+    Plan {
+        reused,
+        findings,
+        owned,
+        digests,
+        previous,
+    }
+}
+
+impl Plan {
+    /// The files of the reused versions, to take from the previous output.
+    pub fn reused_files(&self) -> impl Iterator<Item = &String> {
+        self.owned
+            .iter()
+            .zip(&self.reused)
+            .filter(|(_, r)| **r)
+            .flat_map(|(files, _)| files)
+    }
+
+    /// Whether a finding is about a reused version's pages (and so comes
+    /// from the record instead).
+    pub fn covers(&self, site: &Site, d: &Diagnostic) -> bool {
+        let Some(file) = d.location.as_ref().map(|l| &l.file) else {
+            return false;
+        };
+        site.version_of_file(file)
+            .is_some_and(|v| self.reused.get(v).copied().unwrap_or(false))
+    }
+
+    /// The record of this build: `written` are the site paths it wrote
+    /// itself, `diagnostics` everything it reported.
+    pub fn record(
+        &self,
+        analysis: &Analysis,
+        written: &[String],
+        diagnostics: &[Diagnostic],
+    ) -> BuildRecord {
+        let site = &analysis.site;
+        let count = self.digests.len();
+        let mut versions: Vec<VersionRecord> = (0..count)
+            .map(|v| VersionRecord {
+                digest: hex(&self.digests[v]),
+                ..VersionRecord::default()
+            })
+            .collect();
+        let owned = &self.owned;
+        for (v, rec) in versions.iter_mut().enumerate() {
+            if self.reused[v] {
+                rec.files = owned[v].iter().cloned().collect();
+                rec.links_into = self
+                    .previous
+                    .versions
+                    .get(id(site, v))
+                    .map(|r| r.links_into.clone())
+                    .unwrap_or_default();
+            } else {
+                rec.files = written
+                    .iter()
+                    .filter(|p| owned[v].contains(*p))
+                    .cloned()
+                    .collect();
+                rec.files.sort();
+                let mut into: Vec<String> = site
+                    .pages
+                    .iter()
+                    .zip(&analysis.graph.outbound)
+                    .filter(|(p, _)| p.version == v)
+                    .flat_map(|(_, to)| to.iter())
+                    .filter_map(|&t| site.pages.get(t))
+                    .filter(|t| t.version != v)
+                    .map(|t| id(site, t.version).to_string())
+                    .collect();
+                into.sort();
+                into.dedup();
+                rec.links_into = into;
+            }
+        }
+        for d in diagnostics {
+            let at = d
+                .location
+                .as_ref()
+                .and_then(|l| site.version_of_file(&l.file));
+            if let Some(rec) = at.and_then(|v| versions.get_mut(v)) {
+                rec.findings.push(Finding::of(d));
+            }
+        }
+        BuildRecord {
+            format: FORMAT,
+            versions: versions
+                .into_iter()
+                .enumerate()
+                .map(|(v, rec)| (id(site, v).to_string(), rec))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+}

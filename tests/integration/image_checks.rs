@@ -1,0 +1,232 @@
+//! `basepress check` against the real images of the releases: fixture
+//! images written by the test (an OCI layout with 1.28.0 without
+//! whystack-health, 1.29.0 with it, and a 1.30.0 index whose arm64 image
+//! lacks it), read from the layout and from a docker-registry on loopback.
+
+use crate::support::*;
+use basepress::oci::fixture;
+use serde_json::Value;
+
+/// A project with the repository's site.yaml and image data, the real
+/// base `from` published as `version`, and the fixture images at
+/// `images/agent`.
+fn project(version: &str, from: &str) -> (Project, fixture::AgentLayout) {
+    let p = Project::empty();
+    for f in ["site.yaml", "image-releases.yaml"] {
+        p.copy_from_repo(f, f);
+    }
+    for lang in ["es", "pt", "en"] {
+        p.write(
+            &format!("content/{lang}/index.md"),
+            "---\ntitle: Inicio\n---\n# Inicio\n",
+        );
+    }
+    p.copy_from_repo(&format!("bases/{from}"), &format!("bases/{version}"));
+    let layout = fixture::agent_layout(&p.path("images/agent")).unwrap();
+    (p, layout)
+}
+
+/// Runs `check` (JSON report) with `--image image`, if given, and an
+/// image cache of its own; the exit code, the report and stderr.
+fn check(p: &Project, image: Option<&str>) -> (i32, Value, String) {
+    let cache = tempfile::tempdir().unwrap();
+    let root = p.root().display().to_string();
+    let mut cmd = basepress();
+    cmd.args(["check", "--root", &root, "--format", "json"]);
+    if let Some(i) = image {
+        cmd.args(["--image", i]);
+    }
+    let o = cmd.env("XDG_CACHE_HOME", cache.path()).output().unwrap();
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap_or(Value::Null);
+    (o.status.code().unwrap_or(-1), report, stderr(&o))
+}
+
+fn of_rule<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == rule)
+        .collect()
+}
+
+fn message(f: &Value) -> &str {
+    f["message"].as_str().unwrap_or_default()
+}
+
+/// The fixture layout as a source on the command line (where a relative
+/// path is taken from the working folder).
+fn layout_source(p: &Project) -> String {
+    format!("oci:{}", p.path("images/agent").display())
+}
+
+/// The 1-based line of `needle` in a project file.
+fn line_of(p: &Project, file: &str, needle: &str) -> u64 {
+    let text = std::fs::read_to_string(p.path(file)).unwrap();
+    text.lines().position(|l| l.contains(needle)).unwrap() as u64 + 1
+}
+
+#[test]
+fn a_base_probing_with_a_command_its_image_lacks_fails() {
+    let (p, _) = project("v1.28.0", "v1.29.0");
+    // The source from site.yaml, relative to the project.
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write(
+        "site.yaml",
+        &site.replacen(
+            "  releases: image-releases.yaml\n",
+            "  releases: image-releases.yaml\n  source: oci:images/agent\n",
+            1,
+        ),
+    );
+    let (code, report, _) = check(&p, None);
+    assert_eq!(code, 1, "{report:#}");
+    let found = of_rule(&report, "probe-command-missing");
+    let live = line_of(
+        &p,
+        "bases/v1.28.0/statefulset.yaml",
+        "[whystack-health, live]",
+    );
+    let f = found
+        .iter()
+        .find(|f| f["location"]["line"] == live)
+        .unwrap_or_else(|| panic!("{report:#}"));
+    let m = message(f);
+    for part in ["whystack-health", "1.28.0", "linux/amd64"] {
+        assert!(m.contains(part), "{m}");
+    }
+    assert!(f["remedy"].as_str().unwrap().contains("1.29.0"), "{f:#}");
+}
+
+#[test]
+fn every_platform_of_an_index_is_checked() {
+    let (p, _) = project("v1.30.0", "v1.30.0");
+    let (code, report, _) = check(&p, Some(&layout_source(&p)));
+    assert_eq!(code, 1, "{report:#}");
+    let found = of_rule(&report, "probe-command-missing");
+    assert!(!found.is_empty(), "{report:#}");
+    assert!(
+        found.iter().all(|f| message(f).contains("linux/arm64/v8")),
+        "only arm64 lacks it: {report:#}"
+    );
+    // The data file says 1.30.0 has it: the arm64 image contradicts it.
+    let m = of_rule(&report, "image-data-mismatch");
+    assert!(
+        m.iter()
+            .any(|f| message(f).contains("whystack-health") && message(f).contains("arm64")),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn the_data_file_cannot_claim_a_command_the_image_lacks() {
+    let (p, _) = project("v1.28.0", "v1.29.0");
+    let data = std::fs::read_to_string(p.path("image-releases.yaml")).unwrap();
+    let claimed = data.replacen(
+        "  - name: whystack-health\n    versions: \">=1.29.0\"",
+        "  - name: whystack-health\n    versions: \">=1.28.0\"",
+        1,
+    );
+    assert_ne!(claimed, data);
+    p.write("image-releases.yaml", &claimed);
+    let (code, report, _) = check(&p, Some(&layout_source(&p)));
+    assert_eq!(code, 1, "{report:#}");
+    let f = of_rule(&report, "image-data-mismatch");
+    let f = f
+        .iter()
+        .find(|f| message(f).contains("whystack-health"))
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert!(message(f).contains("1.28.0"), "{f:#}");
+    assert_eq!(f["location"]["file"], "image-releases.yaml");
+}
+
+#[test]
+fn a_matching_image_passes_and_its_digest_is_recorded() {
+    let (p, layout) = project("v1.29.0", "v1.29.0");
+    p.write(
+        "content/es/index.md",
+        "---\ntitle: Inicio\nbase: v1.29.0\n---\n# Inicio\n\n`whystack-agent@{{ image.digest }}`\n",
+    );
+    let (code, report, _) = check(&p, Some(&layout_source(&p)));
+    assert_eq!(code, 0, "{report:#}");
+
+    // Without a source: the data file alone, and a note that says so.
+    p.write("content/es/index.md", "---\ntitle: Inicio\n---\n# Inicio\n");
+    let (code, report, err) = check(&p, None);
+    assert_eq!(code, 0, "{report:#}");
+    let o = basepress()
+        .args(["check", "--root", &p.root().display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&o).contains("images themselves were not checked"),
+        "{err}"
+    );
+
+    // `build` records the digest in versions.json and shows it on pages.
+    p.write(
+        "content/es/index.md",
+        "---\ntitle: Inicio\nbase: v1.29.0\n---\n# Inicio\n\nPin `whystack-agent@{{ image.digest }}`.\n",
+    );
+    let cache = tempfile::tempdir().unwrap();
+    let out = p.root().join("site");
+    let o = basepress()
+        .args([
+            "build",
+            "--root",
+            &p.root().display().to_string(),
+            "--image",
+            &layout_source(&p),
+        ])
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let versions: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("kubernetes/versions.json")).unwrap(),
+    )
+    .unwrap();
+    let v = versions["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["version"] == "v1.29.0")
+        .unwrap();
+    let digest = &layout.v1_29.manifest.digest;
+    assert_eq!(v["image_checked"]["digest"], *digest, "{v:#}");
+    assert_eq!(
+        v["image_checked"]["platforms"]["linux/amd64"], *digest,
+        "{v:#}"
+    );
+    let html = std::fs::read_to_string(out.join("es/index.html")).unwrap();
+    assert!(html.contains(digest.as_str()), "{html}");
+}
+
+#[test]
+fn a_missing_tag_is_an_input_error() {
+    // Base 1.27.0 has no image in the layout.
+    let (p, _) = project("v1.27.0", "v1.29.0");
+    let (code, report, _) = check(&p, Some(&layout_source(&p)));
+    assert_eq!(code, 2, "{report:#}");
+    let f = of_rule(&report, "image-unavailable");
+    assert!(message(f[0]).contains("v1.27.0"), "{report:#}");
+}
+
+#[test]
+fn an_image_from_a_registry_on_loopback() {
+    if !crate::oci::tools() {
+        return;
+    }
+    let (p, _) = project("v1.28.0", "v1.29.0");
+    let registry = crate::oci::Registry::start(None);
+    registry.push(&p.path("images/agent"), "1.28.0", None);
+    let (code, report, _) = check(&p, Some(&registry.url("whystack-agent")));
+    assert_eq!(code, 1, "{report:#}");
+    let found = of_rule(&report, "probe-command-missing");
+    assert!(
+        found
+            .iter()
+            .any(|f| message(f).contains("whystack-health") && message(f).contains("linux/amd64")),
+        "{report:#}"
+    );
+}
