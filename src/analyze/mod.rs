@@ -430,9 +430,18 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     ] {
         claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
     }
-    for path in layout::SEARCH_FIXED {
+    let published_versions = (0..site.versions.len().max(1))
+        .filter(|&v| site.versions.get(v).is_none_or(|v| v.published));
+    let mut search_files = std::collections::BTreeSet::new();
+    for v in published_versions {
+        let dir = layout::search_dir(site, v);
+        for name in layout::SEARCH_FIXED {
+            search_files.insert(format!("{dir}{name}"));
+        }
+    }
+    for path in &search_files {
         claim(
-            path.to_string(),
+            path.clone(),
             "basepress (the search index)".into(),
             &mut diagnostics,
         );
@@ -456,6 +465,20 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
         claim(path.to_string(), "basepress".into(), &mut diagnostics);
     }
     for a in &site.assets {
+        // The search bundles' folder is basepress's alone: a build that
+        // reuses a docs version takes every file of its bundle's folder.
+        if a.url.starts_with(layout::SEARCH_DIR) && !search_files.contains(&a.url) {
+            diagnostics.push(Diagnostic::new(
+                rule::OUTPUT_CONFLICT,
+                format!(
+                    "`{}` would be published at `{}`, in `{}`, the folder of the search index: move it elsewhere in static/",
+                    a.source.display(),
+                    a.url,
+                    layout::SEARCH_DIR
+                ),
+            ));
+            continue;
+        }
         claim(
             a.url.clone(),
             a.source.display().to_string(),

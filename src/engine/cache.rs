@@ -25,8 +25,12 @@ pub struct Plan {
     pub reused: Vec<bool>,
     /// The recorded findings of the reused versions.
     pub findings: Vec<Diagnostic>,
-    /// By docs version: the files it publishes on its own.
+    /// By docs version: the files it publishes on its own (for a reused
+    /// version, with those of its folders).
     owned: Vec<BTreeSet<String>>,
+    /// By docs version: the folders whose every file it publishes on its
+    /// own (its search bundle, whose file names this plan cannot know).
+    folders: Vec<Vec<String>>,
     digests: Vec<[u8; 32]>,
     previous: BuildRecord,
 }
@@ -43,6 +47,13 @@ fn hex(digest: &[u8; 32]) -> String {
     })
 }
 
+/// Whether site path `file` is in one of `folders` (`/pagefind/1.29/`),
+/// written plainly (a record naming `..` is not ours).
+fn in_folders(folders: &[String], file: &str) -> bool {
+    let plain = !file.split('/').any(|s| s == ".." || s == ".");
+    plain && folders.iter().any(|d| file.starts_with(d.as_str()))
+}
+
 /// Decides what to reuse of `previous` (the record of the build that
 /// wrote `out`, if any): `context` names the binary and the options.
 pub fn plan(
@@ -57,7 +68,10 @@ pub fn plan(
     let count = digests.len();
     let mut reused = vec![false; count];
     let mut findings: Vec<Vec<Diagnostic>> = vec![Vec::new(); count];
-    let owned: Vec<_> = (0..count).map(|v| layout::version_files(site, v)).collect();
+    let mut owned: Vec<_> = (0..count).map(|v| layout::version_files(site, v)).collect();
+    let folders: Vec<_> = (0..count)
+        .map(|v| layout::version_folders(site, v))
+        .collect();
     for v in 0..count {
         let Some(rec) = previous.versions.get(id(site, v)) else {
             continue;
@@ -65,9 +79,16 @@ pub fn plan(
         if rec.digest != hex(&digests[v]) {
             continue;
         }
-        // Only the files this build would write for the version, each
-        // still in the previous output as a regular file.
-        let expected = &owned[v];
+        // Only the files this build would write for the version (in its
+        // folders: those recorded, the same fingerprint giving the same
+        // files), each still in the previous output as a regular file.
+        let mut expected = owned[v].clone();
+        expected.extend(
+            rec.files
+                .iter()
+                .filter(|f| in_folders(&folders[v], f))
+                .cloned(),
+        );
         let same = rec.files.len() == expected.len()
             && rec.files.iter().all(|f| expected.contains(f))
             && rec.files.iter().all(|f| crate::write::has_file(out, f));
@@ -76,6 +97,7 @@ pub fn plan(
         if let (true, Some(found)) = (same, restored) {
             reused[v] = true;
             findings[v] = found;
+            owned[v] = expected;
         }
     }
     // A version linking with an anchor into one rendered again is
@@ -115,6 +137,7 @@ pub fn plan(
         reused,
         findings,
         owned,
+        folders,
         digests,
         previous,
     }
@@ -169,7 +192,7 @@ impl Plan {
             } else {
                 rec.files = written
                     .iter()
-                    .filter(|p| owned[v].contains(*p))
+                    .filter(|p| owned[v].contains(*p) || in_folders(&self.folders[v], p))
                     .cloned()
                     .collect();
                 rec.files.sort();

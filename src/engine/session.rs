@@ -9,9 +9,9 @@
 //! untranslated copies), runs the page checks again on them and on the
 //! pages that link into them with an anchor, renders the pages that show
 //! them (the page, its untranslated copies and its translations, whose
-//! language switcher lists its headings), and makes the search index of a
-//! language again only when the words of its sections changed (on first
-//! request). Anything else (a new or removed file, front matter, an
+//! language switcher lists its headings), and makes the search bundle of
+//! a docs version again only when the words of its sections changed (on
+//! first request). Anything else (a new or removed file, front matter, an
 //! asset, a base, a template, site.yaml, the image data) runs every stage
 //! again, with the render cache.
 //!
@@ -30,17 +30,19 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// What one site path holds: a file's bytes, or (at [`SEARCH_DIR`]) the
-/// whole search bundle, made when first asked for (after a page edit:
-/// only a reader who searches needs it).
+/// What one site path holds: a file's bytes, or (at a docs version's
+/// search folder, below [`SEARCH_DIR`]) that version's whole search
+/// bundle, made when first asked for (after a page edit: only a reader who
+/// searches needs it).
 #[derive(Clone)]
 pub enum Body {
     Ready(Bytes),
     Search(Arc<LazySearch>),
 }
 
-/// The key under which a fast rebuild gives the search bundle, which
-/// replaces every file below it.
+/// The folder of the search bundles: a fast rebuild gives a docs
+/// version's bundle under its folder below this one, replacing every file
+/// there.
 pub const SEARCH_DIR: &str = crate::model::layout::SEARCH_DIR;
 
 impl Body {
@@ -62,17 +64,19 @@ impl Body {
     }
 }
 
-/// The search bundle, made on first use from the documents of a build,
-/// which it keeps.
+/// A docs version's search bundle, made on first use from the documents
+/// of a build, which it keeps.
 pub struct LazySearch {
-    /// Title, URL, language, version and document of each page, in the
-    /// order a build indexes them.
-    pages: Vec<(String, String, String, String, Arc<Document>)>,
+    /// Its folder (`/pagefind/next/`).
+    pub dir: String,
+    /// Title, URL, language and document of each page, in the order a
+    /// build indexes them.
+    pages: Vec<(String, String, String, Arc<Document>)>,
     files: OnceLock<BTreeMap<String, Bytes>>,
 }
 
 impl LazySearch {
-    /// The files of the bundle by site path (`/pagefind/pagefind.js`),
+    /// The files of the bundle by site path (`/pagefind/next/pagefind.js`),
     /// made now when they were not yet; none when indexing failed (a full
     /// build reports why).
     pub fn files(&self) -> &BTreeMap<String, Bytes> {
@@ -80,15 +84,14 @@ impl LazySearch {
             let entries: Vec<render::search::Entry> = self
                 .pages
                 .iter()
-                .map(|(title, url, lang, version, doc)| render::search::Entry {
+                .map(|(title, url, lang, doc)| render::search::Entry {
                     title,
                     url,
                     lang,
-                    version,
                     doc,
                 })
                 .collect();
-            render::search::bundle(&entries)
+            render::search::bundle(&self.dir, &entries)
                 .unwrap_or_default()
                 .into_iter()
                 .map(|f| (f.path, f.bytes))
@@ -148,8 +151,9 @@ struct Files {
     /// Pages whose documents changed while the build failed: rendered
     /// again when it passes.
     stale_pages: BTreeSet<usize>,
-    /// Whether the search bundle must be made again, for the same reason.
-    stale_search: bool,
+    /// The docs versions whose search bundle must be made again, for the
+    /// same reason.
+    stale_search: BTreeSet<usize>,
 }
 
 impl Session {
@@ -256,7 +260,7 @@ impl Session {
                         .map(|f| (f.path.clone(), Body::Ready(f.bytes.clone())))
                         .collect(),
                     stale_pages: BTreeSet::new(),
-                    stale_search: false,
+                    stale_search: BTreeSet::new(),
                 });
                 let pages = state.checked.site().pages.len();
                 let mut outcome = Outcome::new(diagnostics, timings);
@@ -333,11 +337,16 @@ impl State {
         let analysis = &checked.analysis;
         let site = &analysis.site;
 
-        // The search bundle: only when the text of a section changed.
-        let search_changed = before.iter().any(|(i, old)| {
-            let new = &analysis.docs[*i];
-            old.sections != new.sections || old.headings != new.headings
-        });
+        // A version's search bundle: only when the text of a section of
+        // one of its pages changed.
+        let search_changed: BTreeSet<usize> = before
+            .iter()
+            .filter(|(i, old)| {
+                let new = &analysis.docs[*i];
+                old.sections != new.sections || old.headings != new.headings
+            })
+            .filter_map(|(i, _)| Some(site.pages.get(*i)?.version))
+            .collect();
         // The pages that show a changed document: at the same path in
         // every language (translations list each other's headings).
         let mut show: BTreeSet<usize> = BTreeSet::new();
@@ -360,7 +369,7 @@ impl State {
             return failed(diagnostics, true);
         };
         files.stale_pages.extend(show);
-        files.stale_search |= search_changed;
+        files.stale_search.extend(search_changed);
         if diagnostics.iter().any(Diagnostic::is_error) {
             return failed(diagnostics, true);
         }
@@ -397,11 +406,12 @@ impl State {
             .into_iter()
             .map(|f| (f.path, Body::Ready(f.bytes)))
             .collect();
-        if files.stale_search {
+        let published = |v: usize| site.versions.get(v).is_none_or(|v| v.published);
+        for &v in files.stale_search.iter().filter(|&&v| published(v)) {
             let pages = self
                 .orders
                 .iter()
-                .filter(|((v, _), _)| site.versions.get(*v).is_none_or(|v| v.published))
+                .filter(|((w, _), _)| *w == v)
                 .flat_map(|(_, order)| order)
                 .map(|&i| {
                     let p = &site.pages[i];
@@ -409,26 +419,25 @@ impl State {
                         p.title.clone(),
                         p.url.clone(),
                         p.lang.clone(),
-                        render::search::version_of(site, p.version).to_string(),
                         Arc::clone(&analysis.docs[i]),
                     )
                 })
                 .collect();
+            let dir = crate::model::layout::search_dir(site, v);
+            files.by_path.retain(|path, _| !path.starts_with(&dir));
             let lazy = LazySearch {
+                dir: dir.clone(),
                 pages,
                 files: OnceLock::new(),
             };
-            files
-                .by_path
-                .retain(|path, _| !path.starts_with(SEARCH_DIR));
-            changed.push((SEARCH_DIR.to_string(), Body::Search(Arc::new(lazy))));
+            changed.push((dir, Body::Search(Arc::new(lazy))));
         }
         for (path, body) in &changed {
             files.by_path.insert(path.clone(), body.clone());
         }
         let rendered = which.len();
         files.stale_pages.clear();
-        files.stale_search = false;
+        files.stale_search.clear();
         let mut outcome = Outcome::new(diagnostics, Timings::default());
         outcome.written = Some(summary);
         Rebuild {

@@ -28,8 +28,9 @@ pub const DEFAULT_ASSETS: &[&str] = &[
     "/assets/favicon.svg",
 ];
 
-/// The files docs version `v` publishes on its own: its pages and its
-/// search index in each language (nothing when it is not published).
+/// The files docs version `v` publishes on its own: its pages (nothing
+/// when it is not published). Its search bundle, whose files are named by
+/// their content, is the folder [`version_folders`] gives.
 pub fn version_files(site: &Site, v: usize) -> std::collections::BTreeSet<String> {
     let mut out = std::collections::BTreeSet::new();
     let Some(version) = site.versions.get(v) else {
@@ -44,6 +45,20 @@ pub fn version_files(site: &Site, v: usize) -> std::collections::BTreeSet<String
     }
     out.extend(site.pages.iter().filter(|p| p.version == v).map(page_file));
     out
+}
+
+/// The folders whose every file docs version `v` publishes on its own:
+/// its search bundle (none when it is not published).
+pub fn version_folders(site: &Site, v: usize) -> Vec<String> {
+    let published = match site.versions.get(v) {
+        Some(version) => version.published,
+        None => v == 0,
+    };
+    if published {
+        vec![search_dir(site, v)]
+    } else {
+        Vec::new()
+    }
 }
 
 /// The file a page is written to.
@@ -61,13 +76,24 @@ pub fn versions_file(lang: &str) -> String {
     format!("{}index.html", versions_page_url(lang))
 }
 
-/// The folder of the search bundle (every language's index, chunked,
-/// and the script that reads it).
+/// The folder of the search bundles, which nothing else may publish into.
 pub const SEARCH_DIR: &str = "/pagefind/";
 
-/// The files of the search bundle with fixed names (the others are named
-/// by their content).
-pub const SEARCH_FIXED: &[&str] = &["/pagefind/pagefind.js", "/pagefind/pagefind-entry.json"];
+/// The folder of the search bundle of docs version `v` (an index in
+/// `site.versions`), every language's index of its pages and the script
+/// that reads them: `/pagefind/1.29/`, `/pagefind/next/`, or `/pagefind/`
+/// for a site without frozen docs versions. A version keeps its folder
+/// when a newer release makes it an older one.
+pub fn search_dir(site: &Site, v: usize) -> String {
+    match site.versions.get(v) {
+        Some(version) if site.versions.len() > 1 => format!("{SEARCH_DIR}{}/", version.id),
+        _ => SEARCH_DIR.to_string(),
+    }
+}
+
+/// The files of a search bundle with fixed names, in its folder (the
+/// others are named by their content).
+pub const SEARCH_FIXED: &[&str] = &["pagefind.js", "pagefind-worker.js", "pagefind-entry.json"];
 
 /// The start page of a language in a docs version (none: the latest).
 pub fn home_url(lang: &str, version: Option<&str>) -> String {

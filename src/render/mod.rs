@@ -300,7 +300,7 @@ impl<'a> Renderer<'a> {
         ctx.insert("site", &self.context);
         ctx.insert("lang", &language(self.site, lang));
         ctx.insert("t", self.strings(lang));
-        ctx.insert("search_version", search::version_of(self.site, version));
+        ctx.insert("search_bundle", &layout::search_dir(self.site, version));
         ctx
     }
 

@@ -1,37 +1,39 @@
-//! The site's search: a Pagefind bundle at `/pagefind/`, which
+//! The site's search: one Pagefind bundle per docs version, in the
+//! folder [`layout::search_dir`] gives it (`/pagefind/1.29/`), which
 //! `/assets/site.js` queries in the reader's browser through the bundle's
 //! own `pagefind.js`.
 //!
-//! Pagefind (used here as a library) splits the index by language, stems
-//! each language's words with its Snowball stemmer (Spanish, Portuguese,
-//! English), cuts the index into chunks the browser loads only for the
-//! words a query needs, and stores each page's text as a fragment from
-//! which the browser makes excerpts with the matched words marked. Every
-//! file of the bundle is named by its content, except `pagefind.js`, its
-//! worker, the per-language WebAssembly and `pagefind-entry.json`.
+//! Pagefind (used here as a library) splits a bundle's index by language,
+//! stems each language's words with its Snowball stemmer (Spanish,
+//! Portuguese, English), cuts the index into chunks the browser loads only
+//! for the words a query needs, and stores each page's text as a fragment
+//! from which the browser makes excerpts with the matched words marked.
+//! Every file of a bundle is named by its content, except `pagefind.js`,
+//! its worker, the per-language WebAssembly and `pagefind-entry.json`.
 //!
 //! The pages are not given to Pagefind as their rendered HTML (with the
 //! navigation, table of contents and footer around them) but as a small
 //! document made from their analysed Markdown: the title, then each
 //! section's heading (with its anchor, so that a result opens the page at
 //! the matching heading) and text. That is all the index needs, it parses
-//! quickly, and it lets `basepress serve` make the bundle again from the
+//! quickly, and it lets `basepress serve` make a bundle again from the
 //! documents it keeps.
 //!
-//! Each page carries a `version` filter, its docs version's id (`1.29`,
-//! `next`; [`DEFAULT_VERSION`] for a site without docs versions); the
-//! script filters results to the version of the page the reader is on. Languages need no filter:
-//! the script loads only the index of the page's language.
+//! A bundle holds the pages of one docs version, so results are those of
+//! the reader's version without a filter, and the script loads only the
+//! index of the page's language. A version's bundle depends on nothing but
+//! that version's pages: a build that reuses a version (see
+//! `engine::cache`) takes its bundle's folder with its pages, and an edit
+//! of one version indexes that version again, alone. Bundles are made in
+//! parallel, each on a thread of its own.
 
 use super::escape::escape_into;
 use super::OutFile;
 use crate::model::document::Document;
 use crate::model::layout;
 use crate::model::site::{Page, Site};
+use rayon::prelude::*;
 use std::collections::BTreeMap;
-
-/// The `version` filter of a page outside any docs version.
-pub const DEFAULT_VERSION: &str = "current";
 
 /// Files of Pagefind's bundle the site does not use: its own search
 /// interfaces (the site has one) and the term highlighter.
@@ -53,13 +55,11 @@ pub struct Entry<'a> {
     pub url: &'a str,
     /// Its language code (the index it goes into).
     pub lang: &'a str,
-    /// Its docs version ([`DEFAULT_VERSION`] outside versioned docs).
-    pub version: &'a str,
     pub doc: &'a Document,
 }
 
-/// The document Pagefind indexes for one page: its language, title,
-/// version filter and each section under its heading.
+/// The document Pagefind indexes for one page: its language, title and
+/// each section under its heading.
 pub fn page_html(e: &Entry) -> String {
     let mut out = String::with_capacity(
         256 + e
@@ -73,9 +73,7 @@ pub fn page_html(e: &Entry) -> String {
     escape_into(&mut out, e.lang);
     out.push_str("\"><head><title>");
     escape_into(&mut out, e.title);
-    out.push_str("</title></head><body><main data-pagefind-body data-pagefind-filter=\"version:");
-    escape_into(&mut out, e.version);
-    out.push_str("\"><h1 data-pagefind-meta=\"title\">");
+    out.push_str("</title></head><body><main data-pagefind-body><h1 data-pagefind-meta=\"title\">");
     escape_into(&mut out, e.title);
     out.push_str("</h1>\n");
     for section in &e.doc.sections {
@@ -101,9 +99,9 @@ pub fn page_html(e: &Entry) -> String {
 }
 
 /// The bundle for `entries` (URLs without the prefix; results carry them
-/// as they are and the script adds the prefix), as files below
-/// [`layout::SEARCH_DIR`], sorted by path. A site without pages has no bundle.
-pub fn bundle(entries: &[Entry]) -> Result<Vec<OutFile>, String> {
+/// as they are and the script adds the prefix), as files below `dir`
+/// (`/pagefind/1.29/`), sorted by path. No pages, no bundle.
+pub fn bundle(dir: &str, entries: &[Entry]) -> Result<Vec<OutFile>, String> {
     if entries.is_empty() {
         return Ok(Vec::new());
     }
@@ -111,20 +109,28 @@ pub fn bundle(entries: &[Entry]) -> Result<Vec<OutFile>, String> {
         .iter()
         .map(|e| (e.url.to_string(), page_html(e)))
         .collect();
-    // Pagefind's interface is asynchronous (it runs on Tokio). It runs on a
-    // thread of its own, so that a caller already inside a Tokio runtime
-    // (serve) does not start one within another.
-    let files = std::thread::scope(|scope| {
-        scope
-            .spawn(|| -> Result<Vec<(String, Vec<u8>)>, String> {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .map_err(|e| format!("cannot start the search indexer: {e}"))?;
-                runtime.block_on(index(docs))
-            })
-            .join()
-            .unwrap_or_else(|_| Err("the search indexer failed unexpectedly".to_string()))
-    })?;
+    // Pagefind's interface is asynchronous (it runs on Tokio), on a
+    // runtime of this thread's own. A caller already inside a Tokio
+    // runtime (serve) cannot start one within it: there it runs on a
+    // thread of its own. (Not always: Pagefind works on Rayon's threads,
+    // and a Rayon thread waiting for a plain thread that waits for Rayon
+    // would wait for ever.)
+    let run = || -> Result<Vec<(String, Vec<u8>)>, String> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| format!("cannot start the search indexer: {e}"))?;
+        runtime.block_on(index(docs))
+    };
+    let files = if tokio::runtime::Handle::try_current().is_ok() {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(run)
+                .join()
+                .unwrap_or_else(|_| Err("the search indexer failed unexpectedly".to_string()))
+        })?
+    } else {
+        run()?
+    };
     // The WebAssembly of each language indexed (by its stemmer's name, or
     // `unknown` for a language without one); Pagefind writes them all.
     let wasm: Vec<String> = files
@@ -147,7 +153,7 @@ pub fn bundle(entries: &[Entry]) -> Result<Vec<OutFile>, String> {
     let mut out: Vec<OutFile> = files
         .into_iter()
         .filter(|(name, _)| used(name))
-        .map(|(name, bytes)| OutFile::new(format!("{}{name}", layout::SEARCH_DIR), bytes))
+        .map(|(name, bytes)| OutFile::new(format!("{dir}{name}"), bytes))
         .collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
@@ -184,41 +190,46 @@ async fn index(docs: Vec<(String, String)>) -> Result<Vec<(String, Vec<u8>)>, St
         .collect())
 }
 
-/// The `version` filter of a page of docs version `version` (an index in
-/// `site.versions`).
-pub fn version_of(site: &Site, version: usize) -> &str {
-    site.versions
-        .get(version)
-        .map_or(DEFAULT_VERSION, |v| v.id.as_str())
-}
-
-/// The entries of the pages of every docs version and language, in
-/// reading order.
-pub fn entries<'a>(
-    site: &'a Site,
-    orders: &BTreeMap<(usize, &str), Vec<(&'a Page, &'a Document)>>,
-) -> Vec<Entry<'a>> {
-    orders
+/// The entries of the pages of `pages` (one docs version's languages, in
+/// reading order).
+fn entries<'a>(pages: &[&'a [(&'a Page, &'a Document)]]) -> Vec<Entry<'a>> {
+    pages
         .iter()
-        .flat_map(|((version, _), pages)| {
-            pages.iter().map(move |(p, d)| Entry {
-                title: &p.title,
-                url: &p.url,
-                lang: &p.lang,
-                version: version_of(site, *version),
-                doc: d,
-            })
+        .flat_map(|pages| pages.iter())
+        .map(|(p, d)| Entry {
+            title: &p.title,
+            url: &p.url,
+            lang: &p.lang,
+            doc: d,
         })
         .collect()
 }
 
-/// The bundle of the site's pages (`orders`: each docs version's and
-/// language's pages, published versions only).
+/// The bundles of the docs versions in `orders` (each docs version's and
+/// language's pages, in reading order), made in parallel: every file of
+/// each, below its version's [`layout::search_dir`], sorted by path.
 pub fn files(
     site: &Site,
     orders: &BTreeMap<(usize, &str), Vec<(&Page, &Document)>>,
 ) -> Result<Vec<OutFile>, String> {
-    bundle(&entries(site, orders))
+    let mut by_version: BTreeMap<usize, Vec<&[(&Page, &Document)]>> = BTreeMap::new();
+    for ((v, _), pages) in orders {
+        by_version.entry(*v).or_default().push(pages.as_slice());
+    }
+    let work: Vec<(String, Vec<Entry>)> = by_version
+        .into_iter()
+        .map(|(v, pages)| (layout::search_dir(site, v), entries(&pages)))
+        .collect();
+    let bundles: Vec<Result<Vec<OutFile>, String>> = work
+        .par_iter()
+        .map(|(dir, entries)| bundle(dir, entries))
+        .collect();
+    let mut out = Vec::new();
+    for b in bundles {
+        out.extend(b?);
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -247,7 +258,7 @@ mod tests {
     }
 
     #[test]
-    fn page_documents_carry_language_version_and_anchors() {
+    fn page_documents_carry_language_and_anchors() {
         let d = doc(&[
             ("", "", "Intro <b>"),
             ("Drenar", "drenar", "RUNNER_DRAIN_TIMEOUT_MS"),
@@ -256,14 +267,10 @@ mod tests {
             title: "Parada",
             url: "/es/stop/",
             lang: "es",
-            version: "1.29",
             doc: &d,
         });
         assert!(html.starts_with("<html lang=\"es\">"), "{html}");
-        assert!(
-            html.contains("data-pagefind-filter=\"version:1.29\""),
-            "{html}"
-        );
+        assert!(!html.contains("data-pagefind-filter"), "{html}");
         assert!(html.contains("<h2 id=\"drenar\">Drenar</h2>"), "{html}");
         assert!(html.contains("Intro &lt;b&gt;"), "{html}");
     }
@@ -283,19 +290,17 @@ mod tests {
                 title: "Drenar",
                 url: "/es/drain/",
                 lang: "es",
-                version: DEFAULT_VERSION,
                 doc: &a,
             },
             Entry {
                 title: "Drain",
                 url: "/en/drain/",
                 lang: "en",
-                version: DEFAULT_VERSION,
                 doc: &b,
             },
         ];
-        let one = bundle(&entries).unwrap();
-        let two = bundle(&entries).unwrap();
+        let one = bundle("/pagefind/", &entries).unwrap();
+        let two = bundle("/pagefind/", &entries).unwrap();
         let paths: Vec<&str> = one.iter().map(|f| f.path.as_str()).collect();
         assert!(paths.contains(&"/pagefind/pagefind.js"), "{paths:?}");
         assert!(
@@ -312,6 +317,11 @@ mod tests {
             assert_eq!(x.path, y.path);
             assert!(x.bytes == y.bytes, "{} differs between two runs", x.path);
         }
-        assert!(bundle(&[]).unwrap().is_empty());
+        assert!(bundle("/pagefind/", &[]).unwrap().is_empty());
+        let elsewhere = bundle("/pagefind/1.29/", &entries).unwrap();
+        assert!(elsewhere
+            .iter()
+            .all(|f| f.path.starts_with("/pagefind/1.29/")));
+        assert_eq!(elsewhere.len(), one.len());
     }
 }

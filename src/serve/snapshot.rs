@@ -9,7 +9,7 @@ pub use crate::model::media::content_type;
 use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -91,9 +91,10 @@ pub fn etag(body: &[u8]) -> String {
 #[derive(Default)]
 pub struct Build {
     files: HashMap<String, Arc<Entry>>,
-    /// The search bundle when a page edit made it stale: its files (below
-    /// [`SEARCH_DIR`]) are made on first request.
-    search: Option<Arc<LazyBundle>>,
+    /// The search bundles a page edit made stale, by folder (below
+    /// [`SEARCH_DIR`], one per docs version): their files are made on
+    /// first request.
+    searches: BTreeMap<String, Arc<LazyBundle>>,
     /// The base URL's path (`/docs`, or empty): the site is served below it,
     /// as it will be once published.
     pub prefix: String,
@@ -155,28 +156,28 @@ impl Build {
         }
         let build = Build {
             files: map,
-            search: None,
+            searches: BTreeMap::new(),
             prefix,
         };
         (build, changed)
     }
 
     /// This build with some files replaced (none added or removed, but
-    /// for a new search bundle, which replaces every file below it), and
-    /// how many of them differ.
+    /// for a docs version's new search bundle, which replaces every file
+    /// of its folder), and how many of them differ.
     pub fn with_changes(&self, changes: Vec<(String, Body)>) -> (Build, usize) {
         let mut files = self.files.clone();
-        let mut search = self.search.clone();
+        let mut searches = self.searches.clone();
         let mut changed = 0;
         for (path, body) in changes {
             if let Body::Search(s) = body {
-                files.retain(|p, _| !p.starts_with(SEARCH_DIR));
-                search = Some(Arc::new(LazyBundle {
+                files.retain(|p, _| !p.starts_with(s.dir.as_str()));
+                let bundle = LazyBundle {
                     search: s,
                     entries: OnceLock::new(),
-                }));
+                };
+                searches.insert(path, Arc::new(bundle));
                 changed += 1;
-                let _ = path;
                 continue;
             }
             let same = match (&body, files.get(&path)) {
@@ -191,7 +192,7 @@ impl Build {
         }
         let build = Build {
             files,
-            search,
+            searches,
             prefix: self.prefix.clone(),
         };
         (build, changed)
@@ -205,21 +206,28 @@ impl Build {
         self.files.get(path)
     }
 
+    /// The stale search bundle whose folder holds `path`, if any.
+    fn search_of(&self, path: &str) -> Option<&Arc<LazyBundle>> {
+        if !path.starts_with(SEARCH_DIR) {
+            return None;
+        }
+        self.searches
+            .iter()
+            .find(|(dir, _)| path.starts_with(dir.as_str()))
+            .map(|(_, s)| s)
+    }
+
     /// The search bundle `path` needs when it is yet to be made (to make
     /// off the threads that answer requests).
     pub fn pending_search(&self, path: &str) -> Option<Arc<LazyBundle>> {
-        let s = self.search.as_ref()?;
-        (path.starts_with(SEARCH_DIR) && s.entries.get().is_none()).then(|| Arc::clone(s))
+        let s = self.search_of(path)?;
+        s.entries.get().is_none().then(|| Arc::clone(s))
     }
 
     /// Looks a decoded site path up (below the prefix, starting with `/`):
     /// a file, a folder's `index.html`, or a folder without its slash.
     pub fn lookup(&self, path: &str) -> Found<'_> {
-        if let Some(s) = self
-            .search
-            .as_ref()
-            .filter(|_| path.starts_with(SEARCH_DIR))
-        {
+        if let Some(s) = self.search_of(path) {
             return match s.make().get(path) {
                 Some(e) => Found::File(e),
                 None => Found::Missing,

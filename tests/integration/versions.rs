@@ -91,16 +91,29 @@ fn the_latest_is_at_the_stable_urls_older_ones_below_their_line() {
             "{url} not in {sitemap}"
         );
     }
-    // Search is one bundle; each page is filtered by its version's id,
-    // and a page searches its own version.
-    assert!(p.out().join("pagefind/pagefind-entry.json").is_file());
-    let old = read(&p, "en/1.0/install/index.html");
-    assert!(old.contains("data-version=\"1.0\""), "{old}");
-    let latest = read(&p, "en/install/index.html");
-    assert!(!latest.contains("data-version=\"1.0\""), "{latest}");
-    assert!(!latest.contains("data-version=\"next\""), "{latest}");
-    let next = read(&p, "en/next/install/index.html");
-    assert!(next.contains("data-version=\"next\""), "{next}");
+    // Search is one bundle per version, holding that version's pages
+    // only, and a page searches its own version's.
+    assert!(!p.out().join("pagefind/pagefind-entry.json").exists());
+    for (version, url) in [
+        ("1.0", "/en/1.0/install/"),
+        ("1.1", "/en/install/"),
+        ("next", "/en/next/install/"),
+    ] {
+        let entry: serde_json::Value = serde_json::from_str(&read(
+            &p,
+            &format!("pagefind/{version}/pagefind-entry.json"),
+        ))
+        .unwrap();
+        let en = &entry["languages"]["en"];
+        let pages = en["page_count"].as_u64().unwrap();
+        let in_version = count_pages(&p.out(), url);
+        assert_eq!(pages, in_version, "{version}: {entry:#}");
+        let page = read(&p, &format!("{}index.html", &url[1..]));
+        assert!(
+            page.contains(&format!("data-bundle=\"/pagefind/{version}/\"")),
+            "{page}"
+        );
+    }
 }
 
 #[test]
@@ -344,7 +357,10 @@ fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
     let (code, first) = build_json(&p, &out);
     assert_eq!(code, 0, "{first:#}");
     let old_page = out.join("en/1.0/install/index.html");
-    let old_index = out.join("en/1.0/search-index.json");
+    let old_index = out.join("pagefind/1.0/pagefind-entry.json");
+    let old_chunks = files_below(&out.join("pagefind/1.0"));
+    assert!(old_chunks.len() > 5, "{old_chunks:?}");
+    let next_entry = read(&p, "pagefind/next/pagefind-entry.json");
     let next_page = out.join("en/next/install/index.html");
     let (a, b, c) = (inode(&old_page), inode(&old_index), inode(&next_page));
 
@@ -357,8 +373,13 @@ fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
     // 1.0 and 1.1 were not rendered again: the same files, linked.
     assert_eq!(inode(&old_page), a);
     assert_eq!(inode(&old_index), b);
+    for (f, ino) in &old_chunks {
+        assert_eq!(inode(f), *ino, "{} was written again", f.display());
+    }
     assert_ne!(inode(&next_page), c);
     assert!(read(&p, "en/next/install/index.html").contains("New words."));
+    // Next's bundle was made again, with the new words.
+    assert_ne!(read(&p, "pagefind/next/pagefind-entry.json"), next_entry);
     // The findings of the reused versions are still reported.
     assert_eq!(first["findings"], second["findings"]);
     assert!(
@@ -452,4 +473,59 @@ fn a_page_that_stops_loading_in_a_reused_version_still_stops_the_build() {
             .any(|f| f["location"]["file"] == "versions/1.0/content/en/install.md"),
         "{report:#}"
     );
+}
+
+/// Every file below `dir`, with its inode.
+#[cfg(unix)]
+fn files_below(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            if path.is_dir() {
+                todo.push(path);
+            } else {
+                let ino = inode(&path);
+                out.push((path, ino));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// How many pages the output has below site path `url`'s version (its
+/// language's pages of the same docs version: `/en/1.0/…`, `/en/next/…`,
+/// or the latest's `/en/…` outside those).
+fn count_pages(out: &std::path::Path, url: &str) -> u64 {
+    let parts: Vec<&str> = url.trim_matches('/').split('/').collect();
+    let lang = parts[0];
+    let versioned = parts.len() > 2;
+    let root = if versioned {
+        out.join(lang).join(parts[1])
+    } else {
+        out.join(lang)
+    };
+    let mut count = 0;
+    let mut todo = vec![root.clone()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                // The latest's pages are not those of other versions, nor
+                // the versions page.
+                let other = !versioned
+                    && d == root
+                    && (name == "next" || name == "versions" || name.starts_with("1."));
+                if !other {
+                    todo.push(path);
+                }
+            } else if name == "index.html" {
+                count += 1;
+            }
+        }
+    }
+    count
 }

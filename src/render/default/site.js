@@ -73,11 +73,11 @@
 
   /* ---- Search -------------------------------------------------------- */
 
-  /* The search runs Pagefind's own script from the site's bundle
-     (`/pagefind/`): it loads the index of the page's language in chunks,
-     only those a query needs, and makes excerpts with the words marked.
-     Results are limited to the reader's docs version (and pages outside
-     any version). */
+  /* The search runs Pagefind's own script from the bundle of the page's
+     docs version (`/pagefind/1.29/`, the form's data-bundle): it loads the
+     index of the page's language in chunks, only those a query needs, and
+     makes excerpts with the words marked. The bundle holds that version's
+     pages only. */
 
   var PAGE = 10;
 
@@ -115,7 +115,6 @@
     var box = form.querySelector(".search-results");
     var status = form.querySelector("[role=status]");
     var bundle = form.getAttribute("data-bundle");
-    var version = form.getAttribute("data-version") || "current";
     var language = null;
     var loading = null;
     var current = null;
@@ -216,8 +215,7 @@
       if (text.trim().length < 2) { close(); return; }
       current = text;
       engine().then(function (pf) {
-        var versions = version === "current" ? ["current"] : [version, "current"];
-        return pf.search(text, { filters: { version: { any: versions } } });
+        return pf.search(text);
       }).then(function (search) {
         if (search && current === text && input.value === text) { show(search, text); }
       });
