@@ -357,9 +357,10 @@ fn no_request_leaves_loopback() {
             "assets/style.css",
             "assets/site.js",
             "assets/syntax.css",
-            // Pagefind's script; its worker fetches the index (requests
+            // Pagefind's script, from the bundle of the page's docs
+            // version (the latest); its worker fetches the index (requests
             // the page's log does not show, from the same folder).
-            "pagefind/pagefind.js",
+            "pagefind/1.30/pagefind.js",
         ] {
             assert!(
                 urls.iter().any(|u| u == &format!("{base}{needed}")),
@@ -444,5 +445,9 @@ fn docs_versions_picker_banner_canonical_and_search() {
         // Search stays in the reader's version.
         let (path, _) = search_and_follow(&b, "/es/1.29/installation/", "drenaje").await;
         assert!(path.starts_with("/es/1.29/"), "{path}");
+        let bundle = b
+            .js("return document.querySelector('form.search').getAttribute('data-bundle');")
+            .await;
+        assert_eq!(bundle.as_str(), Some("/pagefind/1.29/"), "{bundle}");
     });
 }
