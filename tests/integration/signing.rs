@@ -776,8 +776,9 @@ fn the_versions_page_shows_the_installation_pages_verifying_loop() {
     let blocks = |lang: &str| -> Vec<String> {
         let html =
             std::fs::read_to_string(site.join(format!("{lang}/versions/index.html"))).unwrap();
-        html.split(r#"<pre class="code" data-lang="sh">"#)
+        html.split(r#"<pre class="code" data-lang="sh""#)
             .skip(1)
+            .map(|rest| rest.split_once('>').unwrap().1)
             .map(|rest| text(rest.split("</pre>").next().unwrap()))
             .filter(|b| b.contains("ssh-keygen -Y verify"))
             .collect()
