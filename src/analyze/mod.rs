@@ -434,9 +434,11 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
         .filter(|&v| site.versions.get(v).is_none_or(|v| v.published));
     let mut search_files = std::collections::BTreeSet::new();
     for v in published_versions {
-        let dir = layout::search_dir(site, v);
-        for name in layout::SEARCH_FIXED {
-            search_files.insert(format!("{dir}{name}"));
+        for l in &site.config.languages {
+            let dir = layout::search_bundle_dir(site, v, &l.code);
+            for name in layout::SEARCH_FIXED {
+                search_files.insert(format!("{dir}{name}"));
+            }
         }
     }
     for path in &search_files {

@@ -91,9 +91,16 @@ impl LazySearch {
                     doc,
                 })
                 .collect();
-            render::search::bundle(&self.dir, &entries)
-                .unwrap_or_default()
-                .into_iter()
+            let mut by_lang: BTreeMap<&str, Vec<render::search::Entry>> = BTreeMap::new();
+            for e in entries {
+                by_lang.entry(e.lang).or_default().push(e);
+            }
+            by_lang
+                .iter()
+                .flat_map(|(lang, entries)| {
+                    render::search::bundle(&format!("{}{lang}/", self.dir), entries)
+                        .unwrap_or_default()
+                })
                 .map(|f| (f.path, f.bytes))
                 .collect()
         })

@@ -79,16 +79,23 @@ pub fn versions_file(lang: &str) -> String {
 /// The folder of the search bundles, which nothing else may publish into.
 pub const SEARCH_DIR: &str = "/pagefind/";
 
-/// The folder of the search bundle of docs version `v` (an index in
-/// `site.versions`), every language's index of its pages and the script
-/// that reads them: `/pagefind/1.29/`, `/pagefind/next/`, or `/pagefind/`
-/// for a site without frozen docs versions. A version keeps its folder
-/// when a newer release makes it an older one.
+/// The folder of the search bundles of docs version `v` (an index in
+/// `site.versions`), one per language ([`search_bundle_dir`]):
+/// `/pagefind/1.29/`, `/pagefind/next/`, or `/pagefind/` for a site
+/// without frozen docs versions. A version keeps its folder when a newer
+/// release makes it an older one.
 pub fn search_dir(site: &Site, v: usize) -> String {
     match site.versions.get(v) {
         Some(version) if site.versions.len() > 1 => format!("{SEARCH_DIR}{}/", version.id),
         _ => SEARCH_DIR.to_string(),
     }
+}
+
+/// The folder of the search bundle of docs version `v` in `lang`: the
+/// index of its pages in that language and the script that reads it
+/// (`/pagefind/1.29/es/`).
+pub fn search_bundle_dir(site: &Site, v: usize, lang: &str) -> String {
+    format!("{}{lang}/", search_dir(site, v))
 }
 
 /// The files of a search bundle with fixed names, in its folder (the

@@ -358,9 +358,10 @@ fn no_request_leaves_loopback() {
             "assets/site.js",
             "assets/syntax.css",
             // Pagefind's script, from the bundle of the page's docs
-            // version (the latest); its worker fetches the index (requests
-            // the page's log does not show, from the same folder).
-            "pagefind/1.30/pagefind.js",
+            // version (the latest) and language (the last page is a
+            // Portuguese 404); its worker fetches the index (requests the
+            // page's log does not show, from the same folder).
+            "pagefind/1.30/pt/pagefind.js",
         ] {
             assert!(
                 urls.iter().any(|u| u == &format!("{base}{needed}")),

@@ -90,28 +90,39 @@ fn each_language_has_a_versions_page_with_every_base() {
 fn the_search_bundle_indexes_every_language_with_its_stemmer() {
     let p = built();
     let entry: serde_json::Value =
-        serde_json::from_str(&read(&p, "pagefind/pagefind-entry.json")).unwrap();
-    let languages = entry["languages"].as_object().unwrap();
+        serde_json::from_str(&read(&p, "pagefind/es/pagefind-entry.json")).unwrap();
+    assert_eq!(
+        entry["languages"].as_object().unwrap().len(),
+        1,
+        "{entry:#}"
+    );
     for lang in ["es", "en"] {
-        let l = &languages[lang];
+        let entry: serde_json::Value =
+            serde_json::from_str(&read(&p, &format!("pagefind/{lang}/pagefind-entry.json")))
+                .unwrap();
+        let l = &entry["languages"][lang];
         assert!(l["page_count"].as_u64().unwrap() >= 2, "{entry:#}");
         // Each language's stemmer is in its own WebAssembly.
         assert_eq!(l["wasm"], lang, "{entry:#}");
-        let meta = format!("pagefind/pagefind.{}.pf_meta", l["hash"].as_str().unwrap());
+        let meta = format!(
+            "pagefind/{lang}/pagefind.{}.pf_meta",
+            l["hash"].as_str().unwrap()
+        );
         assert!(p.out().join(&meta).is_file(), "{meta}");
         assert!(p
             .out()
-            .join(format!("pagefind/wasm.{lang}.pagefind"))
+            .join(format!("pagefind/{lang}/wasm.{lang}.pagefind"))
             .is_file());
     }
     // `https://example.com` is only a base Pagefind parses URLs against.
-    let js = read(&p, "pagefind/pagefind.js").replace("https://example.com", "");
+    let js = read(&p, "pagefind/es/pagefind.js").replace("https://example.com", "");
     assert!(
         !js.contains("http://") && !js.contains("https://"),
         "no other host"
     );
-    assert!(p.out().join("pagefind/fragment").is_dir());
-    assert!(!p.out().join("pagefind/pagefind-ui.js").exists());
+    assert!(p.out().join("pagefind/es/fragment").is_dir());
+    assert!(!p.out().join("pagefind/es/pagefind-ui.js").exists());
+    assert!(!p.out().join("pagefind/es/wasm.en.pagefind").exists());
     assert!(!p.out().join("es/search-index.json").exists());
     // The heading a result opens at is the page's anchor.
     let html = read(&p, "es/install/index.html");

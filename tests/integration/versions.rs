@@ -101,7 +101,7 @@ fn the_latest_is_at_the_stable_urls_older_ones_below_their_line() {
     ] {
         let entry: serde_json::Value = serde_json::from_str(&read(
             &p,
-            &format!("pagefind/{version}/pagefind-entry.json"),
+            &format!("pagefind/{version}/en/pagefind-entry.json"),
         ))
         .unwrap();
         let en = &entry["languages"]["en"];
@@ -357,10 +357,10 @@ fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
     let (code, first) = build_json(&p, &out);
     assert_eq!(code, 0, "{first:#}");
     let old_page = out.join("en/1.0/install/index.html");
-    let old_index = out.join("pagefind/1.0/pagefind-entry.json");
+    let old_index = out.join("pagefind/1.0/en/pagefind-entry.json");
     let old_chunks = files_below(&out.join("pagefind/1.0"));
     assert!(old_chunks.len() > 5, "{old_chunks:?}");
-    let next_entry = read(&p, "pagefind/next/pagefind-entry.json");
+    let next_entry = read(&p, "pagefind/next/en/pagefind-entry.json");
     let next_page = out.join("en/next/install/index.html");
     let (a, b, c) = (inode(&old_page), inode(&old_index), inode(&next_page));
 
@@ -379,7 +379,7 @@ fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
     assert_ne!(inode(&next_page), c);
     assert!(read(&p, "en/next/install/index.html").contains("New words."));
     // Next's bundle was made again, with the new words.
-    assert_ne!(read(&p, "pagefind/next/pagefind-entry.json"), next_entry);
+    assert_ne!(read(&p, "pagefind/next/en/pagefind-entry.json"), next_entry);
     // The findings of the reused versions are still reported.
     assert_eq!(first["findings"], second["findings"]);
     assert!(

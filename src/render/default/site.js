@@ -74,10 +74,10 @@
   /* ---- Search -------------------------------------------------------- */
 
   /* The search runs Pagefind's own script from the bundle of the page's
-     docs version (`/pagefind/1.29/`, the form's data-bundle): it loads the
-     index of the page's language in chunks, only those a query needs, and
-     makes excerpts with the words marked. The bundle holds that version's
-     pages only. */
+     docs version and language (the form's data-bundle, `/pagefind/1.29/`,
+     and the language: `/pagefind/1.29/es/`): it loads the index in
+     chunks, only those a query needs, and makes excerpts with the words
+     marked. The bundle holds that version's pages in that language only. */
 
   var PAGE = 10;
 
@@ -123,9 +123,10 @@
 
     function engine() {
       if (!loading) {
-        loading = import(bundle + "pagefind.js").then(function (pf) {
+        var dir = bundle + (language || document.documentElement.getAttribute("lang")) + "/";
+        loading = import(dir + "pagefind.js").then(function (pf) {
           var prefix = body.getAttribute("data-prefix") || "";
-          return pf.options({ basePath: bundle, baseUrl: prefix + "/", excerptLength: 24 }).then(function () {
+          return pf.options({ basePath: dir, baseUrl: prefix + "/", excerptLength: 24 }).then(function () {
             /* Pagefind reads the index language from <html lang> when
                it starts; a 404 page searches the language asked for. */
             var root = document.documentElement;
