@@ -470,8 +470,13 @@ pub fn render(
 /// into `staging`; returns how many.
 fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
     use rayon::prelude::*;
-    let files: Vec<&String> = checked.plan.reused_files().collect();
-    files.par_iter().for_each(|f| staging.reuse(f));
+    let (previous, files) = checked.plan.reused_files();
+    let Some(previous) = previous else {
+        return 0;
+    };
+    let files: Vec<&String> = files.collect();
+    staging.make_folders(files.iter().map(|f| f.as_str()));
+    files.par_iter().for_each(|f| staging.reuse(previous, f));
     files.len()
 }
 
@@ -579,7 +584,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                 "{id}\n{:?}\n{:?}",
                 options.source_date_epoch, options.against
             );
-            cache::plan(site, loaded, &context, out, write::read_record(out))
+            cache::plan(site, loaded, &context, write::read_previous(out))
         }
         _ => cache::Plan::default(),
     };
