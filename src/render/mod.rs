@@ -92,6 +92,11 @@ struct VersionLink {
     latest: bool,
 }
 
+/// The most headings a page's table of contents lists: beyond that it
+/// helps no reader, and a page of a million headings would hold a
+/// million entries in every template's context.
+pub const TOC_LIMIT: usize = 300;
+
 #[derive(Serialize)]
 struct PageContext<'a> {
     title: &'a str,
@@ -439,7 +444,7 @@ impl<'a> Renderer<'a> {
             source: page.source.display().to_string(),
             content: "",
             title_in_content: doc.headings.iter().any(|h| h.level == 1),
-            toc: &doc.headings,
+            toc: &doc.headings[..doc.headings.len().min(TOC_LIMIT)],
             fallback_from: page.fallback_from.as_deref(),
             translations: self.translations(page, doc),
             previous: pos
