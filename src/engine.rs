@@ -566,15 +566,28 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             Err(d) => return (None, Outcome::new(vec![d], timings)),
         },
     };
-    let plan = |site: &Site, loaded: &[Diagnostic]| match (&target, &options.build_id) {
-        (Target::Disk(out), Some(id)) => {
-            let context = format!(
-                "{id}\n{:?}\n{:?}",
-                options.source_date_epoch, options.against
-            );
-            cache::plan(site, loaded, &context, write::read_previous(out))
+    // The previous output is read (its record, a walk of its files) while
+    // the project loads: the plan needs both only after loading.
+    let previous = match (&target, &options.build_id) {
+        (Target::Disk(out), Some(_)) => {
+            let out = out.to_path_buf();
+            Some(std::thread::spawn(move || write::read_previous(&out)))
         }
-        _ => cache::Plan::default(),
+        _ => None,
+    };
+    let previous = std::sync::Mutex::new(previous);
+    let plan = |site: &Site, loaded: &[Diagnostic]| {
+        let walked = previous.lock().ok().and_then(|mut p| p.take());
+        match (walked, &options.build_id) {
+            (Some(walk), Some(id)) => {
+                let context = format!(
+                    "{id}\n{:?}\n{:?}",
+                    options.source_date_epoch, options.against
+                );
+                cache::plan(site, loaded, &context, walk.join().ok().flatten())
+            }
+            _ => cache::Plan::default(),
+        }
     };
     let checked = match load_and_check_reusing(root, options, &tools, &mut timings, &plan) {
         Ok(c) => c,

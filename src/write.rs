@@ -105,28 +105,24 @@ impl Staging {
     }
 
     /// Creates the folders that the files at `site_paths` go into, each
-    /// once, parents first: linking many files into new folders would
+    /// once and in parallel (a folder whose parent another thread is
+    /// making waits for nothing: `create_dir_all` takes a folder made
+    /// meanwhile as made). Linking many files into new folders would
     /// otherwise fail once per file before its folder is made.
     pub fn make_folders<'p>(&self, site_paths: impl Iterator<Item = &'p str>) {
+        use rayon::prelude::*;
         let mut folders: Vec<&str> = site_paths
             .filter_map(|p| p.rsplit_once('/').map(|(dir, _)| dir))
             .filter(|d| !d.is_empty())
             .collect();
         folders.sort_unstable();
         folders.dedup();
-        for dir in folders {
-            // A folder whose parent is missing (its path was not sorted
-            // after it) is made with its parents.
-            let path = target(self.tmp.path(), dir);
-            let made = std::fs::create_dir(&path).or_else(|e| match e.kind() {
-                std::io::ErrorKind::AlreadyExists => Ok(()),
-                _ => std::fs::create_dir_all(&path),
-            });
-            if let Err(e) = made {
-                if let Ok(mut failed) = self.failed.lock() {
-                    failed.get_or_insert(e);
-                }
-                return;
+        let made = folders
+            .par_iter()
+            .try_for_each(|dir| std::fs::create_dir_all(target(self.tmp.path(), dir)));
+        if let Err(e) = made {
+            if let Ok(mut failed) = self.failed.lock() {
+                failed.get_or_insert(e);
             }
         }
     }
