@@ -769,7 +769,9 @@ mod remover {
 
     /// Queues a job per subfolder and per [`CHUNK`] other entries.
     fn list(queue: &Queue, folder: &Arc<Folder>) {
-        let Ok(entries) = Dir::read_from(&folder.fd) else {
+        // A duplicate of the folder's descriptor to read it through (one
+        // call; `Dir::read_from` opens the folder again).
+        let Ok(entries) = folder.fd.try_clone().and_then(|fd| Ok(Dir::new(fd)?)) else {
             return;
         };
         let mut chunk = Vec::new();
