@@ -191,6 +191,9 @@ pub struct Renderer<'a> {
     /// (`nav`): the default ones read its HTML (`nav_html`) only.
     nav_data: bool,
     no_strings: Strings,
+    /// The link index's digest, part of every cached page's key: computed
+    /// once per renderer (it hashes every page's place and path).
+    index_digest: std::sync::OnceLock<[u8; 32]>,
 }
 
 impl<'a> Renderer<'a> {
@@ -260,6 +263,7 @@ impl<'a> Renderer<'a> {
             latest,
             nav_data: templates::project_reads(site, "nav"),
             no_strings: Strings::default(),
+            index_digest: std::sync::OnceLock::new(),
         }
     }
 
@@ -471,7 +475,10 @@ impl<'a> Renderer<'a> {
                 &nav,
                 content,
             );
-            h.update(self.analysis.index.fingerprint());
+            h.update(
+                self.index_digest
+                    .get_or_init(|| self.analysis.index.fingerprint()),
+            );
             let _ = serde_json::to_writer(&mut h, &all);
             h.finalize().into()
         });
