@@ -112,6 +112,9 @@ else
   rustc --edition 2021 -O "$repo/examples/serve_latency.rs" -o "$work/bin/serve_latency" || die "rustc failed"
 fi
 bp="$work/bin/basepress"
+# The commit the basepress binary was built from, when it lies in a Git
+# work tree's target/ (as a --basepress path usually does).
+bp_rev=$(git -C "$(dirname "${bp_given:-$repo/target/$dir/basepress}")" rev-parse --short HEAD 2>/dev/null || echo '?')
 gen="$work/bin/gen_corpus"
 floor="$work/bin/io_floor"
 latency="$work/bin/serve_latency"
@@ -381,7 +384,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 header="Measured on $(date -u +%Y-%m-%d) by \`bench/compare.sh --runs $runs --seeds \"$seeds\" --edits $edits\`: \
 $(nproc) cores ($cpu), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), \
 a machine shared with other work (load average $(cut -d' ' -f1-3 /proc/loadavg) at the start), \
-output on $(stat -f -c %T "$work"), ${hugo_version:+Hugo $hugo_version, }basepress $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo '?')."
+output on $(stat -f -c %T "$work"), ${hugo_version:+Hugo $hugo_version, }basepress $bp_rev."
 for seed in $seeds; do
   bench_seed "$seed"
 done
