@@ -32,8 +32,17 @@ struct Server {
 
 impl Server {
     fn start(root: &Path) -> Server {
-        let mut child = basepress()
-            .args(["serve", "--root", &root.to_string_lossy(), "--port", "0"])
+        Server::spawn(basepress().args(["serve", "--root", &root.to_string_lossy(), "--port", "0"]))
+    }
+
+    /// `basepress serve` as a writer runs it: in the project's folder,
+    /// with the default root (`.`).
+    fn start_in(dir: &Path) -> Server {
+        Server::spawn(basepress().current_dir(dir).args(["serve", "--port", "0"]))
+    }
+
+    fn spawn(command: &mut std::process::Command) -> Server {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -919,4 +928,29 @@ fn a_bounded_load_test_has_no_failed_request() {
         "first failure: {:?}",
         first_failure.into_inner().unwrap()
     );
+}
+
+/// The watcher sees edits whatever the root is written as: run in the
+/// project's folder with the default root `.`, it rebuilt nothing (the
+/// watcher's events name absolute paths, which never started with `.`).
+#[test]
+fn an_edit_is_seen_with_the_default_relative_root() {
+    let project = copy_repo();
+    let server = Server::start_in(project.path());
+    let page = project.path().join("content/es/installation.md");
+    let original = std::fs::read_to_string(&page).unwrap();
+    let mut events = Events::connect(&server.addr);
+    assert_eq!(events.next().0, "hello");
+    let edited = original.replacen("Para instalar el agente", "Para instalar YA el agente", 1);
+    assert_ne!(edited, original);
+    save(&page, &edited);
+    let event = events.next_within(Duration::from_secs(30));
+    assert_eq!(
+        event.map(|e| e.0).as_deref(),
+        Some("reload"),
+        "{}",
+        server.stderr()
+    );
+    let r = get(&server.url("/es/installation/"));
+    assert!(r.text().contains("Para instalar YA el agente"));
 }
