@@ -254,10 +254,17 @@ impl Events {
     /// The next event, or `None` when none comes within `wait` or the
     /// stream ends.
     fn next_within(&mut self, wait: Duration) -> Option<(String, String)> {
-        self.reader.get_ref().set_read_timeout(Some(wait)).unwrap();
+        // One deadline for the whole wait: keep-alive comments arrive more
+        // often than a long wait, and must not restart it.
+        let deadline = Instant::now() + wait;
         let mut event = None;
         let mut line = String::new();
         loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            self.reader.get_ref().set_read_timeout(Some(left)).unwrap();
             line.clear();
             match self.reader.read_line(&mut line) {
                 Ok(0) => return None,
