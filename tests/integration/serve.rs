@@ -413,14 +413,7 @@ fn responses_carry_types_validators_and_the_right_status() {
         1
     );
     let out = tempfile::tempdir().unwrap();
-    let o = run(&[
-        "build",
-        "--root",
-        &project.path().to_string_lossy(),
-        "--out",
-        &out.path().join("site").to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    build_ok(project.path(), &out.path().join("site"));
     for (rel, bytes) in tree(&out.path().join("site")) {
         assert!(
             !String::from_utf8_lossy(&bytes).contains("__basepress"),
