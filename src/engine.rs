@@ -365,9 +365,7 @@ pub fn load_and_check(
     tools: &Tools,
     timings: &mut Timings,
 ) -> Result<Checked, Vec<Diagnostic>> {
-    load_and_check_reusing(root, options, tools, timings, &|_, _| {
-        cache::Plan::default()
-    })
+    load_and_check_reusing(root, options, tools, timings, |_, _| cache::Plan::default())
 }
 
 /// [`load_and_check`], reusing what `plan` decides for the loaded site.
@@ -376,7 +374,7 @@ fn load_and_check_reusing(
     options: &Options,
     tools: &Tools,
     timings: &mut Timings,
-    plan: &dyn Fn(&Site, &[Diagnostic]) -> cache::Plan,
+    plan: impl FnOnce(&Site, &[Diagnostic]) -> cache::Plan,
 ) -> Result<Checked, Vec<Diagnostic>> {
     let load_options = load::Options {
         against: options.against.clone(),
@@ -575,21 +573,17 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
         }
         _ => None,
     };
-    let previous = std::sync::Mutex::new(previous);
-    let plan = |site: &Site, loaded: &[Diagnostic]| {
-        let walked = previous.lock().ok().and_then(|mut p| p.take());
-        match (walked, &options.build_id) {
-            (Some(walk), Some(id)) => {
-                let context = format!(
-                    "{id}\n{:?}\n{:?}",
-                    options.source_date_epoch, options.against
-                );
-                cache::plan(site, loaded, &context, walk.join().ok().flatten())
-            }
-            _ => cache::Plan::default(),
+    let plan = |site: &Site, loaded: &[Diagnostic]| match (previous, &options.build_id) {
+        (Some(walk), Some(id)) => {
+            let context = format!(
+                "{id}\n{:?}\n{:?}",
+                options.source_date_epoch, options.against
+            );
+            cache::plan(site, loaded, &context, walk.join().ok().flatten())
         }
+        _ => cache::Plan::default(),
     };
-    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, &plan) {
+    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, plan) {
         Ok(c) => c,
         Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
     };
