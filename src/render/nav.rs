@@ -157,7 +157,8 @@ fn nodes<'t>(entries: &'t [Entry<'_>], at: Option<(&str, &str)>, full: bool) -> 
     let holds = |f: &Folder| at.is_some_and(|(rel, _)| rel.starts_with(&f.path));
     let on_path = |e: &Entry| match e {
         Entry::Page(p) => is_current(p),
-        Entry::Folder(f) => holds(f) || f.index.is_some_and(is_current),
+        // Its index page is below its path too.
+        Entry::Folder(f) => holds(f),
     };
     let shown = if full {
         0..entries.len()
