@@ -94,19 +94,7 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
     (
         // The Kustomize build of each base and of each overlay a page shows.
         "kustomize",
-        &[
-            rule::KUSTOMIZE_FILE_MISSING,
-            rule::KUSTOMIZE_DUPLICATE_RESOURCE,
-            rule::KUSTOMIZE_PATCH_NO_TARGET,
-            rule::KUSTOMIZE_PATCH_TARGET_UNMATCHED,
-            rule::KUSTOMIZE_PATCH_INVALID,
-            rule::KUSTOMIZE_GENERATOR_INVALID,
-            rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
-            rule::KUSTOMIZE_REPLICAS_NO_TARGET,
-            rule::KUSTOMIZE_UNSUPPORTED,
-            rule::KUSTOMIZE_BUILD_INVALID,
-            rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
-        ],
+        crate::kustomize::RULES,
     ),
     (
         "render",
@@ -378,9 +366,7 @@ pub fn load_and_check(
     tools: &Tools,
     timings: &mut Timings,
 ) -> Result<Checked, Vec<Diagnostic>> {
-    load_and_check_reusing(root, options, tools, timings, &|_, _| {
-        cache::Plan::default()
-    })
+    load_and_check_reusing(root, options, tools, timings, |_, _| cache::Plan::default())
 }
 
 /// [`load_and_check`], reusing what `plan` decides for the loaded site.
@@ -389,7 +375,7 @@ fn load_and_check_reusing(
     options: &Options,
     tools: &Tools,
     timings: &mut Timings,
-    plan: &dyn Fn(&Site, &[Diagnostic]) -> cache::Plan,
+    plan: impl FnOnce(&Site, &[Diagnostic]) -> cache::Plan,
 ) -> Result<Checked, Vec<Diagnostic>> {
     let load_options = load::Options {
         against: options.against.clone(),
@@ -471,8 +457,13 @@ pub fn render(
 /// into `staging`; returns how many.
 fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
     use rayon::prelude::*;
-    let files: Vec<&String> = checked.plan.reused_files().collect();
-    files.par_iter().for_each(|f| staging.reuse(f));
+    let (previous, files) = checked.plan.reused_files();
+    let Some(previous) = previous else {
+        return 0;
+    };
+    let files: Vec<&String> = files.collect();
+    staging.make_folders(files.iter().map(|f| f.as_str()));
+    files.par_iter().for_each(|f| staging.reuse(previous, f));
     files.len()
 }
 
@@ -574,17 +565,26 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             Err(d) => return (None, Outcome::new(vec![d], timings)),
         },
     };
-    let plan = |site: &Site, loaded: &[Diagnostic]| match (&target, &options.build_id) {
-        (Target::Disk(out), Some(id)) => {
+    // The previous output is read (its record, a walk of its files) while
+    // the project loads: the plan needs both only after loading.
+    let previous = match (&target, &options.build_id) {
+        (Target::Disk(out), Some(_)) => {
+            let out = out.to_path_buf();
+            Some(std::thread::spawn(move || write::read_previous(&out)))
+        }
+        _ => None,
+    };
+    let plan = |site: &Site, loaded: &[Diagnostic]| match (previous, &options.build_id) {
+        (Some(walk), Some(id)) => {
             let context = format!(
                 "{id}\n{:?}\n{:?}",
                 options.source_date_epoch, options.against
             );
-            cache::plan(site, loaded, &context, out, write::read_record(out))
+            cache::plan(site, loaded, &context, walk.join().ok().flatten())
         }
         _ => cache::Plan::default(),
     };
-    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, &plan) {
+    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, plan) {
         Ok(c) => c,
         Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
     };
@@ -874,7 +874,7 @@ mod tests {
     fn every_rule_has_a_raiser() {
         let mut declared: BTreeSet<&str> = BTreeSet::new();
         for c in check::CHECKS {
-            declared.extend(c.rules.iter().map(|r| r.id));
+            declared.extend(c.own_rules().map(|r| r.id));
             for id in c.reraises {
                 assert!(check::CHECKS.iter().any(|o| o.id == *id), "{id}");
             }

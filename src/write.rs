@@ -104,17 +104,40 @@ impl Staging {
         }
     }
 
-    /// Puts the file at `site_path` of the output this staging folder will
-    /// replace into the new site, as a hard link to the same bytes (a copy
-    /// where the file system cannot link). The file must be a regular file
-    /// inside the output, reached without leaving it.
-    pub fn reuse(&self, site_path: &str) {
+    /// Creates the folders that the files at `site_paths` go into, each
+    /// once and in parallel (a folder whose parent another thread is
+    /// making waits for nothing: `create_dir_all` takes a folder made
+    /// meanwhile as made). Linking many files into new folders would
+    /// otherwise fail once per file before its folder is made.
+    pub fn make_folders<'p>(&self, site_paths: impl Iterator<Item = &'p str>) {
+        use rayon::prelude::*;
+        let mut folders: Vec<&str> = site_paths
+            .filter_map(|p| p.rsplit_once('/').map(|(dir, _)| dir))
+            .filter(|d| !d.is_empty())
+            .collect();
+        folders.sort_unstable();
+        folders.dedup();
+        let made = folders
+            .par_iter()
+            .try_for_each(|dir| std::fs::create_dir_all(target(self.tmp.path(), dir)));
+        if let Err(e) = made {
+            if let Ok(mut failed) = self.failed.lock() {
+                failed.get_or_insert(e);
+            }
+        }
+    }
+
+    /// Puts the file at `site_path` of the previous output into the new
+    /// site, as a hard link to the same bytes (a copy where the file
+    /// system cannot link). Only a file the walk of [`Previous`] found as
+    /// a regular file is taken; the output is locked, so it is still there.
+    pub fn reuse(&self, previous: &Previous, site_path: &str) {
         if self.failed.lock().map_or(true, |f| f.is_some()) {
             return;
         }
-        let from = target(&self.out, site_path);
-        let to = target(self.tmp.path(), site_path);
-        let linked = inside_as_file(&self.out, &from).and_then(|from| {
+        let linked = if previous.has_file(site_path) {
+            let from = target(&previous.root, site_path);
+            let to = target(self.tmp.path(), site_path);
             let link = || {
                 std::fs::hard_link(&from, &to).or_else(|_| std::fs::copy(&from, &to).map(|_| ()))
             };
@@ -125,7 +148,12 @@ impl Staging {
                 }
                 _ => Err(e),
             })
-        });
+        } else {
+            Err(std::io::Error::other(format!(
+                "{site_path} is not a file of {}",
+                previous.root.display()
+            )))
+        };
         if let Err(e) = linked {
             if let Ok(mut failed) = self.failed.lock() {
                 failed.get_or_insert(e);
@@ -163,39 +191,59 @@ impl Staging {
     }
 }
 
-/// The canonical path of `file` when it is a regular file below `out`
-/// (following no link out of it).
-fn inside_as_file(out: &Path, file: &Path) -> std::io::Result<PathBuf> {
-    let base = std::fs::canonicalize(out)?;
-    let real = std::fs::canonicalize(file)?;
-    let meta = std::fs::symlink_metadata(&real)?;
-    if real.starts_with(&base) && meta.is_file() {
-        Ok(real)
-    } else {
-        Err(std::io::Error::other(format!(
-            "{} is not a file of {}",
-            file.display(),
-            out.display()
-        )))
+/// The output a build replaces, as far as the build may reuse it: the
+/// record the build that wrote it left there, and its regular files.
+#[derive(Debug)]
+pub struct Previous {
+    root: PathBuf,
+    /// The record (see [`crate::model::cache`]).
+    pub record: crate::model::cache::BuildRecord,
+    /// Site paths (`/en/index.html`) of the regular files found by one
+    /// walk that follows no symbolic link (a link or anything else is not
+    /// a file to reuse).
+    files: std::collections::HashSet<String>,
+}
+
+impl Previous {
+    /// Whether the previous output has a regular file at `site_path`.
+    pub fn has_file(&self, site_path: &str) -> bool {
+        self.files.contains(site_path)
     }
 }
 
-/// Whether the output folder `out` has a regular file at `site_path`.
-pub fn has_file(out: &Path, site_path: &str) -> bool {
-    inside_as_file(out, &target(out, site_path)).is_ok()
-}
-
-/// The record of the build that wrote `out` (see
-/// [`crate::model::cache`]); none when there is none or it does not
-/// parse, which only means nothing is reused.
-pub fn read_record(out: &Path) -> Option<crate::model::cache::BuildRecord> {
-    let path = out.join(crate::model::cache::RECORD_PATH);
+/// The previous output at `out`, when it is a folder with a record that
+/// parses; none otherwise, which only means nothing is reused.
+pub fn read_previous(out: &Path) -> Option<Previous> {
+    use crate::model::cache::RECORD_PATH;
+    if !std::fs::symlink_metadata(out).ok()?.is_dir() {
+        return None;
+    }
+    let path = out.join(RECORD_PATH);
     let meta = std::fs::symlink_metadata(&path).ok()?;
     // A record is a few bytes per page; anything far larger is not ours.
     if !meta.is_file() || meta.len() > 64 << 20 {
         return None;
     }
-    serde_json::from_slice(&std::fs::read(&path).ok()?).ok()
+    let record = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    let files = walkdir::WalkDir::new(out)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(out).ok()?;
+            rel.iter().try_fold(String::new(), |mut path, part| {
+                path.push('/');
+                path.push_str(part.to_str()?);
+                Some(path)
+            })
+        })
+        .collect();
+    Some(Previous {
+        root: out.to_path_buf(),
+        record,
+        files,
+    })
 }
 
 /// Writes the lock of the project at `root` durably and atomically (see
@@ -721,7 +769,9 @@ mod remover {
 
     /// Queues a job per subfolder and per [`CHUNK`] other entries.
     fn list(queue: &Queue, folder: &Arc<Folder>) {
-        let Ok(entries) = Dir::read_from(&folder.fd) else {
+        // A duplicate of the folder's descriptor to read it through (one
+        // call; `Dir::read_from` opens the folder again).
+        let Ok(entries) = folder.fd.try_clone().and_then(|fd| Ok(Dir::new(fd)?)) else {
             return;
         };
         let mut chunk = Vec::new();

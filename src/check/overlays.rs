@@ -21,26 +21,15 @@ use crate::model::site::Page;
 use crate::yaml::{self, Positions, Value};
 use std::collections::HashSet;
 
-/// The rules of [`check_page`] itself, and those of the build (raised at
-/// the page's lines); it also raises those of the object checks it runs on
-/// what the overlay builds.
+/// The rules of [`check_page`] itself; it also raises those of the
+/// Kustomize build (`kustomize::RULES`, at the page's lines) and of the
+/// object checks it runs on what the overlay builds.
 pub const RULES: &[&Rule] = &[
     rule::DOC_OVERLAY_INVALID,
     rule::DOC_PATCH_UNKNOWN_NAME,
     rule::DOC_IMAGE_UNKNOWN,
     rule::KUSTOMIZATION_INVALID,
     rule::MANIFEST_YAML_INVALID,
-    rule::KUSTOMIZE_FILE_MISSING,
-    rule::KUSTOMIZE_DUPLICATE_RESOURCE,
-    rule::KUSTOMIZE_PATCH_NO_TARGET,
-    rule::KUSTOMIZE_PATCH_TARGET_UNMATCHED,
-    rule::KUSTOMIZE_PATCH_INVALID,
-    rule::KUSTOMIZE_GENERATOR_INVALID,
-    rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
-    rule::KUSTOMIZE_REPLICAS_NO_TARGET,
-    rule::KUSTOMIZE_UNSUPPORTED,
-    rule::KUSTOMIZE_BUILD_INVALID,
-    rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
 ];
 
 /// Rules about what a base must leave to overlays: an overlay is where

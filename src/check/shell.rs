@@ -155,11 +155,29 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     let functions = function_names(root, src);
     // Every `command` node, wherever it is: in lists, pipelines, `if`,
     // loops and command substitutions.
+    for node in nodes_of_kind(root, "command") {
+        command(node, src, &functions, depth, out);
+    }
+}
+
+/// The names of the functions a script defines: calls to them run no
+/// program.
+fn function_names(root: Node, src: &[u8]) -> Vec<String> {
+    nodes_of_kind(root, "function_definition")
+        .into_iter()
+        .filter_map(|node| node.child_by_field_name("name")?.utf8_text(src).ok())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The nodes of `kind` in the tree below `root` (and `root` itself), in
+/// document order, found by one walk without recursion.
+fn nodes_of_kind<'t>(root: Node<'t>, kind: &str) -> Vec<Node<'t>> {
+    let mut found = Vec::new();
     let mut cursor = root.walk();
-    let mut found: Vec<Node> = Vec::new();
     'walk: loop {
         let node = cursor.node();
-        if node.kind() == "command" {
+        if node.kind() == kind {
             found.push(node);
         }
         if cursor.goto_first_child() {
@@ -174,39 +192,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             }
         }
     }
-    for node in found {
-        command(node, src, &functions, depth, out);
-    }
-}
-
-/// The names of the functions a script defines: calls to them run no
-/// program.
-fn function_names(root: Node, src: &[u8]) -> Vec<String> {
-    let mut names = Vec::new();
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if node.kind() == "function_definition" {
-            if let Some(n) = node
-                .child_by_field_name("name")
-                .and_then(|n| n.utf8_text(src).ok())
-            {
-                names.push(n.to_string());
-            }
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-        }
-    }
-    names
+    found
 }
 
 /// One `command` node of a script.

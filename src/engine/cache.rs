@@ -14,9 +14,9 @@ use crate::diagnostics::Diagnostic;
 use crate::model::cache::{BuildRecord, Finding, VersionRecord, FORMAT};
 use crate::model::layout;
 use crate::model::site::Site;
+use crate::write::Previous;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::path::Path;
 
 /// What a build reuses, decided before the analysis.
 #[derive(Debug, Default)]
@@ -32,7 +32,7 @@ pub struct Plan {
     /// own (its search bundle, whose file names this plan cannot know).
     folders: Vec<Vec<String>>,
     digests: Vec<[u8; 32]>,
-    previous: BuildRecord,
+    previous: Option<Previous>,
 }
 
 /// The id a version is recorded by (a project without versions has one).
@@ -54,17 +54,13 @@ fn in_folders(folders: &[String], file: &str) -> bool {
     plain && folders.iter().any(|d| file.starts_with(d.as_str()))
 }
 
-/// Decides what to reuse of `previous` (the record of the build that
-/// wrote `out`, if any): `context` names the binary and the options.
-pub fn plan(
-    site: &Site,
-    loaded: &[Diagnostic],
-    context: &str,
-    out: &Path,
-    previous: Option<BuildRecord>,
-) -> Plan {
+/// Decides what to reuse of `previous` (the output this build replaces,
+/// if any): `context` names the binary and the options.
+pub fn plan(site: &Site, loaded: &[Diagnostic], context: &str, previous: Option<Previous>) -> Plan {
     let digests = fingerprint::fingerprints(site, context, loaded);
-    let previous = previous.filter(|r| r.format == FORMAT).unwrap_or_default();
+    let previous = previous.filter(|p| p.record.format == FORMAT);
+    let empty = BuildRecord::default();
+    let record = previous.as_ref().map_or(&empty, |p| &p.record);
     let count = digests.len();
     let mut reused = vec![false; count];
     let mut findings: Vec<Vec<Diagnostic>> = vec![Vec::new(); count];
@@ -73,7 +69,7 @@ pub fn plan(
         .map(|v| layout::version_folders(site, v))
         .collect();
     for v in 0..count {
-        let Some(rec) = previous.versions.get(id(site, v)) else {
+        let (Some(rec), Some(old)) = (record.versions.get(id(site, v)), &previous) else {
             continue;
         };
         if rec.digest != hex(&digests[v]) {
@@ -91,7 +87,7 @@ pub fn plan(
         );
         let same = rec.files.len() == expected.len()
             && rec.files.iter().all(|f| expected.contains(f))
-            && rec.files.iter().all(|f| crate::write::has_file(out, f));
+            && rec.files.iter().all(|f| old.has_file(f));
         let restored: Option<Vec<Diagnostic>> =
             rec.findings.iter().map(Finding::diagnostic).collect();
         if let (true, Some(found)) = (same, restored) {
@@ -108,7 +104,7 @@ pub fn plan(
             if !reused[v] {
                 continue;
             }
-            let into = previous
+            let into = record
                 .versions
                 .get(id(site, v))
                 .map(|r| r.links_into.as_slice())
@@ -144,13 +140,16 @@ pub fn plan(
 }
 
 impl Plan {
-    /// The files of the reused versions, to take from the previous output.
-    pub fn reused_files(&self) -> impl Iterator<Item = &String> {
-        self.owned
+    /// The files of the reused versions, to take from the previous output
+    /// (there is one whenever a version is reused).
+    pub fn reused_files(&self) -> (Option<&Previous>, impl Iterator<Item = &String>) {
+        let files = self
+            .owned
             .iter()
             .zip(&self.reused)
             .filter(|(_, r)| **r)
-            .flat_map(|(files, _)| files)
+            .flat_map(|(files, _)| files);
+        (self.previous.as_ref(), files)
     }
 
     /// Whether a finding is about a reused version's pages (and so comes
@@ -185,8 +184,8 @@ impl Plan {
                 rec.files = owned[v].iter().cloned().collect();
                 rec.links_into = self
                     .previous
-                    .versions
-                    .get(id(site, v))
+                    .as_ref()
+                    .and_then(|p| p.record.versions.get(id(site, v)))
                     .map(|r| r.links_into.clone())
                     .unwrap_or_default();
             } else {

@@ -24,9 +24,25 @@ pub mod smp;
 mod transform;
 
 pub use cache::Cache;
+
+/// The rules a Kustomize build raises: declared once, by the build stage
+/// and by the check that builds the overlays pages show.
+pub const RULES: &[&Rule] = &[
+    rule::KUSTOMIZE_FILE_MISSING,
+    rule::KUSTOMIZE_DUPLICATE_RESOURCE,
+    rule::KUSTOMIZE_PATCH_NO_TARGET,
+    rule::KUSTOMIZE_PATCH_TARGET_UNMATCHED,
+    rule::KUSTOMIZE_PATCH_INVALID,
+    rule::KUSTOMIZE_GENERATOR_INVALID,
+    rule::KUSTOMIZE_GENERATOR_BASE_MISSING,
+    rule::KUSTOMIZE_REPLICAS_NO_TARGET,
+    rule::KUSTOMIZE_UNSUPPORTED,
+    rule::KUSTOMIZE_BUILD_INVALID,
+    rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
+];
 pub use files::{Files, MemFiles, SourceFile};
 
-use crate::diagnostics::{Diagnostic, Location, Rule};
+use crate::diagnostics::{rule, Diagnostic, Location, Rule};
 use serde_json::Value;
 
 /// The objects a kustomization builds, in Kustomize's output order.

@@ -92,6 +92,11 @@ struct VersionLink {
     latest: bool,
 }
 
+/// The most headings a page's table of contents lists: beyond that it
+/// helps no reader, and a page of a million headings would hold a
+/// million entries in every template's context.
+pub const TOC_LIMIT: usize = 300;
+
 #[derive(Serialize)]
 struct PageContext<'a> {
     title: &'a str,
@@ -191,6 +196,9 @@ pub struct Renderer<'a> {
     /// (`nav`): the default ones read its HTML (`nav_html`) only.
     nav_data: bool,
     no_strings: Strings,
+    /// The link index's digest, part of every cached page's key: computed
+    /// once per renderer (it hashes every page's place and path).
+    index_digest: std::sync::OnceLock<[u8; 32]>,
 }
 
 impl<'a> Renderer<'a> {
@@ -260,6 +268,7 @@ impl<'a> Renderer<'a> {
             latest,
             nav_data: templates::project_reads(site, "nav"),
             no_strings: Strings::default(),
+            index_digest: std::sync::OnceLock::new(),
         }
     }
 
@@ -469,7 +478,7 @@ impl<'a> Renderer<'a> {
             source: page.source.display().to_string(),
             content: "",
             title_in_content: doc.headings.iter().any(|h| h.level == 1),
-            toc: &doc.headings,
+            toc: &doc.headings[..doc.headings.len().min(TOC_LIMIT)],
             fallback_from: page.fallback_from.as_deref(),
             translations: self.translations(page, doc),
             previous: pos
@@ -501,7 +510,10 @@ impl<'a> Renderer<'a> {
                 &nav,
                 content,
             );
-            h.update(self.analysis.index.fingerprint());
+            h.update(
+                self.index_digest
+                    .get_or_init(|| self.analysis.index.fingerprint()),
+            );
             let _ = serde_json::to_writer(&mut h, &all);
             h.finalize().into()
         });

@@ -13,6 +13,15 @@ use std::collections::BTreeMap;
 /// not grow with the size of the whole site.
 pub const FULL_TREE_PAGES: usize = 300;
 
+/// In a large site, a folder lists at most this many of its entries: those
+/// around the one leading to the current page, with an ellipsis for the
+/// others. A folder of thousands of pages would otherwise put all of them
+/// into each of its pages, and cost grow with the square of its size.
+pub const FOLDER_WINDOW: usize = 40;
+
+/// The title of the line standing for the entries a folder leaves out.
+pub const ELLIPSIS: &str = "…";
+
 /// The content tree of one language.
 pub struct Tree<'a> {
     entries: Vec<Entry<'a>>,
@@ -145,36 +154,73 @@ fn flatten<'a>(entries: &[Entry<'a>], out: &mut Vec<&'a Page>) {
 /// The nodes of `entries`; `at` is the current page's source path and URL.
 fn nodes<'t>(entries: &'t [Entry<'_>], at: Option<(&str, &str)>, full: bool) -> Vec<NavNode<'t>> {
     let is_current = |p: &Page| at.is_some_and(|(_, url)| p.url == url);
-    entries
-        .iter()
-        .map(|e| match e {
-            Entry::Page(p) => NavNode {
-                title: &p.title,
-                url: Some(&p.url),
-                weight: p.weight,
-                current: is_current(p),
-                open: false,
-                folder: false,
-                children: Vec::new(),
-            },
-            Entry::Folder(f) => {
-                let open = at.is_some_and(|(rel, _)| rel.starts_with(&f.path));
-                NavNode {
-                    title: f.index.map_or(f.name.as_str(), |p| p.title.as_str()),
-                    url: f.index.map(|p| p.url.as_str()),
-                    weight: f.index.and_then(|p| p.weight),
-                    current: f.index.is_some_and(is_current),
-                    open,
-                    folder: true,
-                    children: if open || full {
-                        nodes(&f.entries, at, full)
-                    } else {
-                        Vec::new()
-                    },
-                }
+    let holds = |f: &Folder| at.is_some_and(|(rel, _)| rel.starts_with(&f.path));
+    let on_path = |e: &Entry| match e {
+        Entry::Page(p) => is_current(p),
+        // Its index page is below its path too.
+        Entry::Folder(f) => holds(f),
+    };
+    let shown = if full {
+        0..entries.len()
+    } else {
+        window(entries.len(), entries.iter().position(on_path))
+    };
+    let ellipsis = || NavNode {
+        title: ELLIPSIS,
+        url: None,
+        weight: None,
+        current: false,
+        open: false,
+        folder: false,
+        children: Vec::new(),
+    };
+    let mut out = Vec::with_capacity(shown.len() + 2);
+    if shown.start > 0 {
+        out.push(ellipsis());
+    }
+    out.extend(entries[shown.clone()].iter().map(|e| match e {
+        Entry::Page(p) => NavNode {
+            title: &p.title,
+            url: Some(&p.url),
+            weight: p.weight,
+            current: is_current(p),
+            open: false,
+            folder: false,
+            children: Vec::new(),
+        },
+        Entry::Folder(f) => {
+            let open = holds(f);
+            NavNode {
+                title: f.index.map_or(f.name.as_str(), |p| p.title.as_str()),
+                url: f.index.map(|p| p.url.as_str()),
+                weight: f.index.and_then(|p| p.weight),
+                current: f.index.is_some_and(is_current),
+                open,
+                folder: true,
+                children: if open || full {
+                    nodes(&f.entries, at, full)
+                } else {
+                    Vec::new()
+                },
             }
-        })
-        .collect()
+        }
+    }));
+    if shown.end < entries.len() {
+        out.push(ellipsis());
+    }
+    out
+}
+
+/// The [`FOLDER_WINDOW`] entries of `len` shown around the one at
+/// `center` (the first ones without it).
+fn window(len: usize, center: Option<usize>) -> std::ops::Range<usize> {
+    if len <= FOLDER_WINDOW {
+        return 0..len;
+    }
+    let start = center
+        .map_or(0, |c| c.saturating_sub(FOLDER_WINDOW / 2))
+        .min(len - FOLDER_WINDOW);
+    start..start + FOLDER_WINDOW
 }
 
 /// The sidebar's HTML: nested lists, folders as disclosure widgets, the
@@ -338,9 +384,49 @@ mod tests {
         }
         let tree = Tree::new(&pages);
         let nav = tree.for_page(Some(&pages[2]));
-        assert_eq!(nav[0].children.len(), FULL_TREE_PAGES);
+        // The first page of a: the first entries of a, then an ellipsis.
+        let a = &nav[0].children;
+        assert_eq!(a.len(), FOLDER_WINDOW + 1);
+        assert!(a[0].current);
+        assert_eq!(a[FOLDER_WINDOW].title, ELLIPSIS);
         assert!(nav[1].children.is_empty());
         assert_eq!(nav[1].url, Some("/en/b/"));
+    }
+
+    #[test]
+    fn a_large_folder_lists_a_window_around_the_current_page() {
+        let count = 4_000;
+        let pages: Vec<Page> = (0..count)
+            .map(|i| page(&format!("big/p{i:04}.md"), &format!("P{i:04}"), None))
+            .collect();
+        let tree = Tree::new(&pages);
+        for at in [0, 1, 19, 20, 21, 1_234, count - 21, count - 1] {
+            let nav = tree.for_page(Some(&pages[at]));
+            let big = &nav[0].children;
+            // At most the window and an ellipsis on each side, whatever
+            // the folder's size; the current page always among them, in order.
+            assert!(big.len() <= FOLDER_WINDOW + 2, "{at}: {}", big.len());
+            let listed: Vec<&str> = big.iter().map(|n| n.title).collect();
+            let current: Vec<_> = big.iter().filter(|n| n.current).collect();
+            assert_eq!(current.len(), 1, "{at}");
+            assert_eq!(current[0].title, pages[at].title);
+            assert_eq!(
+                listed.first() == Some(&ELLIPSIS),
+                at > FOLDER_WINDOW / 2,
+                "{at}"
+            );
+            assert_eq!(
+                listed.last() == Some(&ELLIPSIS),
+                at < count - FOLDER_WINDOW / 2,
+                "{at}"
+            );
+            let titles: Vec<&&str> = listed.iter().filter(|t| **t != ELLIPSIS).collect();
+            assert!(titles.windows(2).all(|w| w[0] < w[1]), "{at}");
+            assert_eq!(html(&nav, ""), with_macro(&nav, ""));
+        }
+        // Without a current page: the first entries.
+        let nav = tree.for_page(None);
+        assert_eq!(nav.len(), 1);
     }
 
     /// The sidebar as the default `macros.html` draws it with Tera.

@@ -53,7 +53,11 @@ pub struct Options {
 
 /// Builds the site, serves it and rebuilds it on changes until Ctrl-C.
 /// Fails only when the server cannot start.
-pub fn run(options: Options) -> anyhow::Result<()> {
+pub fn run(mut options: Options) -> anyhow::Result<()> {
+    // The watcher's events name absolute paths: a relative root (`.`, the
+    // default) would match none of them, and no edit would be seen.
+    options.root = std::path::absolute(&options.root)
+        .map_err(|e| anyhow::anyhow!("cannot find {}: {e}", options.root.display()))?;
     let listener = bind(options.bind, options.port)?;
     let addr = listener.local_addr()?;
     let app = Arc::new(App::new(

@@ -89,14 +89,7 @@ fn two_builds_of_the_same_input_are_byte_identical() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     for out in [&a, &b] {
-        let o = run(&[
-            "build",
-            "--root",
-            &repo().to_string_lossy(),
-            "--out",
-            &out.path().join("site").to_string_lossy(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        build_ok(&repo(), &out.path().join("site"));
     }
     let ta = tree(&a.path().join("site"));
     let tb = tree(&b.path().join("site"));

@@ -20,14 +20,6 @@ fn tools() -> bool {
     have("moto_server") && have("curl") && have("sha256sum")
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// moto's S3 server on a loopback port, with one public-read bucket;
 /// killed when dropped.
 struct Moto {
@@ -208,17 +200,6 @@ fn headers(url: &str) -> String {
     String::from_utf8_lossy(&o.stdout).to_ascii_lowercase()
 }
 
-/// A copy of a built site, to change.
-fn copy_of(site: &Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, bytes) in tree(site) {
-        let to = dir.path().join(rel);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::write(to, bytes).unwrap();
-    }
-    dir
-}
-
 /// What `basepress verify` says of the site the bucket serves at `prefix`.
 fn verify_served(moto: &Moto, prefix: &str) -> (i32, String) {
     let o = basepress()
@@ -341,7 +322,7 @@ fn a_site_is_deployed_then_only_its_changes() {
     assert_eq!(moto.objects("site"), before);
 
     // A changed page and a page gone: one upload, one deletion.
-    let changed = copy_of(&site);
+    let changed = copy_site(&site);
     let page = changed.path().join("en/index.html");
     let mut html = std::fs::read_to_string(&page).unwrap();
     html.push_str("<!-- changed -->\n");
@@ -393,16 +374,7 @@ fn two_sites() -> (Project, std::path::PathBuf, std::path::PathBuf) {
     let p = Project::new();
     let a = p.path("out-a");
     let b = p.path("out-b");
-    let build = |out: &Path| {
-        let o = run(&[
-            "build",
-            "--root",
-            &p.root().to_string_lossy(),
-            "--out",
-            &out.to_string_lossy(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    };
+    let build = |out: &Path| build_ok(p.root(), out);
     build(&a);
     p.write("bases/v1.1.0/config.env", "MODE=b\n");
     build(&b);
@@ -591,16 +563,7 @@ fn a_deploy_cut_midway_leaves_a_consistent_site_and_the_next_completes_it() {
     let p = Project::new();
     let old = p.path("out-old");
     let new = p.path("out-new");
-    let build = |out: &Path| {
-        let o = run(&[
-            "build",
-            "--root",
-            &p.root().to_string_lossy(),
-            "--out",
-            &out.to_string_lossy(),
-        ]);
-        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    };
+    let build = |out: &Path| build_ok(p.root(), out);
     build(&old);
     // The new site adds a version and changes every page's version list.
     for f in ["kustomization.yaml", "deployment.yaml", "config.env"] {

@@ -451,3 +451,56 @@ fn a_link_planted_beside_the_output_is_never_followed() {
         "keep me"
     );
 }
+
+/// What one page shows of the whole stays bounded: a page of thousands of
+/// identical headings lists a bounded table of contents, and each page of
+/// a folder of hundreds of pages lists a bounded window of it in the
+/// sidebar (both grew with the input: the table of contents held every
+/// heading and the sidebar every page of the folder, so a folder of
+/// 4,000 pages published 750 MB).
+#[test]
+fn what_a_page_shows_of_the_whole_stays_bounded() {
+    let p = Project::new();
+    p.write(
+        "content/en/many.md",
+        &format!(
+            "---\ntitle: Many\n---\n{}",
+            "## Same\n\ntext\n\n".repeat(1_000)
+        ),
+    );
+    for i in 0..400 {
+        p.write(
+            &format!("content/en/big/p{i:04}.md"),
+            &format!("---\ntitle: Page {i:04}\n---\nText {i}.\n"),
+        );
+    }
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(p.out().join("en/many/index.html")).unwrap();
+    // Every heading is on the page, with its own id.
+    assert!(html.contains("id=\"same-999\""), "the last heading's id");
+    let toc = html
+        .split("class=\"toc\"")
+        .nth(1)
+        .and_then(|t| t.split("</nav>").next())
+        .expect("a table of contents");
+    let entries = toc.matches("<li").count();
+    assert!((100..=300).contains(&entries), "{entries} entries");
+
+    let sizes: Vec<usize> = [0, 200, 399]
+        .iter()
+        .map(|i| {
+            let page = p.out().join(format!("en/big/p{i:04}/index.html"));
+            let html = std::fs::read_to_string(&page).unwrap();
+            // The page itself is listed, and at most a window of the others.
+            assert!(html.contains("aria-current=\"page\""), "{i}");
+            let listed = html.matches("href=\"/en/big/p").count();
+            assert!(
+                (10..=60).contains(&listed),
+                "page {i}: {listed} pages listed"
+            );
+            html.len()
+        })
+        .collect();
+    assert!(sizes.iter().all(|s| *s < 40_000), "{sizes:?}");
+}

@@ -18,14 +18,6 @@ pub(crate) fn tools() -> bool {
     have("skopeo") && have("docker-registry")
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// A docker-registry on a loopback port, stopped when dropped.
 pub(crate) struct Registry {
     child: Child,

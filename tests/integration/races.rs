@@ -49,14 +49,7 @@ fn builds_and_releases_at_once_lose_nothing() {
     let root = p.root().to_string_lossy().into_owned();
     let reference = tempfile::tempdir().unwrap();
     let reference_out = reference.path().join("site");
-    let o = run(&[
-        "build",
-        "--root",
-        &root,
-        "--out",
-        &reference_out.to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    build_ok(Path::new(&root), &reference_out);
     let expected = tree(&reference_out);
     let lock = p.path("bases/published.lock");
 

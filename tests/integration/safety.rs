@@ -272,14 +272,7 @@ fn against_a_deployed_site_every_version_stays_as_deployed() {
     let p = Project::new();
     let deployed = tempfile::tempdir().unwrap();
     let site = deployed.path().join("site");
-    let o = run(&[
-        "build",
-        "--root",
-        &p.root().to_string_lossy(),
-        "--out",
-        &site.to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    build_ok(p.root(), &site);
     let against = |extra: &[&str]| {
         let mut args = vec!["check", "--format", "json", "--root"];
         let root = p.root().to_string_lossy().into_owned();

@@ -32,8 +32,17 @@ struct Server {
 
 impl Server {
     fn start(root: &Path) -> Server {
-        let mut child = basepress()
-            .args(["serve", "--root", &root.to_string_lossy(), "--port", "0"])
+        Server::spawn(basepress().args(["serve", "--root", &root.to_string_lossy(), "--port", "0"]))
+    }
+
+    /// `basepress serve` as a writer runs it: in the project's folder,
+    /// with the default root (`.`).
+    fn start_in(dir: &Path) -> Server {
+        Server::spawn(basepress().current_dir(dir).args(["serve", "--port", "0"]))
+    }
+
+    fn spawn(command: &mut std::process::Command) -> Server {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -245,10 +254,17 @@ impl Events {
     /// The next event, or `None` when none comes within `wait` or the
     /// stream ends.
     fn next_within(&mut self, wait: Duration) -> Option<(String, String)> {
-        self.reader.get_ref().set_read_timeout(Some(wait)).unwrap();
+        // One deadline for the whole wait: keep-alive comments arrive more
+        // often than a long wait, and must not restart it.
+        let deadline = Instant::now() + wait;
         let mut event = None;
         let mut line = String::new();
         loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            self.reader.get_ref().set_read_timeout(Some(left)).unwrap();
             line.clear();
             match self.reader.read_line(&mut line) {
                 Ok(0) => return None,
@@ -397,14 +413,7 @@ fn responses_carry_types_validators_and_the_right_status() {
         1
     );
     let out = tempfile::tempdir().unwrap();
-    let o = run(&[
-        "build",
-        "--root",
-        &project.path().to_string_lossy(),
-        "--out",
-        &out.path().join("site").to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    build_ok(project.path(), &out.path().join("site"));
     for (rel, bytes) in tree(&out.path().join("site")) {
         assert!(
             !String::from_utf8_lossy(&bytes).contains("__basepress"),
@@ -919,4 +928,29 @@ fn a_bounded_load_test_has_no_failed_request() {
         "first failure: {:?}",
         first_failure.into_inner().unwrap()
     );
+}
+
+/// The watcher sees edits whatever the root is written as: run in the
+/// project's folder with the default root `.`, it rebuilt nothing (the
+/// watcher's events name absolute paths, which never started with `.`).
+#[test]
+fn an_edit_is_seen_with_the_default_relative_root() {
+    let project = copy_repo();
+    let server = Server::start_in(project.path());
+    let page = project.path().join("content/es/installation.md");
+    let original = std::fs::read_to_string(&page).unwrap();
+    let mut events = Events::connect(&server.addr);
+    assert_eq!(events.next().0, "hello");
+    let edited = original.replacen("Para instalar el agente", "Para instalar YA el agente", 1);
+    assert_ne!(edited, original);
+    save(&page, &edited);
+    let event = events.next_within(Duration::from_secs(30));
+    assert_eq!(
+        event.map(|e| e.0).as_deref(),
+        Some("reload"),
+        "{}",
+        server.stderr()
+    );
+    let r = get(&server.url("/es/installation/"));
+    assert!(r.text().contains("Para instalar YA el agente"));
 }

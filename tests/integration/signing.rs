@@ -48,17 +48,6 @@ pub fn run_block(block: &str, url: &str, dir: &Path) -> Output {
         .expect("sh runs")
 }
 
-/// A copy of a built site, to tamper with.
-fn copy_site(site: &Path) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (rel, bytes) in tree(site) {
-        let to = dir.path().join(rel);
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::write(to, bytes).unwrap();
-    }
-    dir
-}
-
 /// A fresh ed25519 key pair made by ssh-keygen: the private key's path.
 fn keygen(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     let path = dir.join(name);

@@ -242,14 +242,7 @@ pub fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 pub fn built_repo_site() -> (tempfile::TempDir, PathBuf) {
     let out = tempfile::tempdir().unwrap();
     let site = out.path().join("site");
-    let o = run(&[
-        "build",
-        "--root",
-        &repo().to_string_lossy(),
-        "--out",
-        &site.to_string_lossy(),
-    ]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    build_ok(&repo(), &site);
     (out, site)
 }
 
@@ -327,6 +320,38 @@ pub fn copy_repo() -> tempfile::TempDir {
                 std::fs::copy(e.path(), &to).unwrap();
             }
         }
+    }
+    dir
+}
+
+/// `basepress build --root ROOT --out OUT`, which must succeed.
+pub fn build_ok(root: &Path, out: &Path) {
+    let o = run(&[
+        "build",
+        "--root",
+        &root.to_string_lossy(),
+        "--out",
+        &out.to_string_lossy(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+/// A free TCP port on loopback, for a server a test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A copy of a built site, to change or tamper with.
+pub fn copy_site(site: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, bytes) in tree(site) {
+        let to = dir.path().join(rel);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::write(to, bytes).unwrap();
     }
     dir
 }
