@@ -354,9 +354,6 @@ pub mod rule {
         NEW_RELEASE_INVALID = "new-release-invalid", Input, Error,
             "`basepress new-release` names a version that is not vX.Y.Z or already has a base, the project has no base to start from, or the image data's `releases` list cannot be edited.",
             "Name a version that has no folder under bases/ yet (`basepress new-release v1.31.0`); `ls bases/` lists the ones there are.";
-        SEARCH_INDEX_FAILED = "search-index-failed", Input, Error,
-            "The search index could not be made from the site's pages.",
-            "Run again; if it fails again, report the message with the page it names.";
     }
 
     /// Looks a rule up by its id.

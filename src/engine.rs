@@ -102,7 +102,6 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::TEMPLATE_INVALID,
             rule::TEMPLATE_RECURSION,
             rule::SOURCE_DATE_INVALID,
-            rule::SEARCH_INDEX_FAILED,
         ],
     ),
     ("write", &[rule::OUTPUT_UNSAFE, rule::IO_UNREADABLE]),

@@ -103,6 +103,9 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
         ..Document::default()
     };
     let mut inside = Inside::Text;
+    // Whether the next text starts a block (written on a line of its own,
+    // so that text of two blocks never reads as one line).
+    let mut block = true;
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
         match (&mut inside, event) {
             (Inside::Text, Event::Start(Tag::Heading { level, id, .. })) => {
@@ -139,15 +142,17 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
                 code.push_str(&t);
             }
             (Inside::Code(lang, attrs, code, line, started), Event::End(TagEnd::CodeBlock)) => {
-                let block = CodeBlock {
+                let code_block = CodeBlock {
                     lang: std::mem::take(lang),
                     attrs: std::mem::take(attrs),
                     code: std::mem::take(code),
                     // An empty block: the line after its fence.
                     line: if *started { *line } else { *line + 1 },
                 };
-                add_text(&mut doc, &block.code);
-                doc.code_blocks.push(block);
+                let mut starts = true;
+                add_text(&mut doc, &code_block.code, &mut starts);
+                doc.code_blocks.push(code_block);
+                block = true;
                 inside = Inside::Text;
             }
             (Inside::Code(..), _) => {}
@@ -159,7 +164,21 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
                     column,
                 });
             }
-            (Inside::Text, Event::Text(t) | Event::Code(t)) => add_text(&mut doc, &t),
+            (Inside::Text, Event::Text(t) | Event::Code(t)) => add_text(&mut doc, &t, &mut block),
+            (Inside::Text, Event::SoftBreak | Event::HardBreak | Event::InlineHtml(_)) => {
+                add_text(&mut doc, " ", &mut block)
+            }
+            (
+                Inside::Text,
+                Event::End(
+                    TagEnd::Paragraph
+                    | TagEnd::Item
+                    | TagEnd::TableCell
+                    | TagEnd::BlockQuote(_)
+                    | TagEnd::HtmlBlock
+                    | TagEnd::FootnoteDefinition,
+                ),
+            ) => block = true,
             _ => {}
         }
     }
@@ -177,14 +196,16 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     doc
 }
 
-/// Adds text to the section being read.
-fn add_text(doc: &mut Document, text: &str) {
+/// Adds text to the section being read: on a new line when it starts a
+/// block (`block`, which it clears), else right after the text before.
+fn add_text(doc: &mut Document, text: &str, block: &mut bool) {
     if let Some(s) = doc.sections.last_mut() {
-        if !s.text.is_empty() {
-            s.text.push(' ');
+        if *block && !s.text.is_empty() && !s.text.ends_with('\n') {
+            s.text.push('\n');
         }
         s.text.push_str(text);
     }
+    *block = false;
 }
 
 fn heading_level(level: HeadingLevel) -> u8 {
@@ -254,7 +275,7 @@ mod tests {
 
     #[test]
     fn sections_hold_the_text_under_each_heading() {
-        let d = analyze("Intro `code`.\n\n## Drain\n\nThe *drain* waits.\n\n```sh\nkill -TERM 1\n```\n\n## Next\n", 1);
+        let d = analyze("Intro `code`.\n\n## Drain\n\nThe *drain* waits.\n\n```sh\nkill -TERM 1\n```\n\n## Next\n\n| a | b |\n| --- | --- |\n| 1.29.0 | Adds `x` |\n\n- one\n- two\n", 1);
         let texts: Vec<_> = d
             .sections
             .iter()
@@ -263,9 +284,9 @@ mod tests {
         assert_eq!(
             texts,
             [
-                (None, "Intro  code ."),
-                (Some(0), "The  drain  waits. kill -TERM 1\n"),
-                (Some(1), ""),
+                (None, "Intro code."),
+                (Some(0), "The drain waits.\nkill -TERM 1\n"),
+                (Some(1), "a\nb\n1.29.0\nAdds x\none\ntwo"),
             ]
         );
     }

@@ -47,7 +47,7 @@ fn hex(digest: &[u8; 32]) -> String {
     })
 }
 
-/// Whether site path `file` is in one of `folders` (`/pagefind/1.29/`),
+/// Whether site path `file` is in one of `folders` (`/search/1.29/`),
 /// written plainly (a record naming `..` is not ours).
 fn in_folders(folders: &[String], file: &str) -> bool {
     let plain = !file.split('/').any(|s| s == ".." || s == ".");

@@ -67,7 +67,7 @@ impl Body {
 /// A docs version's search bundle, made on first use from the documents
 /// of a build, which it keeps.
 pub struct LazySearch {
-    /// Its folder (`/pagefind/next/`).
+    /// Its folder (`/search/next/`).
     pub dir: String,
     /// Title, URL, language and document of each page, in the order a
     /// build indexes them.
@@ -76,7 +76,7 @@ pub struct LazySearch {
 }
 
 impl LazySearch {
-    /// The files of the bundle by site path (`/pagefind/next/pagefind.js`),
+    /// The files of the bundle by site path (`/search/next/es/index.json`),
     /// made now when they were not yet; none when indexing failed (a full
     /// build reports why).
     pub fn files(&self) -> &BTreeMap<String, Bytes> {
@@ -99,7 +99,6 @@ impl LazySearch {
                 .iter()
                 .flat_map(|(lang, entries)| {
                     render::search::bundle(&format!("{}{lang}/", self.dir), entries)
-                        .unwrap_or_default()
                 })
                 .map(|f| (f.path, f.bytes))
                 .collect()

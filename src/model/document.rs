@@ -47,8 +47,8 @@ pub struct Section {
     /// Index in [`Document::headings`] of the heading that opens it; `None`
     /// for the text before the first heading.
     pub heading: Option<usize>,
-    /// Its words as written (prose, inline code and code blocks), separated
-    /// by spaces.
+    /// Its text as written (prose, inline code and code blocks), each block
+    /// (paragraph, list item, table cell, code block) on lines of its own.
     pub text: String,
 }
 

@@ -77,11 +77,11 @@ pub fn versions_file(lang: &str) -> String {
 }
 
 /// The folder of the search bundles, which nothing else may publish into.
-pub const SEARCH_DIR: &str = "/pagefind/";
+pub const SEARCH_DIR: &str = "/search/";
 
 /// The folder of the search bundles of docs version `v` (an index in
 /// `site.versions`), one per language ([`search_bundle_dir`]):
-/// `/pagefind/1.29/`, `/pagefind/next/`, or `/pagefind/` for a site
+/// `/search/1.29/`, `/search/next/`, or `/search/` for a site
 /// without frozen docs versions. A version keeps its folder when a newer
 /// release makes it an older one.
 pub fn search_dir(site: &Site, v: usize) -> String {
@@ -93,14 +93,14 @@ pub fn search_dir(site: &Site, v: usize) -> String {
 
 /// The folder of the search bundle of docs version `v` in `lang`: the
 /// index of its pages in that language and the script that reads it
-/// (`/pagefind/1.29/es/`).
+/// (`/search/1.29/es/`).
 pub fn search_bundle_dir(site: &Site, v: usize, lang: &str) -> String {
     format!("{}{lang}/", search_dir(site, v))
 }
 
-/// The files of a search bundle with fixed names, in its folder (the
-/// others are named by their content).
-pub const SEARCH_FIXED: &[&str] = &["pagefind.js", "pagefind-worker.js", "pagefind-entry.json"];
+/// The file of a search bundle the script reads first, in its folder (the
+/// others are numbered: `s/0.json`, `p/0.json`, see `render::search`).
+pub const SEARCH_FIXED: &[&str] = &["index.json"];
 
 /// The start page of a language in a docs version (none: the latest).
 pub fn home_url(lang: &str, version: Option<&str>) -> String {

@@ -20,7 +20,7 @@ pub mod templates;
 pub mod versions;
 
 use crate::analyze::Analysis;
-use crate::diagnostics::{rule, Diagnostic};
+use crate::diagnostics::Diagnostic;
 use crate::model::document::{Document, Heading};
 use crate::model::i18n::Strings;
 use crate::model::layout;
@@ -553,7 +553,8 @@ impl<'a> Renderer<'a> {
         let url = layout::versions_page_url(lang);
         let page_ctx = PageContext {
             title: t.get("versions"),
-            description: None,
+            // What search engines show of it: the page's own introduction.
+            description: Some(t.get("versions_intro")),
             url: &url,
             canonical: &url,
             source: String::new(),
@@ -805,8 +806,7 @@ impl<'a> Renderer<'a> {
                 (*key, pages)
             })
             .collect();
-        let mut files = search::files(site, &by_language)
-            .map_err(|e| vec![Diagnostic::new(rule::SEARCH_INDEX_FAILED, e)])?;
+        let mut files = search::files(site, &by_language);
         files.push(OutFile::new(
             layout::SITEMAP_PATH,
             sitemap::sitemap(&self.sitemap_entries(), self.lastmod),

@@ -1,51 +1,70 @@
-//! The site's search: one Pagefind bundle per docs version and language,
-//! in the folder [`layout::search_bundle_dir`] gives it
-//! (`/pagefind/1.29/es/`), which `/assets/site.js` queries in the reader's
-//! browser through the bundle's own `pagefind.js`.
+//! The site's search: one index per docs version and language, in the
+//! folder [`layout::search_bundle_dir`] gives it (`/search/1.29/es/`),
+//! which `/assets/site.js` queries in the reader's browser.
 //!
-//! Pagefind (used here as a library) stems each language's words with its Snowball stemmer (Spanish,
-//! Portuguese, English), cuts the index into chunks the browser loads only
-//! for the words a query needs, and stores each page's text as a fragment
-//! from which the browser makes excerpts with the matched words marked.
-//! Every file of a bundle is named by its content, except `pagefind.js`,
-//! its worker, the per-language WebAssembly and `pagefind-entry.json`.
+//! An index is cut so that a query loads only what it needs:
 //!
-//! The pages are not given to Pagefind as their rendered HTML (with the
-//! navigation, table of contents and footer around them) but as a small
-//! document made from their analysed Markdown: the title, then each
-//! section's heading (with its anchor, so that a result opens the page at
-//! the matching heading) and text. That is all the index needs, it parses
-//! quickly, and it lets `basepress serve` make a bundle again from the
+//! - `index.json`: the number of pages, the first word of each shard and
+//!   the language's stop words (a few hundred bytes to a few KB);
+//! - `s/N.json`: shard N, a run of the sorted words, each
+//!   `[word, stem, postings]` (`[word, postings]` when the word is its own
+//!   stem), cut at about [`SHARD_BYTES`];
+//! - `p/N.json`: page N, for the results shown: its title, URL and each
+//!   section's heading, anchor and text (the start of it, for excerpts).
+//!
+//! Words are folded as the script folds a query (accents removed,
+//! lowercase) and split at anything but letters and digits; a word is
+//! stemmed with the Snowball stemmer of the page's language (Spanish,
+//! Portuguese, English and a dozen more; other languages are not stemmed).
+//! The browser needs no stemmer of its own: the script looks a query word
+//! up among the indexed words to learn its stem (or, for a word the pages
+//! never use, takes the longest indexed stem it starts with), then finds
+//! the words of that stem and of every longer stem that begins with it
+//! (`drenar`: `dren`, which finds `drena` and `drenaje`, stem `drenaj`).
+//! Letters and digits joined by `.`, `_` or `-` are also kept
+//! whole, unstemmed (`1.29.0`, `runner_drain_timeout_ms`, `kube-system`;
+//! `v1.29.0` also as `1.29.0`), so that a version or a key is found
+//! exactly.
+//!
+//! A posting list holds, for each page the word is on (as the gap from the
+//! previous page), the number of its sections with the word, then each
+//! such section as `8 × section + flags`: 1 when the word is in the
+//! section's heading, 2 when it is in the page's title (given to the first
+//! section), 4 when it is in the section's text.
+//!
+//! A bundle depends on nothing but its pages, so a build that reuses a docs
+//! version (see `engine::cache`) takes its bundles' folder with its pages,
+//! and `basepress serve` makes a version's bundles again from the
 //! documents it keeps.
-//!
-//! A bundle holds the pages of one docs version in one language, so
-//! results are those of the reader's version and language without a
-//! filter. A version's bundles depend on nothing but that version's pages:
-//! a build that reuses a version (see `engine::cache`) takes its bundles'
-//! folder with its pages, and an edit of one version indexes that version
-//! again, alone. Bundles are made in parallel; one bundle per language
-//! rather than one per version with every language measured smaller in
-//! peak memory and faster on the 10,000-page corpus (README, Benchmarks).
 
-use super::escape::escape_into;
 use super::OutFile;
 use crate::model::document::Document;
 use crate::model::layout;
 use crate::model::site::{Page, Site};
+use pagefind_stem::{Algorithm, Stemmer};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
-/// Files of Pagefind's bundle the site does not use: its own search
-/// interfaces (the site has one) and the term highlighter.
-const UNUSED: &[&str] = &[
-    "pagefind-ui.js",
-    "pagefind-ui.css",
-    "pagefind-modular-ui.js",
-    "pagefind-modular-ui.css",
-    "pagefind-component-ui.js",
-    "pagefind-component-ui.css",
-    "pagefind-highlight.js",
-];
+/// The format of the index files, which the script checks.
+pub const FORMAT: u32 = 1;
+/// Words shorter than this are left out: they match too much to help.
+const MIN_WORD: usize = 2;
+/// Longer "words" are hashes and digests, which nobody types.
+const MAX_WORD: usize = 32;
+/// Longer joined runs are URLs and paths, which nobody types whole.
+const MAX_JOINED: usize = 64;
+/// The size a shard is cut at (its last entry may take it past).
+pub const SHARD_BYTES: usize = 24 * 1024;
+/// A posting's flag: the word is in the section's heading.
+const IN_HEADING: u32 = 1;
+/// A posting's flag: the word is in the page's title.
+const IN_TITLE: u32 = 2;
+/// A posting's flag: the word is in the section's text.
+const IN_TEXT: u32 = 4;
+/// The text of a section kept for excerpts, in bytes.
+const EXCERPT_TEXT: usize = 1500;
 
 /// What the index reads of one page.
 #[derive(Clone, Copy)]
@@ -58,136 +77,345 @@ pub struct Entry<'a> {
     pub doc: &'a Document,
 }
 
-/// The document Pagefind indexes for one page: its language, title and
-/// each section under its heading.
-pub fn page_html(e: &Entry) -> String {
-    let mut out = String::with_capacity(
-        256 + e
-            .doc
-            .sections
-            .iter()
-            .map(|s| s.text.len() + 64)
-            .sum::<usize>(),
-    );
-    out.push_str("<html lang=\"");
-    escape_into(&mut out, e.lang);
-    out.push_str("\"><head><title>");
-    escape_into(&mut out, e.title);
-    out.push_str("</title></head><body><main data-pagefind-body><h1 data-pagefind-meta=\"title\">");
-    escape_into(&mut out, e.title);
-    out.push_str("</h1>\n");
-    for section in &e.doc.sections {
-        if let Some(h) = section.heading.and_then(|h| e.doc.headings.get(h)) {
-            // The page's own level-1 title is the <h1> above.
-            if !(h.level == 1 && h.title == e.title) {
-                let level = h.level.clamp(2, 6);
-                out.push_str(&format!("<h{level} id=\""));
-                escape_into(&mut out, &h.id);
-                out.push_str("\">");
-                escape_into(&mut out, &h.title);
-                out.push_str(&format!("</h{level}>\n"));
+/// Words too common to help a search, by language, folded.
+fn stop_words(lang: &str) -> &'static [&'static str] {
+    match primary(lang) {
+        "es" => &[
+            "al", "como", "con", "cual", "cuando", "de", "del", "donde", "el", "en", "entre", "es",
+            "esa", "ese", "eso", "esta", "este", "esto", "ha", "hay", "la", "las", "le", "les",
+            "lo", "los", "mas", "me", "mi", "muy", "ni", "no", "nos", "para", "pero", "por", "que",
+            "se", "si", "sin", "sobre", "son", "su", "sus", "te", "tu", "un", "una", "unas", "uno",
+            "unos", "ya",
+        ],
+        "pt" => &[
+            "ao", "aos", "as", "com", "como", "da", "das", "de", "do", "dos", "ela", "ele", "em",
+            "entre", "essa", "esse", "esta", "este", "isso", "isto", "ja", "lhe", "mais", "mas",
+            "me", "na", "nao", "nas", "nem", "no", "nos", "num", "numa", "os", "ou", "para",
+            "pela", "pelo", "por", "que", "sao", "se", "sem", "seu", "seus", "so", "sua", "suas",
+            "te", "tem", "um", "uma", "voce",
+        ],
+        "en" => &[
+            "an", "and", "are", "as", "at", "be", "but", "by", "can", "do", "does", "for", "from",
+            "has", "have", "if", "in", "into", "is", "it", "its", "of", "on", "or", "so", "than",
+            "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was",
+            "were", "what", "when", "which", "who", "will", "with", "you", "your",
+        ],
+        _ => &[],
+    }
+}
+
+/// `pt-BR` → `pt`.
+fn primary(lang: &str) -> &str {
+    lang.split(['-', '_']).next().unwrap_or(lang)
+}
+
+/// The Snowball stemmer of a language, if it has one.
+fn stemmer(lang: &str) -> Option<Stemmer> {
+    let algorithm = match primary(lang).to_ascii_lowercase().as_str() {
+        "en" => Algorithm::English,
+        "es" => Algorithm::Spanish,
+        "pt" => Algorithm::Portuguese,
+        "fr" => Algorithm::French,
+        "de" => Algorithm::German,
+        "it" => Algorithm::Italian,
+        "nl" => Algorithm::Dutch,
+        "da" => Algorithm::Danish,
+        "sv" => Algorithm::Swedish,
+        "no" | "nb" | "nn" => Algorithm::Norwegian,
+        "fi" => Algorithm::Finnish,
+        "ro" => Algorithm::Romanian,
+        "ru" => Algorithm::Russian,
+        "tr" => Algorithm::Turkish,
+        "hu" => Algorithm::Hungarian,
+        "ca" => Algorithm::Catalan,
+        _ => return None,
+    };
+    Some(Stemmer::create(algorithm))
+}
+
+/// Text as the script folds it: lowercase, accents and other marks
+/// removed, every other character written in ASCII.
+pub fn fold(text: &str) -> Cow<'_, str> {
+    if text.is_ascii() {
+        match text.bytes().any(|b| b.is_ascii_uppercase()) {
+            true => Cow::Owned(text.to_ascii_lowercase()),
+            false => Cow::Borrowed(text),
+        }
+    } else {
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            match c {
+                c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+                c => match deunicode::deunicode_char(c) {
+                    Some(ascii) => out.extend(ascii.chars().map(|c| c.to_ascii_lowercase())),
+                    None => out.push(' '),
+                },
             }
         }
-        if !section.text.trim().is_empty() {
-            out.push_str("<p>");
-            escape_into(&mut out, &section.text);
-            out.push_str("</p>\n");
+        Cow::Owned(out)
+    }
+}
+
+/// What folded text is cut into.
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+pub enum Token<'a> {
+    /// A run of letters and digits, stemmed.
+    Word(&'a str),
+    /// Runs joined by `.`, `_` or `-`, kept whole.
+    Joined(&'a str),
+}
+
+fn joiner(b: u8) -> bool {
+    matches!(b, b'.' | b'_' | b'-')
+}
+
+/// The tokens of folded (ASCII) text, in order: each run of letters and
+/// digits as a [`Token::Word`] (those of a usable length), and after the
+/// runs of a joined group the group as a [`Token::Joined`] (and without
+/// its leading `v` when a digit follows it).
+pub fn tokens<'a>(folded: &'a str, mut emit: impl FnMut(Token<'a>)) {
+    let bytes = folded.as_bytes();
+    let n = bytes.len();
+    let mut i = 0;
+    while i < n {
+        while i < n && !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let start = i;
+        let mut joined = false;
+        let mut run = i;
+        while i < n {
+            if bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+            } else if joiner(bytes[i]) && i + 1 < n && bytes[i + 1].is_ascii_alphanumeric() {
+                word(&folded[run..i], &mut emit);
+                joined = true;
+                i += 1;
+                run = i;
+            } else {
+                break;
+            }
+        }
+        if run < i {
+            word(&folded[run..i], &mut emit);
+        }
+        if joined && i - start <= MAX_JOINED {
+            let group = &folded[start..i];
+            emit(Token::Joined(group));
+            let b = group.as_bytes();
+            if b[0] == b'v' && b[1].is_ascii_digit() {
+                emit(Token::Joined(&group[1..]));
+            }
         }
     }
-    out.push_str("</main></body></html>");
-    out
 }
 
-/// The bundle for `entries` (URLs without the prefix; results carry them
-/// as they are and the script adds the prefix), as files below `dir`
-/// (`/pagefind/1.29/`), sorted by path. No pages, no bundle.
-pub fn bundle(dir: &str, entries: &[Entry]) -> Result<Vec<OutFile>, String> {
-    if entries.is_empty() {
-        return Ok(Vec::new());
+fn word<'a>(w: &'a str, emit: &mut impl FnMut(Token<'a>)) {
+    if (MIN_WORD..=MAX_WORD).contains(&w.len()) {
+        emit(Token::Word(w));
     }
-    let docs: Vec<(String, String)> = entries
+}
+
+/// One indexed word: its stem and posting list.
+struct Postings {
+    stem: String,
+    /// `(page, section × 2 + in heading)`, in order, each once.
+    at: Vec<(u32, u32)>,
+}
+
+/// The words of one bundle and what they point to.
+struct Words {
+    stop: &'static [&'static str],
+    stemmer: Option<Stemmer>,
+    by_word: foldhash::HashMap<String, Postings>,
+}
+
+impl Words {
+    fn add(&mut self, page: u32, section: u32, flags: u32, text: &str) {
+        let folded = fold(text);
+        let Self {
+            stop,
+            stemmer,
+            by_word,
+        } = self;
+        tokens(&folded, |t| {
+            let (w, stemmed) = match t {
+                Token::Word(w) if stop.contains(&w) => return,
+                Token::Word(w) => (w, true),
+                Token::Joined(w) => (w, false),
+            };
+            let at = (page, section * 8 + flags);
+            let note = |p: &mut Postings| match p.at.last_mut() {
+                // Seen in this section already: the flags add up.
+                Some(last) if last.0 == page && last.1 / 8 == section => last.1 |= at.1,
+                _ => p.at.push(at),
+            };
+            if let Some(p) = by_word.get_mut(w) {
+                note(p);
+                return;
+            }
+            // A word's stem is worked out once, when it is first seen.
+            let stem = match (stemmed, stemmer.as_ref()) {
+                (true, Some(s)) => s.stem(w).into_owned(),
+                _ => w.to_string(),
+            };
+            let mut p = Postings {
+                stem,
+                at: Vec::new(),
+            };
+            note(&mut p);
+            by_word.insert(w.to_string(), p);
+        });
+    }
+}
+
+fn json_str(out: &mut String, s: &str) {
+    // A string always serialises.
+    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into()));
+}
+
+/// `[gap, count, sections…]` for each page of `at`.
+fn write_postings(out: &mut String, at: &[(u32, u32)]) {
+    out.push('[');
+    let mut previous = 0;
+    let mut first = true;
+    let mut i = 0;
+    while i < at.len() {
+        let page = at[i].0;
+        let end = i + at[i..].iter().take_while(|a| a.0 == page).count();
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        let _ = write!(out, "{},{}", page - previous, end - i);
+        for a in &at[i..end] {
+            let _ = write!(out, ",{}", a.1);
+        }
+        previous = page;
+        i = end;
+    }
+    out.push(']');
+}
+
+/// The start of `text`, at most `max` bytes, cut at a space when there is
+/// one near the end.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    match text[..end].rfind(' ') {
+        Some(space) if space > max / 2 => &text[..space],
+        _ => &text[..end],
+    }
+}
+
+/// The sections of a page, each as its heading title and anchor (empty
+/// before the first heading) and its text.
+fn page_sections<'a>(e: &Entry<'a>) -> Vec<(&'a str, &'a str, &'a str)> {
+    let doc = e.doc;
+    doc.sections
         .iter()
-        .map(|e| (e.url.to_string(), page_html(e)))
-        .collect();
-    // Pagefind's interface is asynchronous (it runs on Tokio), on a
-    // runtime of this thread's own. A caller already inside a Tokio
-    // runtime (serve) cannot start one within it: there it runs on a
-    // thread of its own. (Not always: Pagefind works on Rayon's threads,
-    // and a Rayon thread waiting for a plain thread that waits for Rayon
-    // would wait for ever.)
-    let run = || -> Result<Vec<(String, Vec<u8>)>, String> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .map_err(|e| format!("cannot start the search indexer: {e}"))?;
-        runtime.block_on(index(docs))
+        .map(
+            |section| match section.heading.and_then(|h| doc.headings.get(h)) {
+                Some(h) => (h.title.as_str(), h.id.as_str(), section.text.as_str()),
+                None => ("", "", section.text.as_str()),
+            },
+        )
+        .collect()
+}
+
+/// The bundle of `entries` (one docs version's pages in one language, in
+/// reading order; URLs without the prefix, which the script adds), as
+/// files below `dir` (`/search/1.29/es/`), sorted by path. No pages, no
+/// bundle.
+pub fn bundle(dir: &str, entries: &[Entry]) -> Vec<OutFile> {
+    let Some(lang) = entries.first().map(|e| e.lang) else {
+        return Vec::new();
     };
-    let files = if tokio::runtime::Handle::try_current().is_ok() {
-        std::thread::scope(|scope| {
-            scope
-                .spawn(run)
-                .join()
-                .unwrap_or_else(|_| Err("the search indexer failed unexpectedly".to_string()))
-        })?
-    } else {
-        run()?
+    let mut words = Words {
+        stop: stop_words(lang),
+        stemmer: stemmer(lang),
+        by_word: Default::default(),
     };
-    // The WebAssembly of each language indexed (by its stemmer's name, or
-    // `unknown` for a language without one); Pagefind writes them all.
-    let wasm: Vec<String> = files
-        .iter()
-        .find(|(name, _)| name == "pagefind-entry.json")
-        .and_then(|(_, bytes)| serde_json::from_slice::<serde_json::Value>(bytes).ok())
-        .and_then(|entry| {
-            let languages = entry.get("languages")?.as_object()?.clone();
-            Some(
-                languages
-                    .values()
-                    .filter_map(|l| Some(format!("wasm.{}.pagefind", l.get("wasm")?.as_str()?)))
-                    .collect(),
-            )
-        })
-        .unwrap_or_default();
-    let used = |name: &str| {
-        !UNUSED.contains(&name) && (!name.starts_with("wasm.") || wasm.iter().any(|w| w == name))
-    };
-    let mut out: Vec<OutFile> = files
-        .into_iter()
-        .filter(|(name, _)| used(name))
-        .map(|(name, bytes)| OutFile::new(format!("{dir}{name}"), bytes))
-        .collect();
+    let mut out = Vec::with_capacity(entries.len() + 8);
+    for (p, e) in entries.iter().enumerate() {
+        let page = page_sections(e);
+        let mut fragment = String::with_capacity(256);
+        fragment.push_str("{\"title\":");
+        json_str(&mut fragment, e.title);
+        fragment.push_str(",\"url\":");
+        json_str(&mut fragment, e.url);
+        fragment.push_str(",\"sections\":[");
+        for (s, (title, anchor, text)) in page.iter().enumerate() {
+            if s == 0 {
+                words.add(p as u32, 0, IN_TITLE, e.title);
+            }
+            words.add(p as u32, s as u32, IN_HEADING, title);
+            words.add(p as u32, s as u32, IN_TEXT, text);
+            if s > 0 {
+                fragment.push(',');
+            }
+            fragment.push('[');
+            json_str(&mut fragment, title);
+            fragment.push(',');
+            json_str(&mut fragment, anchor);
+            fragment.push(',');
+            json_str(&mut fragment, cut(text, EXCERPT_TEXT));
+            fragment.push(']');
+        }
+        fragment.push_str("]}\n");
+        out.push(OutFile::new(format!("{dir}p/{p}.json"), fragment));
+    }
+    let mut sorted: Vec<(String, Postings)> = words.by_word.into_iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut firsts: Vec<&str> = Vec::new();
+    let mut shard = String::new();
+    let mut shards = Vec::new();
+    for (word, postings) in &sorted {
+        if shard.len() >= SHARD_BYTES {
+            shard.push_str("]\n");
+            shards.push(std::mem::take(&mut shard));
+        }
+        if shard.is_empty() {
+            firsts.push(word);
+            shard.push('[');
+        } else {
+            shard.push(',');
+        }
+        shard.push('[');
+        json_str(&mut shard, word);
+        if &postings.stem != word {
+            shard.push(',');
+            json_str(&mut shard, &postings.stem);
+        }
+        shard.push(',');
+        write_postings(&mut shard, &postings.at);
+        shard.push(']');
+    }
+    if !shard.is_empty() {
+        shard.push_str("]\n");
+        shards.push(shard);
+    }
+    let meta = serde_json::json!({
+        "format": FORMAT,
+        "lang": lang,
+        "pages": entries.len(),
+        "shards": firsts,
+        "stop": words.stop,
+    });
+    out.push(OutFile::new(
+        format!("{dir}index.json"),
+        format!("{meta}\n"),
+    ));
+    for (i, s) in shards.into_iter().enumerate() {
+        out.push(OutFile::new(format!("{dir}s/{i}.json"), s));
+    }
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
-}
-
-/// Runs Pagefind on `(url, html)` documents; its files by path within the
-/// bundle (`/`-separated).
-async fn index(docs: Vec<(String, String)>) -> Result<Vec<(String, Vec<u8>)>, String> {
-    use pagefind::api::PagefindIndex;
-    use pagefind::options::PagefindServiceConfig;
-    let config = PagefindServiceConfig::builder()
-        .keep_index_url(false)
-        .write_playground(false)
-        .build();
-    let mut index = PagefindIndex::new(Some(config)).map_err(|e| e.to_string())?;
-    for (url, html) in docs {
-        index
-            .add_html_file(None, Some(url.clone()), html)
-            .await
-            .map_err(|e| format!("{url}: {e}"))?;
-    }
-    let files = index.get_files().await.map_err(|e| e.to_string())?;
-    Ok(files
-        .into_iter()
-        .map(|f| {
-            let name = f
-                .filename
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
-            (name, f.contents)
-        })
-        .collect())
+    out
 }
 
 /// The entries of `pages` (one docs version's pages in one language, in
@@ -210,21 +438,18 @@ fn entries<'a>(pages: &'a [(&'a Page, &'a Document)]) -> Vec<Entry<'a>> {
 pub fn files(
     site: &Site,
     orders: &BTreeMap<(usize, &str), Vec<(&Page, &Document)>>,
-) -> Result<Vec<OutFile>, String> {
+) -> Vec<OutFile> {
     let work: Vec<(String, Vec<Entry>)> = orders
         .iter()
         .map(|((v, lang), pages)| (layout::search_bundle_dir(site, *v, lang), entries(pages)))
         .collect();
-    let bundles: Vec<Result<Vec<OutFile>, String>> = work
+    let bundles: Vec<Vec<OutFile>> = work
         .par_iter()
         .map(|(dir, entries)| bundle(dir, entries))
         .collect();
-    let mut out = Vec::new();
-    for b in bundles {
-        out.extend(b?);
-    }
+    let mut out: Vec<OutFile> = bundles.into_iter().flatten().collect();
     out.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -232,9 +457,61 @@ mod tests {
     use super::*;
     use crate::model::document::{Heading, Section};
 
+    fn all_tokens(text: &str) -> Vec<Token<'_>> {
+        let mut out = Vec::new();
+        tokens(text, |t| out.push(t));
+        out
+    }
+
+    #[test]
+    fn text_is_folded_and_cut_into_words_and_joined_runs() {
+        let folded = fold("La audiência, `RUNNER_DRAIN_TIMEOUT_MS` y v1.30.0.\nFin-");
+        assert_eq!(
+            folded,
+            "la audiencia, `runner_drain_timeout_ms` y v1.30.0.\nfin-"
+        );
+        use Token::*;
+        assert_eq!(
+            all_tokens(&folded),
+            [
+                Word("la"),
+                Word("audiencia"),
+                Word("runner"),
+                Word("drain"),
+                Word("timeout"),
+                Word("ms"),
+                Joined("runner_drain_timeout_ms"),
+                Word("v1"),
+                Word("30"),
+                Joined("v1.30.0"),
+                Joined("1.30.0"),
+                Word("fin"),
+            ]
+        );
+        assert_eq!(all_tokens("a..b -c- 1.x"), [Joined("1.x")]);
+    }
+
+    #[test]
+    fn stop_words_are_folded_and_sorted() {
+        for lang in ["es", "pt", "en"] {
+            let list = stop_words(lang);
+            assert!(list.windows(2).all(|w| w[0] < w[1]), "{lang}: not sorted");
+            for w in list {
+                assert_eq!(all_tokens(&fold(w)), [Token::Word(w)], "{lang}");
+            }
+        }
+    }
+
+    #[test]
+    fn postings_are_gaps_counts_and_sections() {
+        let mut out = String::new();
+        write_postings(&mut out, &[(0, 1), (0, 4), (3, 2), (7, 0)]);
+        assert_eq!(out, "[0,2,1,4,3,1,2,4,1,0]");
+    }
+
     fn doc(sections: &[(&str, &str, &str)]) -> Document {
         let mut d = Document::default();
-        for (i, (title, id, text)) in sections.iter().enumerate() {
+        for (title, id, text) in sections {
             let heading = (!title.is_empty()).then(|| {
                 d.headings.push(Heading {
                     level: 2,
@@ -243,7 +520,6 @@ mod tests {
                 });
                 d.headings.len() - 1
             });
-            let _ = i;
             d.sections.push(Section {
                 heading,
                 text: text.to_string(),
@@ -252,71 +528,150 @@ mod tests {
         d
     }
 
-    #[test]
-    fn page_documents_carry_language_and_anchors() {
-        let d = doc(&[
-            ("", "", "Intro <b>"),
-            ("Drenar", "drenar", "RUNNER_DRAIN_TIMEOUT_MS"),
-        ]);
-        let html = page_html(&Entry {
-            title: "Parada",
-            url: "/es/stop/",
-            lang: "es",
-            doc: &d,
-        });
-        assert!(html.starts_with("<html lang=\"es\">"), "{html}");
-        assert!(!html.contains("data-pagefind-filter"), "{html}");
-        assert!(html.contains("<h2 id=\"drenar\">Drenar</h2>"), "{html}");
-        assert!(html.contains("Intro &lt;b&gt;"), "{html}");
+    fn shard_entries(files: &[OutFile]) -> Vec<serde_json::Value> {
+        files
+            .iter()
+            .filter(|f| f.path.contains("/s/"))
+            .flat_map(|f| {
+                let v: serde_json::Value = serde_json::from_slice(&f.bytes).unwrap();
+                v.as_array().unwrap().clone()
+            })
+            .collect()
     }
 
     #[test]
-    fn the_bundle_is_the_same_for_the_same_pages() {
+    fn words_are_stemmed_and_keys_kept_whole() {
         let a = doc(&[
             ("", "", "Cómo drenar el agente"),
-            ("Identidad", "identidad", "1.29.0"),
+            ("Drenaje", "drenaje", "RUNNER_DRAIN_TIMEOUT_MS vale 1.29.0"),
         ]);
-        let b = doc(&[
-            ("", "", "Draining the agent"),
-            ("Identity", "identity", "RUNNER_DRAIN_TIMEOUT_MS"),
-        ]);
-        let entries = [
-            Entry {
-                title: "Drenar",
-                url: "/es/drain/",
-                lang: "es",
-                doc: &a,
-            },
-            Entry {
-                title: "Drain",
-                url: "/en/drain/",
+        let entries = [Entry {
+            title: "Parada",
+            url: "/es/stop/",
+            lang: "es",
+            doc: &a,
+        }];
+        let files = bundle("/search/es/", &entries);
+        let words = shard_entries(&files);
+        let find = |w: &str| {
+            words
+                .iter()
+                .find(|e| e[0] == w)
+                .unwrap_or_else(|| panic!("{w} is not indexed: {words:?}"))
+                .clone()
+        };
+        // Stemmed: the script matches a query's stem with every stem that
+        // starts with it.
+        assert_eq!(find("drenar")[1], "dren");
+        assert_eq!(find("drenaje")[1], "drenaj");
+        // In the heading of section 1: 8 × 1 + 1; in the text of section 0:
+        // 4; in the title (section 0): 2.
+        assert_eq!(find("drenaje")[2], serde_json::json!([0, 1, 9]));
+        assert_eq!(find("drenar")[2], serde_json::json!([0, 1, 4]));
+        assert_eq!(find("parada")[2], serde_json::json!([0, 1, 2]));
+        // Kept whole, its own stem.
+        assert_eq!(find("runner_drain_timeout_ms").as_array().unwrap().len(), 2);
+        assert_eq!(find("1.29.0").as_array().unwrap().len(), 2);
+        assert!(words.iter().all(|e| e[0] != "el"), "a stop word is indexed");
+        let meta: serde_json::Value = serde_json::from_slice(
+            &files
+                .iter()
+                .find(|f| f.path == "/search/es/index.json")
+                .unwrap()
+                .bytes,
+        )
+        .unwrap();
+        assert_eq!(meta["pages"], 1);
+        assert_eq!(meta["shards"].as_array().unwrap().len(), 1);
+        let page: serde_json::Value = serde_json::from_slice(
+            &files
+                .iter()
+                .find(|f| f.path == "/search/es/p/0.json")
+                .unwrap()
+                .bytes,
+        )
+        .unwrap();
+        assert_eq!(page["url"], "/es/stop/");
+        assert_eq!(page["sections"][1][1], "drenaje");
+    }
+
+    #[test]
+    fn a_large_index_is_cut_into_sorted_shards_and_is_the_same_each_time() {
+        let text: String = (0..20_000).map(|i| format!("word{i} ")).collect();
+        let d = doc(&[("", "", &text)]);
+        let entries: Vec<Entry> = (0..3)
+            .map(|_| Entry {
+                title: "Page",
+                url: "/en/page/",
                 lang: "en",
-                doc: &b,
-            },
-        ];
-        let one = bundle("/pagefind/", &entries).unwrap();
-        let two = bundle("/pagefind/", &entries).unwrap();
-        let paths: Vec<&str> = one.iter().map(|f| f.path.as_str()).collect();
-        assert!(paths.contains(&"/pagefind/pagefind.js"), "{paths:?}");
+                doc: &d,
+            })
+            .collect();
+        let one = bundle("/search/en/", &entries);
+        let two = bundle("/search/en/", &entries);
         assert!(
-            paths.contains(&"/pagefind/pagefind-entry.json"),
-            "{paths:?}"
+            one.len() == two.len()
+                && one
+                    .iter()
+                    .zip(&two)
+                    .all(|(a, b)| a.path == b.path && a.bytes == b.bytes)
         );
-        assert!(
-            paths.iter().any(|p| p.starts_with("/pagefind/fragment/")),
-            "{paths:?}"
-        );
-        assert!(!paths.contains(&"/pagefind/pagefind-ui.js"), "{paths:?}");
-        assert_eq!(one.len(), two.len());
-        for (x, y) in one.iter().zip(&two) {
-            assert_eq!(x.path, y.path);
-            assert!(x.bytes == y.bytes, "{} differs between two runs", x.path);
-        }
-        assert!(bundle("/pagefind/", &[]).unwrap().is_empty());
-        let elsewhere = bundle("/pagefind/1.29/", &entries).unwrap();
-        assert!(elsewhere
+        let meta: serde_json::Value = serde_json::from_slice(
+            &one.iter()
+                .find(|f| f.path.ends_with("index.json"))
+                .unwrap()
+                .bytes,
+        )
+        .unwrap();
+        let firsts: Vec<&str> = meta["shards"]
+            .as_array()
+            .unwrap()
             .iter()
-            .all(|f| f.path.starts_with("/pagefind/1.29/")));
-        assert_eq!(elsewhere.len(), one.len());
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(firsts.len() > 4, "{firsts:?}");
+        assert!(firsts.windows(2).all(|w| w[0] < w[1]));
+        for f in one.iter().filter(|f| f.path.contains("/s/")) {
+            assert!(
+                f.bytes.len() < SHARD_BYTES + 2048,
+                "{} is {} bytes",
+                f.path,
+                f.bytes.len()
+            );
+        }
+        // Each shard's words sort after its first word and before the next's.
+        for (i, first) in firsts.iter().enumerate() {
+            let shard = one
+                .iter()
+                .find(|f| f.path == format!("/search/en/s/{i}.json"))
+                .unwrap();
+            let v: serde_json::Value = serde_json::from_slice(&shard.bytes).unwrap();
+            for e in v.as_array().unwrap() {
+                let w = e[0].as_str().unwrap();
+                assert!(w >= *first && firsts.get(i + 1).is_none_or(|next| w < *next));
+            }
+        }
+        assert!(bundle("/search/en/", &[]).is_empty());
+    }
+
+    #[test]
+    fn excerpt_text_is_cut_at_a_space() {
+        assert_eq!(cut("short", 10), "short");
+        assert_eq!(cut("aaaa bbbb cccc", 11), "aaaa bbbb");
+        assert_eq!(cut("ñññññ", 3), "ñ");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn tokens_are_the_runs_and_joined_groups_of_any_text(text in "[a-z0-9 ._-]{0,40}") {
+            let mut words = Vec::new();
+            tokens(&text, |t| if let Token::Word(w) = t { words.push(w.to_string()) });
+            let expected: Vec<String> = text
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .filter(|w| (MIN_WORD..=MAX_WORD).contains(&w.len()))
+                .map(String::from)
+                .collect();
+            proptest::prop_assert_eq!(words, expected);
+        }
     }
 }

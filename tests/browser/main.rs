@@ -357,11 +357,9 @@ fn no_request_leaves_loopback() {
             "assets/style.css",
             "assets/site.js",
             "assets/syntax.css",
-            // Pagefind's script, from the bundle of the page's docs
-            // version (the latest) and language (the last page is a
-            // Portuguese 404); its worker fetches the index (requests the
-            // page's log does not show, from the same folder).
-            "pagefind/1.30/pt/pagefind.js",
+            // The search index of the page's docs version (the latest)
+            // and language (the last page is a Portuguese 404).
+            "search/1.30/pt/index.json",
         ] {
             assert!(
                 urls.iter().any(|u| u == &format!("{base}{needed}")),
@@ -449,6 +447,6 @@ fn docs_versions_picker_banner_canonical_and_search() {
         let bundle = b
             .js("return document.querySelector('form.search').getAttribute('data-bundle');")
             .await;
-        assert_eq!(bundle.as_str(), Some("/pagefind/1.29/"), "{bundle}");
+        assert_eq!(bundle.as_str(), Some("/search/1.29/"), "{bundle}");
     });
 }

@@ -87,47 +87,52 @@ fn each_language_has_a_versions_page_with_every_base() {
 }
 
 #[test]
-fn the_search_bundle_indexes_every_language_with_its_stemmer() {
+fn the_search_index_of_each_language_is_stemmed_cut_into_shards_and_has_its_pages() {
     let p = built();
-    let entry: serde_json::Value =
-        serde_json::from_str(&read(&p, "pagefind/es/pagefind-entry.json")).unwrap();
-    assert_eq!(
-        entry["languages"].as_object().unwrap().len(),
-        1,
-        "{entry:#}"
-    );
     for lang in ["es", "en"] {
-        let entry: serde_json::Value =
-            serde_json::from_str(&read(&p, &format!("pagefind/{lang}/pagefind-entry.json")))
-                .unwrap();
-        let l = &entry["languages"][lang];
-        assert!(l["page_count"].as_u64().unwrap() >= 2, "{entry:#}");
-        // Each language's stemmer is in its own WebAssembly.
-        assert_eq!(l["wasm"], lang, "{entry:#}");
-        let meta = format!(
-            "pagefind/{lang}/pagefind.{}.pf_meta",
-            l["hash"].as_str().unwrap()
-        );
-        assert!(p.out().join(&meta).is_file(), "{meta}");
-        assert!(p
+        let dir = format!("search/{lang}/");
+        let meta: serde_json::Value =
+            serde_json::from_str(&read(&p, &format!("{dir}index.json"))).unwrap();
+        assert_eq!(meta["format"], 1, "{meta:#}");
+        assert_eq!(meta["lang"], lang, "{meta:#}");
+        let pages = meta["pages"].as_u64().unwrap();
+        assert!(pages >= 2, "{meta:#}");
+        for n in 0..pages {
+            let page: serde_json::Value =
+                serde_json::from_str(&read(&p, &format!("{dir}p/{n}.json"))).unwrap();
+            let url = page["url"].as_str().unwrap();
+            assert!(url.starts_with(&format!("/{lang}/")), "{url}");
+        }
+        assert!(!p.out().join(format!("{dir}p/{pages}.json")).exists());
+        let shards = meta["shards"].as_array().unwrap();
+        let mut stemmed = 0;
+        for i in 0..shards.len() {
+            let shard: serde_json::Value =
+                serde_json::from_str(&read(&p, &format!("{dir}s/{i}.json"))).unwrap();
+            // `[word, stem, postings]` when the stem is another word.
+            stemmed += shard
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| e.as_array().unwrap().len() == 3)
+                .count();
+        }
+        assert!(stemmed > 0, "{lang}: no word was stemmed");
+        assert!(!p
             .out()
-            .join(format!("pagefind/{lang}/wasm.{lang}.pagefind"))
-            .is_file());
+            .join(format!("{dir}s/{}.json", shards.len()))
+            .exists());
     }
-    // `https://example.com` is only a base Pagefind parses URLs against.
-    let js = read(&p, "pagefind/es/pagefind.js").replace("https://example.com", "");
+    let js = read(&p, "assets/site.js");
     assert!(
         !js.contains("http://") && !js.contains("https://"),
-        "no other host"
+        "the search asks no other host"
     );
-    assert!(p.out().join("pagefind/es/fragment").is_dir());
-    assert!(!p.out().join("pagefind/es/pagefind-ui.js").exists());
-    assert!(!p.out().join("pagefind/es/wasm.en.pagefind").exists());
     assert!(!p.out().join("es/search-index.json").exists());
     // The heading a result opens at is the page's anchor.
     let html = read(&p, "es/install/index.html");
     assert!(html.contains("id=\"terminacion\""));
-    assert!(html.contains("data-bundle=\"/pagefind/\""), "{html}");
+    assert!(html.contains("data-bundle=\"/search/\""), "{html}");
     assert!(!html.contains("data-version"), "{html}");
 }
 
@@ -247,7 +252,7 @@ fn the_sidebar_follows_the_folders() {
 fn generated_files_cannot_be_claimed_by_pages() {
     let p = project();
     p.write("content/es/versions.md", "---\ntitle: Versiones\n---\n");
-    p.write("static/pagefind/pagefind-entry.json", "{}");
+    p.write("static/search/es/index.json", "{}");
     let (code, report) = p.check_json();
     assert_eq!(code, 1, "{report:#}");
     let conflicts: Vec<String> = report["findings"]
@@ -263,7 +268,7 @@ fn generated_files_cannot_be_claimed_by_pages() {
         .any(|m| m.contains("/es/versions/index.html")));
     assert!(conflicts
         .iter()
-        .any(|m| m.contains("/pagefind/pagefind-entry.json")));
+        .any(|m| m.contains("/search/es/index.json")));
 
     // Links to generated pages resolve.
     let p = project();
@@ -296,7 +301,7 @@ fn projects_replace_default_templates_and_assets() {
         assert!(html.contains("<footer>© Test docs · "), "{page}: {html}");
     }
     assert_eq!(read(&p, "robots.txt"), "User-agent: *\nDisallow: /\n");
-    assert!(read(&p, "assets/site.js").contains("pagefind.js"));
+    assert!(read(&p, "assets/site.js").contains("index.json"));
     assert!(read(&p, "assets/syntax.css").contains(".hl-string"));
 }
 
@@ -311,7 +316,7 @@ fn a_site_below_a_path_prefixes_every_url() {
     for needle in [
         "href=\"/docs/assets/style.css\"",
         "src=\"/docs/assets/site.js\"",
-        "data-bundle=\"/docs/pagefind/\"",
+        "data-bundle=\"/docs/search/\"",
         "href=\"/docs/en/versions/#v1.1.0\"",
         "<link rel=\"canonical\" href=\"https://example.com/docs/en/install/\">",
     ] {

@@ -93,24 +93,20 @@ fn the_latest_is_at_the_stable_urls_older_ones_below_their_line() {
     }
     // Search is one bundle per version, holding that version's pages
     // only, and a page searches its own version's.
-    assert!(!p.out().join("pagefind/pagefind-entry.json").exists());
+    assert!(!p.out().join("search/en/index.json").exists());
     for (version, url) in [
         ("1.0", "/en/1.0/install/"),
         ("1.1", "/en/install/"),
         ("next", "/en/next/install/"),
     ] {
-        let entry: serde_json::Value = serde_json::from_str(&read(
-            &p,
-            &format!("pagefind/{version}/en/pagefind-entry.json"),
-        ))
-        .unwrap();
-        let en = &entry["languages"]["en"];
-        let pages = en["page_count"].as_u64().unwrap();
+        let entry: serde_json::Value =
+            serde_json::from_str(&read(&p, &format!("search/{version}/en/index.json"))).unwrap();
+        let pages = entry["pages"].as_u64().unwrap();
         let in_version = count_pages(&p.out(), url);
         assert_eq!(pages, in_version, "{version}: {entry:#}");
         let page = read(&p, &format!("{}index.html", &url[1..]));
         assert!(
-            page.contains(&format!("data-bundle=\"/pagefind/{version}/\"")),
+            page.contains(&format!("data-bundle=\"/search/{version}/\"")),
             "{page}"
         );
     }
@@ -357,10 +353,10 @@ fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
     let (code, first) = build_json(&p, &out);
     assert_eq!(code, 0, "{first:#}");
     let old_page = out.join("en/1.0/install/index.html");
-    let old_index = out.join("pagefind/1.0/en/pagefind-entry.json");
-    let old_chunks = files_below(&out.join("pagefind/1.0"));
+    let old_index = out.join("search/1.0/en/index.json");
+    let old_chunks = files_below(&out.join("search/1.0"));
     assert!(old_chunks.len() > 5, "{old_chunks:?}");
-    let next_entry = read(&p, "pagefind/next/en/pagefind-entry.json");
+    let next_words = read(&p, "search/next/en/s/0.json");
     let next_page = out.join("en/next/install/index.html");
     let (a, b, c) = (inode(&old_page), inode(&old_index), inode(&next_page));
 
@@ -379,7 +375,8 @@ fn an_edit_of_next_renders_next_only_and_gives_a_clean_builds_bytes() {
     assert_ne!(inode(&next_page), c);
     assert!(read(&p, "en/next/install/index.html").contains("New words."));
     // Next's bundle was made again, with the new words.
-    assert_ne!(read(&p, "pagefind/next/en/pagefind-entry.json"), next_entry);
+    assert_ne!(read(&p, "search/next/en/s/0.json"), next_words);
+    assert!(read(&p, "search/next/en/s/0.json").contains("\"new\""));
     // The findings of the reused versions are still reported.
     assert_eq!(first["findings"], second["findings"]);
     assert!(

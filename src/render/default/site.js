@@ -73,41 +73,301 @@
 
   /* ---- Search -------------------------------------------------------- */
 
-  /* The search runs Pagefind's own script from the bundle of the page's
-     docs version and language (the form's data-bundle, `/pagefind/1.29/`,
-     and the language: `/pagefind/1.29/es/`): it loads the index in
-     chunks, only those a query needs, and makes excerpts with the words
-     marked. The bundle holds that version's pages in that language only. */
+  /* The search reads the index of the page's docs version and language
+     (the form's data-bundle, `/search/1.29/`, and the language:
+     `/search/1.29/es/`) that render/search.rs writes: index.json first,
+     then only the shards of the words a query has and, for the results
+     shown, their pages' text. Text is folded and cut into words exactly
+     as there; a query word finds the words of its stem (looked up among
+     the indexed words, or the longest indexed stem it starts with) and
+     every stem that starts with that one, and the last word of a query
+     also finds the words it begins. */
 
   var PAGE = 10;
+  var JOINED_MAX = 64;
 
-  /* Copies Pagefind's excerpt (text with <mark>) as text and marks only,
-     so that no markup of the index reaches the page. */
-  function excerptNode(html) {
-    var out = document.createElement("span");
-    out.className = "result-excerpt";
-    var doc = new DOMParser().parseFromString("<p>" + html + "</p>", "text/html");
-    doc.body.firstChild.childNodes.forEach(function (n) {
-      if (n.nodeName === "MARK") {
-        var m = document.createElement("mark");
-        m.textContent = n.textContent;
-        out.appendChild(m);
-      } else {
-        out.appendChild(document.createTextNode(n.textContent));
+  function foldText(s) {
+    return s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  }
+  function isAlnum(c) { return (c >= 48 && c <= 57) || (c >= 97 && c <= 122); }
+  function isJoiner(c) { return c === 46 || c === 95 || c === 45; }
+
+  /* Calls word(w) for each run of letters and digits of folded text and
+     group(g) for runs joined by ".", "_" or "-", as render/search.rs. */
+  function scan(s, word, group) {
+    var n = s.length;
+    var i = 0;
+    while (i < n) {
+      while (i < n && !isAlnum(s.charCodeAt(i))) { i++; }
+      var start = i;
+      var run = i;
+      var joined = false;
+      while (i < n) {
+        var c = s.charCodeAt(i);
+        if (isAlnum(c)) {
+          i++;
+        } else if (isJoiner(c) && i + 1 < n && isAlnum(s.charCodeAt(i + 1))) {
+          word(s.slice(run, i));
+          joined = true;
+          i++;
+          run = i;
+        } else {
+          break;
+        }
       }
+      if (run < i) { word(s.slice(run, i)); }
+      if (joined && i - start <= JOINED_MAX) { group(s.slice(start, i)); }
+    }
+  }
+  function usable(w) { return w.length >= 2 && w.length <= 32; }
+
+  /* Everything of folded text the index may hold: words and groups. */
+  function pieces(s) {
+    var out = [];
+    scan(s, function (w) { if (usable(w)) { out.push(w); } }, function (g) {
+      out.push(g);
+      if (g.charAt(0) === "v" && /[0-9]/.test(g.charAt(1))) { out.push(g.slice(1)); }
     });
     return out;
   }
 
-  /* The part of a page that matched best: the section with most matched
-     words, else the page itself. */
-  function bestPart(data) {
-    var best = null;
-    (data.sub_results || []).forEach(function (sub) {
-      var n = (sub.locations || []).length;
-      if (!best || n > (best.locations || []).length) { best = sub; }
+  /* A query's terms, in the order typed: each group whole (a key, a
+     version), each other word alone, stop words left out. */
+  function queryTerms(s, stop) {
+    var out = [];
+    (s.match(/[a-z0-9]+(?:[._-][a-z0-9]+)*/g) || []).forEach(function (m) {
+      var parts = /[._-]/.test(m) && m.length > JOINED_MAX ? m.split(/[._-]/) : [m];
+      parts.forEach(function (w) {
+        var joined = /[._-]/.test(w);
+        if (joined || (usable(w) && stop.indexOf(w) < 0)) { out.push({ text: w, joined: joined }); }
+      });
     });
-    return best;
+    return out;
+  }
+
+  function getJSON(url) {
+    return fetch(url).then(function (r) {
+      if (!r.ok) { throw new Error(url + ": " + r.status); }
+      return r.json();
+    });
+  }
+
+  function Index(dir) {
+    this.dir = dir;
+    this.shards = {};
+    this.pages = {};
+    this.meta = getJSON(dir + "index.json");
+  }
+
+  /* The shard a word sorts into. */
+  Index.prototype.shardOf = function (meta, word) {
+    var lo = 0;
+    var hi = meta.shards.length - 1;
+    while (lo < hi) {
+      var mid = (lo + hi + 1) >> 1;
+      if (meta.shards[mid] <= word) { lo = mid; } else { hi = mid - 1; }
+    }
+    return lo;
+  };
+
+  /* The entries ({w, s, p}) of the shards holding words from lo to hi. */
+  Index.prototype.range = function (meta, lo, hi) {
+    var from = this.shardOf(meta, lo);
+    var to = Math.min(this.shardOf(meta, hi), from + 7);
+    var loads = [];
+    for (var i = from; i <= to; i++) {
+      if (!this.shards[i]) {
+        this.shards[i] = getJSON(this.dir + "s/" + i + ".json").then(function (list) {
+          return list.map(function (e) {
+            return e.length === 3 ? { w: e[0], s: e[1], p: e[2] } : { w: e[0], s: e[0], p: e[1] };
+          });
+        });
+        this.shards[i].catch(function () {});
+      }
+      loads.push(this.shards[i]);
+    }
+    return Promise.all(loads).then(function (all) { return [].concat.apply([], all); });
+  };
+
+  /* The indexed words term t finds, each with its weight. */
+  Index.prototype.matches = function (meta, t, last) {
+    var self = this;
+    var q = t.text;
+    var lo = t.joined || q.length < 4 ? q : q.slice(0, 4);
+    var prefix = last && q.length >= 3;
+    return this.range(meta, lo, q + "\u007f").then(function (entries) {
+      var stem = null;
+      if (!t.joined) {
+        entries.forEach(function (e) {
+          if (e.w === q) { stem = e.s; }
+        });
+        if (stem === null) {
+          entries.forEach(function (e) {
+            if (e.s.length >= 4 && q.indexOf(e.s) === 0 && (!stem || e.s.length > stem.length)) { stem = e.s; }
+          });
+        }
+        if (stem === null) { stem = q; }
+      }
+      var more = stem && (stem < lo || stem > q) ? self.range(meta, stem, stem + "\u007f") : Promise.resolve([]);
+      return more.then(function (extra) {
+        var seen = {};
+        var found = [];
+        entries.concat(extra).forEach(function (e) {
+          if (seen[e.w]) { return; }
+          seen[e.w] = true;
+          var weight = 0;
+          if (e.w === q || (stem && e.s === stem)) {
+            weight = 1;
+          } else if (stem && stem.length >= 3 && e.s.indexOf(stem) === 0) {
+            weight = 0.8;
+          } else if (prefix && e.w.indexOf(q) === 0) {
+            weight = 0.6;
+          }
+          if (weight) { found.push({ entry: e, weight: weight }); }
+        });
+        return found;
+      });
+    });
+  };
+
+  /* The results of a query, best first: {page, section, data()}; and the
+     words to mark in excerpts. */
+  Index.prototype.search = function (text) {
+    var self = this;
+    return this.meta.then(function (meta) {
+      var terms = queryTerms(foldText(text), meta.stop || []);
+      if (!terms.length) { return { results: [] }; }
+      return Promise.all(terms.map(function (t, i) {
+        return self.matches(meta, t, i === terms.length - 1);
+      })).then(function (perTerm) {
+        var marks = {};
+        var prefix = null;
+        var last = terms[terms.length - 1];
+        if (last.text.length >= 3) { prefix = last.text; }
+        /* For each term: page -> {sections: section -> [weight, in
+           its heading], title: weight when in the page's title}. */
+        var maps = perTerm.map(function (found) {
+          var pages = {};
+          found.forEach(function (f) {
+            marks[f.entry.w] = true;
+            var p = f.entry.p;
+            var page = 0;
+            for (var i = 0; i < p.length;) {
+              page += p[i];
+              var count = p[i + 1];
+              var at = pages[page] || (pages[page] = { sections: {}, title: 0 });
+              for (var k = 0; k < count; k++) {
+                var v = p[i + 2 + k];
+                /* 8 × section + 1 (in its heading) + 2 (in the title) + 4 (in its text). */
+                var s = v >> 3;
+                var h = (v & 1) === 1;
+                if (v & 2) { at.title = Math.max(at.title, f.weight); }
+                if (!(v & 5)) { continue; }
+                var old = at.sections[s];
+                if (!old || old[0] < f.weight || (old[0] === f.weight && h)) { at.sections[s] = [f.weight, h]; }
+              }
+              i += 2 + count;
+            }
+          });
+          return pages;
+        });
+        var n = meta.pages;
+        var idf = maps.map(function (m) { return Math.log(1 + n / Math.max(1, Object.keys(m).length)); });
+        var hits = [];
+        Object.keys(maps[0]).forEach(function (key) {
+          if (!maps.every(function (m) { return m[key]; })) { return; }
+          /* Sections score by the words in them (three times in their
+             heading); the page adds its title's words and a fifth of its
+             other sections. */
+          var scores = {};
+          var title = 0;
+          maps.forEach(function (m, j) {
+            var at = m[key];
+            title += idf[j] * at.title * 2;
+            Object.keys(at.sections).forEach(function (s) {
+              var w = at.sections[s];
+              scores[s] = (scores[s] || 0) + idf[j] * w[0] * (w[1] ? 3 : 1);
+            });
+          });
+          var best = 0;
+          var top = -1;
+          var total = 0;
+          Object.keys(scores).forEach(function (s) {
+            total += scores[s];
+            if (scores[s] > top || (scores[s] === top && +s < best)) { top = scores[s]; best = +s; }
+          });
+          top = Math.max(top, 0);
+          hits.push({ page: +key, section: best, score: top + title + 0.2 * (total - top) });
+        });
+        hits.sort(function (a, b) { return b.score - a.score || a.page - b.page; });
+        return {
+          results: hits.map(function (h) {
+            return { data: function () { return self.result(h, marks, prefix); } };
+          })
+        };
+      });
+    });
+  };
+
+  /* What a result shows: the page, the section that matched best and an
+     excerpt of it with the words found marked. */
+  Index.prototype.result = function (hit, marks, prefix) {
+    if (!this.pages[hit.page]) {
+      this.pages[hit.page] = getJSON(this.dir + "p/" + hit.page + ".json");
+    }
+    return this.pages[hit.page].then(function (page) {
+      var section = page.sections[hit.section] || ["", "", ""];
+      var base = body.getAttribute("data-prefix") || "";
+      return {
+        url: base + page.url + (section[1] ? "#" + section[1] : ""),
+        title: page.title,
+        heading: section[0],
+        excerpt: excerpt(section[2] || section[0] || page.title, marks, prefix)
+      };
+    });
+  };
+
+  /* About thirty words of text around the first one found: [[text, marked]]. */
+  function excerpt(text, marks, prefix) {
+    var words = text.split(/\s+/).filter(function (w) { return w; });
+    var marked = words.map(function (w) {
+      return pieces(foldText(w)).some(function (p) {
+        return marks[p] || (prefix && p.indexOf(prefix) === 0);
+      });
+    });
+    var first = Math.max(0, marked.indexOf(true));
+    var start = Math.max(0, first - 8);
+    var end = Math.min(words.length, start + 30);
+    var out = [];
+    if (start > 0) { out.push(["… ", false]); }
+    for (var i = start; i < end; i++) {
+      if (marked[i]) {
+        /* The word marked, not the punctuation around it. */
+        var m = words[i].match(/^([^\p{L}\p{N}]*)([\s\S]*?)([^\p{L}\p{N}]*)$/u);
+        out.push([m[1], false], [m[2], true], [m[3], false]);
+      } else {
+        out.push([words[i], false]);
+      }
+      if (i + 1 < end) { out.push([" ", false]); }
+    }
+    if (end < words.length) { out.push([" …", false]); }
+    return out;
+  }
+
+  function excerptNode(parts) {
+    var out = document.createElement("span");
+    out.className = "result-excerpt";
+    parts.forEach(function (p) {
+      if (!p[0]) { return; }
+      if (p[1]) {
+        var m = document.createElement("mark");
+        m.textContent = p[0];
+        out.appendChild(m);
+      } else {
+        out.appendChild(document.createTextNode(p[0]));
+      }
+    });
+    return out;
   }
 
   function setUpSearch(form) {
@@ -123,20 +383,8 @@
 
     function engine() {
       if (!loading) {
-        var dir = bundle + (language || document.documentElement.getAttribute("lang")) + "/";
-        loading = import(dir + "pagefind.js").then(function (pf) {
-          var prefix = body.getAttribute("data-prefix") || "";
-          return pf.options({ basePath: dir, baseUrl: prefix + "/", excerptLength: 24 }).then(function () {
-            /* Pagefind reads the index language from <html lang> when
-               it starts; a 404 page searches the language asked for. */
-            var root = document.documentElement;
-            var own = root.getAttribute("lang");
-            if (language) { root.setAttribute("lang", language); }
-            var started = pf.init();
-            if (language) { root.setAttribute("lang", own); }
-            return started.then(function () { return pf; });
-          });
-        });
+        var index = new Index(bundle + (language || document.documentElement.getAttribute("lang")) + "/");
+        loading = index.meta.then(function () { return index; });
         loading.catch(function () { loading = null; });
       }
       return loading;
@@ -146,23 +394,21 @@
     }
     function links() { return Array.prototype.slice.call(box.querySelectorAll("a")); }
     function resultItem(data) {
-      var part = bestPart(data);
       var li = document.createElement("li");
       var a = document.createElement("a");
-      a.href = part ? part.url : data.url;
-      var pageTitle = (data.meta && data.meta.title) || data.url;
-      var heading = part && part.title && part.title !== pageTitle ? part.title : "";
+      a.href = data.url;
+      var heading = data.heading && data.heading !== data.title ? data.heading : "";
       if (heading) {
         var page = document.createElement("span");
         page.className = "result-page";
-        page.textContent = pageTitle;
+        page.textContent = data.title;
         a.appendChild(page);
       }
       var title = document.createElement("span");
       title.className = "result-heading";
-      title.textContent = heading || pageTitle;
+      title.textContent = heading || data.title;
       a.appendChild(title);
-      a.appendChild(excerptNode(part ? part.excerpt : data.excerpt));
+      a.appendChild(excerptNode(data.excerpt));
       a.addEventListener("click", close);
       li.appendChild(a);
       return li;
@@ -215,8 +461,8 @@
       var text = input.value;
       if (text.trim().length < 2) { close(); return; }
       current = text;
-      engine().then(function (pf) {
-        return pf.search(text);
+      engine().then(function (index) {
+        return index.search(text);
       }).then(function (search) {
         if (search && current === text && input.value === text) { show(search, text); }
       });
