@@ -806,11 +806,13 @@ impl<'a> Renderer<'a> {
                 (*key, pages)
             })
             .collect();
-        let mut files = search::files(site, &by_language);
-        files.push(OutFile::new(
+        // Each search index goes out as soon as it is made: together they
+        // are the largest part of the output.
+        count += search::files_into(site, &by_language, emit);
+        let mut files = vec![OutFile::new(
             layout::SITEMAP_PATH,
             sitemap::sitemap(&self.sitemap_entries(), self.lastmod),
-        ));
+        )];
         for path in layout::generated_assets(site) {
             files.push(match path {
                 layout::ROBOTS_PATH => OutFile::new(

@@ -433,23 +433,26 @@ fn entries<'a>(pages: &'a [(&'a Page, &'a Document)]) -> Vec<Entry<'a>> {
 }
 
 /// The bundles of `orders` (each docs version's and language's pages, in
-/// reading order), made in parallel: every file of each, below its
-/// [`layout::search_bundle_dir`], sorted by path.
-pub fn files(
+/// reading order), made in parallel, each file below its bundle's
+/// [`layout::search_bundle_dir`] given to `emit` as soon as its bundle is
+/// made (in no set order). Returns how many files were emitted.
+pub fn files_into(
     site: &Site,
     orders: &BTreeMap<(usize, &str), Vec<(&Page, &Document)>>,
-) -> Vec<OutFile> {
+    emit: &(dyn Fn(OutFile) + Sync),
+) -> usize {
     let work: Vec<(String, Vec<Entry>)> = orders
         .iter()
         .map(|((v, lang), pages)| (layout::search_bundle_dir(site, *v, lang), entries(pages)))
         .collect();
-    let bundles: Vec<Vec<OutFile>> = work
-        .par_iter()
-        .map(|(dir, entries)| bundle(dir, entries))
-        .collect();
-    let mut out: Vec<OutFile> = bundles.into_iter().flatten().collect();
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+    work.par_iter()
+        .map(|(dir, entries)| {
+            let files = bundle(dir, entries);
+            let count = files.len();
+            files.into_iter().for_each(emit);
+            count
+        })
+        .sum()
 }
 
 #[cfg(test)]

@@ -345,3 +345,82 @@ fn pages_load_nothing_from_other_hosts() {
         }
     }
 }
+
+/// The script in the reader's browser folds and cuts a query the way the
+/// index was made (render/search.rs), or a word the pages have would find
+/// nothing: both sides run on the same texts, random ones from the
+/// characters of Spanish, Portuguese and English docs, and must agree on
+/// every word and joined run (`1.29.0`, `runner_drain_timeout_ms`).
+#[test]
+fn the_search_script_cuts_text_as_the_index_does() {
+    if !have("node") {
+        return;
+    }
+    use basepress::render::search::{fold, tokens, Token};
+    let alphabet: Vec<char> = "aZ09 v._-:/,;()`=ÁáéÉíóúüñÑçÇãõâêôà\n\t".chars().collect();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut texts: Vec<String> = [
+        "La audiência, `RUNNER_DRAIN_TIMEOUT_MS` y v1.30.0.",
+        "Terminación: 1.29.0-rc.1 kube-system a..b -c- v1-x",
+        "whystack-agent:1.30.0 /kubernetes/v1.29.0/base/",
+    ]
+    .map(String::from)
+    .to_vec();
+    for _ in 0..2000 {
+        let len = (next() % 40) as usize;
+        texts.push(
+            (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect(),
+        );
+    }
+    let expected: Vec<Vec<String>> = texts
+        .iter()
+        .map(|t| {
+            let folded = fold(t);
+            let mut out = Vec::new();
+            tokens(&folded, |tok| {
+                out.push(match tok {
+                    Token::Word(w) | Token::Joined(w) => w.to_string(),
+                })
+            });
+            out
+        })
+        .collect();
+    let js = std::fs::read_to_string(repo().join("src/render/default/site.js")).unwrap();
+    let start = js.find("  /* ---- Search ----").expect("the search part");
+    let end = js.find("  function setUpSearch(form) {").expect("its end");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("texts.json"),
+        serde_json::to_string(&texts).unwrap(),
+    )
+    .unwrap();
+    let script = format!(
+        "var body = {{}};\n{}\nvar fs = require('fs');\n\
+         var texts = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));\n\
+         process.stdout.write(JSON.stringify(texts.map(function (t) {{ return pieces(foldText(t)); }})));\n",
+        &js[start..end]
+    );
+    std::fs::write(dir.path().join("cut.js"), script).unwrap();
+    let o = std::process::Command::new("node")
+        .arg(dir.path().join("cut.js"))
+        .arg(dir.path().join("texts.json"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: Vec<Vec<String>> = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(got.len(), texts.len());
+    for ((text, want), got) in texts.iter().zip(&expected).zip(&got) {
+        assert_eq!(
+            got, want,
+            "{text:?}: the script and the index cut it differently"
+        );
+    }
+}

@@ -170,10 +170,11 @@
     return lo;
   };
 
-  /* The entries ({w, s, p}) of the shards holding words from lo to hi. */
-  Index.prototype.range = function (meta, lo, hi) {
+  /* The entries ({w, s, p}) of the shards holding words from lo to hi,
+     at most `most` shards (the first ones). */
+  Index.prototype.range = function (meta, lo, hi, most) {
     var from = this.shardOf(meta, lo);
-    var to = Math.min(this.shardOf(meta, hi), from + 7);
+    var to = Math.min(this.shardOf(meta, hi), from + most - 1);
     var loads = [];
     for (var i = from; i <= to; i++) {
       if (!this.shards[i]) {
@@ -195,7 +196,10 @@
     var q = t.text;
     var lo = t.joined || q.length < 4 ? q : q.slice(0, 4);
     var prefix = last && q.length >= 3;
-    return this.range(meta, lo, q + "\u007f").then(function (entries) {
+    /* Words that begin with the last word (being typed) may fill more
+       shards; a first query loads a few at most. */
+    var most = prefix ? 3 : 2;
+    return this.range(meta, lo, q + "\u007f", most).then(function (entries) {
       var stem = null;
       if (!t.joined) {
         entries.forEach(function (e) {
@@ -208,7 +212,7 @@
         }
         if (stem === null) { stem = q; }
       }
-      var more = stem && (stem < lo || stem > q) ? self.range(meta, stem, stem + "\u007f") : Promise.resolve([]);
+      var more = stem && (stem < lo || stem > q) ? self.range(meta, stem, stem + "\u007f", most) : Promise.resolve([]);
       return more.then(function (extra) {
         var seen = {};
         var found = [];
