@@ -531,6 +531,12 @@ mod tests {
         d
     }
 
+    /// The file at `path` of a bundle, parsed.
+    fn json_file(files: &[OutFile], path: &str) -> serde_json::Value {
+        let file = files.iter().find(|f| f.path == path).expect(path);
+        serde_json::from_slice(&file.bytes).unwrap()
+    }
+
     fn shard_entries(files: &[OutFile]) -> Vec<serde_json::Value> {
         files
             .iter()
@@ -576,24 +582,10 @@ mod tests {
         assert_eq!(find("runner_drain_timeout_ms").as_array().unwrap().len(), 2);
         assert_eq!(find("1.29.0").as_array().unwrap().len(), 2);
         assert!(words.iter().all(|e| e[0] != "el"), "a stop word is indexed");
-        let meta: serde_json::Value = serde_json::from_slice(
-            &files
-                .iter()
-                .find(|f| f.path == "/search/es/index.json")
-                .unwrap()
-                .bytes,
-        )
-        .unwrap();
+        let meta = json_file(&files, "/search/es/index.json");
         assert_eq!(meta["pages"], 1);
         assert_eq!(meta["shards"].as_array().unwrap().len(), 1);
-        let page: serde_json::Value = serde_json::from_slice(
-            &files
-                .iter()
-                .find(|f| f.path == "/search/es/p/0.json")
-                .unwrap()
-                .bytes,
-        )
-        .unwrap();
+        let page = json_file(&files, "/search/es/p/0.json");
         assert_eq!(page["url"], "/es/stop/");
         assert_eq!(page["sections"][1][1], "drenaje");
     }
@@ -619,13 +611,7 @@ mod tests {
                     .zip(&two)
                     .all(|(a, b)| a.path == b.path && a.bytes == b.bytes)
         );
-        let meta: serde_json::Value = serde_json::from_slice(
-            &one.iter()
-                .find(|f| f.path.ends_with("index.json"))
-                .unwrap()
-                .bytes,
-        )
-        .unwrap();
+        let meta = json_file(&one, "/search/en/index.json");
         let firsts: Vec<&str> = meta["shards"]
             .as_array()
             .unwrap()
@@ -644,11 +630,7 @@ mod tests {
         }
         // Each shard's words sort after its first word and before the next's.
         for (i, first) in firsts.iter().enumerate() {
-            let shard = one
-                .iter()
-                .find(|f| f.path == format!("/search/en/s/{i}.json"))
-                .unwrap();
-            let v: serde_json::Value = serde_json::from_slice(&shard.bytes).unwrap();
+            let v = json_file(&one, &format!("/search/en/s/{i}.json"));
             for e in v.as_array().unwrap() {
                 let w = e[0].as_str().unwrap();
                 assert!(w >= *first && firsts.get(i + 1).is_none_or(|next| w < *next));
