@@ -33,24 +33,65 @@ enum Refused {
 
 /// Reads the input file `path` (below `root`, or named from it).
 pub fn read(root: &Path, path: &Path) -> Result<Vec<u8>, Diagnostic> {
-    read_optional(root, path)?.ok_or_else(|| {
-        Diagnostic::new(rule::IO_UNREADABLE, "cannot read: the file does not exist")
-            .in_file(relative(root, path))
-    })
+    Root::open(root).read(path)
 }
 
 /// [`read`], with `None` when there is no file at `path`.
 pub fn read_optional(root: &Path, path: &Path) -> Result<Option<Vec<u8>>, Diagnostic> {
-    let rel = relative(root, path);
-    let result = match path.strip_prefix(root) {
-        Ok(below) => open_below(root, below).and_then(read_capped),
-        // Not named from the root: only the last component is checked.
-        Err(_) => open_one(path).and_then(read_capped),
-    };
-    match result {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(Refused::Missing) => Ok(None),
-        Err(why) => Err(refusal(root, &rel, why)),
+    Root::open(root).read_optional(path)
+}
+
+/// A project root opened once, for reading many files below it: each read
+/// starts from this handle instead of opening the root again (a build
+/// reads every page of every docs version).
+pub struct Root<'a> {
+    path: &'a Path,
+    /// The root folder, opened (`None` when it cannot be: each read then
+    /// tries again and says why).
+    dir: Option<std::fs::File>,
+}
+
+impl<'a> Root<'a> {
+    pub fn open(path: &'a Path) -> Self {
+        Root {
+            path,
+            dir: std::fs::File::open(path).ok(),
+        }
+    }
+
+    /// The root's path, as given.
+    pub fn path(&self) -> &'a Path {
+        self.path
+    }
+
+    /// Reads the input file `path` (below the root, or named from it).
+    pub fn read(&self, path: &Path) -> Result<Vec<u8>, Diagnostic> {
+        self.read_optional(path)?.ok_or_else(|| {
+            Diagnostic::new(rule::IO_UNREADABLE, "cannot read: the file does not exist")
+                .in_file(relative(self.path, path))
+        })
+    }
+
+    /// [`Root::read`], with `None` when there is no file at `path`.
+    pub fn read_optional(&self, path: &Path) -> Result<Option<Vec<u8>>, Diagnostic> {
+        let root = self.path;
+        let rel = relative(root, path);
+        let result = match path.strip_prefix(root) {
+            Ok(below) => match &self.dir {
+                Some(dir) => open_below(dir, root, below),
+                None => std::fs::File::open(root)
+                    .map_err(Refused::Io)
+                    .and_then(|dir| open_below(&dir, root, below)),
+            }
+            .and_then(read_capped),
+            // Not named from the root: only the last component is checked.
+            Err(_) => open_one(path).and_then(read_capped),
+        };
+        match result {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(Refused::Missing) => Ok(None),
+            Err(why) => Err(refusal(root, &rel, why)),
+        }
     }
 }
 
@@ -287,18 +328,22 @@ mod open {
         }
     }
 
-    /// Opens `below` relative to `root`, following no link on the way.
-    pub(super) fn open_below(root: &Path, below: &Path) -> Result<std::fs::File, Refused> {
+    /// Opens `below` relative to `root` (opened as `root_fd`), following
+    /// no link on the way.
+    pub(super) fn open_below(
+        root_fd: &std::fs::File,
+        root: &Path,
+        below: &Path,
+    ) -> Result<std::fs::File, Refused> {
         if !super::stays_inside(below) {
             return Err(Refused::Outside);
         }
-        let root_fd = std::fs::File::open(root).map_err(Refused::Io)?;
         #[cfg(target_os = "linux")]
         {
             use rustix::fs::{openat2, ResolveFlags};
             let resolve =
                 ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-            match openat2(&root_fd, below, FILE_FLAGS, Mode::empty(), resolve) {
+            match openat2(root_fd, below, FILE_FLAGS, Mode::empty(), resolve) {
                 Ok(fd) => return Ok(fd.into()),
                 // Kernels before 5.6, or a sandbox that forbids it: walk.
                 Err(e) if e == Errno::NOSYS || e == Errno::PERM || e == Errno::INVAL => {}
@@ -314,7 +359,7 @@ mod open {
     }
 
     /// Opens `below` one component at a time, each relative to the last.
-    fn walk(root_fd: std::fs::File, below: &Path) -> Result<std::fs::File, Refused> {
+    fn walk(root_fd: &std::fs::File, below: &Path) -> Result<std::fs::File, Refused> {
         let parts: Vec<_> = below
             .components()
             .filter(|c| matches!(c, Component::Normal(_)))
@@ -322,7 +367,7 @@ mod open {
         let Some((last, folders)) = parts.split_last() else {
             return Err(Refused::Outside);
         };
-        let mut fd: std::os::fd::OwnedFd = root_fd.into();
+        let mut fd: std::os::fd::OwnedFd = root_fd.try_clone().map_err(Refused::Io)?.into();
         let mut at = std::path::PathBuf::new();
         for part in folders {
             at.push(part);
@@ -359,7 +404,11 @@ mod open {
     use super::Refused;
     use std::path::Path;
 
-    pub(super) fn open_below(root: &Path, below: &Path) -> Result<std::fs::File, Refused> {
+    pub(super) fn open_below(
+        _root_fd: &std::fs::File,
+        root: &Path,
+        below: &Path,
+    ) -> Result<std::fs::File, Refused> {
         if !super::stays_inside(below) {
             return Err(Refused::Outside);
         }

@@ -130,9 +130,11 @@ fn load_version(
         }
     }
 
+    // The root is opened once for every page read below it.
+    let opened = crate::input::Root::open(root);
     let results: Vec<Result<Page, Diagnostic>> = sources
         .par_iter()
-        .map(|(lang, path)| load_page(root, index, version, lang, path))
+        .map(|(lang, path)| load_page(&opened, index, version, lang, path))
         .collect();
     let mut pages = Vec::with_capacity(results.len());
     let mut failed = std::collections::HashSet::new();
@@ -212,16 +214,17 @@ fn is_url_safe(segment: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// Reads one page of docs version `index` (`version`) in `lang`.
+/// Reads one page of docs version `index` (`version`) in `lang`, below
+/// the opened project root `root`.
 pub(super) fn load_page(
-    root: &Path,
+    root: &crate::input::Root,
     index: usize,
     version: &DocsVersion,
     lang: &str,
     path: &Path,
 ) -> Result<Page, Diagnostic> {
-    let source = relative(root, path);
-    let raw = read_input(root, path)?;
+    let source = relative(root.path(), path);
+    let raw = root.read(path)?;
     let text = crate::input::utf8(raw, &source, rule::IO_UNREADABLE)?;
     let (front, body, body_line) = split_front_matter(&text).ok_or_else(|| {
         Diagnostic::new(
@@ -266,7 +269,7 @@ pub(super) fn load_page(
         ),
     };
     let rel = slash_path(
-        path.strip_prefix(root.join(&version.dir).join(lang))
+        path.strip_prefix(root.path().join(&version.dir).join(lang))
             .unwrap_or(path),
     );
     Ok(Page {
