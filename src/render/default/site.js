@@ -152,6 +152,16 @@
     });
   }
 
+  /* The JSON at url as `shape` makes it, fetched once into cache[key]; a
+     failed fetch is forgotten, so that a later query tries again. */
+  function once(cache, key, url, shape) {
+    if (!cache[key]) {
+      cache[key] = getJSON(url).then(shape);
+      cache[key].catch(function () { delete cache[key]; });
+    }
+    return cache[key];
+  }
+
   function Index(dir) {
     this.dir = dir;
     this.shards = {};
@@ -177,15 +187,11 @@
     var to = Math.min(this.shardOf(meta, hi), from + most - 1);
     var loads = [];
     for (var i = from; i <= to; i++) {
-      if (!this.shards[i]) {
-        this.shards[i] = getJSON(this.dir + "s/" + i + ".json").then(function (list) {
-          return list.map(function (e) {
-            return e.length === 3 ? { w: e[0], s: e[1], p: e[2] } : { w: e[0], s: e[0], p: e[1] };
-          });
+      loads.push(once(this.shards, i, this.dir + "s/" + i + ".json", function (list) {
+        return list.map(function (e) {
+          return e.length === 3 ? { w: e[0], s: e[1], p: e[2] } : { w: e[0], s: e[0], p: e[1] };
         });
-        this.shards[i].catch(function () {});
-      }
-      loads.push(this.shards[i]);
+      }));
     }
     return Promise.all(loads).then(function (all) { return [].concat.apply([], all); });
   };
@@ -316,10 +322,8 @@
   /* What a result shows: the page, the section that matched best and an
      excerpt of it with the words found marked. */
   Index.prototype.result = function (hit, marks, prefix) {
-    if (!this.pages[hit.page]) {
-      this.pages[hit.page] = getJSON(this.dir + "p/" + hit.page + ".json");
-    }
-    return this.pages[hit.page].then(function (page) {
+    var url = this.dir + "p/" + hit.page + ".json";
+    return once(this.pages, hit.page, url, function (page) { return page; }).then(function (page) {
       var section = page.sections[hit.section] || ["", "", ""];
       var base = body.getAttribute("data-prefix") || "";
       return {
