@@ -426,6 +426,7 @@ pub fn render(
     tools: &Tools,
     cache: Option<&mut PageCache>,
     emit: &(dyn Fn(OutFile) + Sync),
+    wanted: Option<&crate::render::Wanted<'_>>,
 ) -> Result<(usize, Vec<Diagnostic>), Vec<Diagnostic>> {
     let tera = checked.templates.as_ref().map_err(Clone::clone)?;
     let lastmod = lastmod(options).map_err(|d| vec![d])?;
@@ -441,7 +442,7 @@ pub fn render(
         }
         emit(f);
     };
-    let count = renderer.site_into(cache, &scanned)?;
+    let count = renderer.site_into(cache, &scanned, wanted)?;
     let leaks = check::finish(
         Some(&checked.site().config),
         leaks.into_inner().unwrap_or_default(),
@@ -595,17 +596,19 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
     let rendered = match target {
         Target::Memory => {
             let files = std::sync::Mutex::new(Vec::new());
-            render(&checked, options, &highlighter, &tools, None, &|f| {
+            let keep = |f: OutFile| {
                 if let Ok(mut files) = files.lock() {
                     files.push(f);
                 }
-            })
-            .map(|(count, warnings)| {
-                timings.lap("render");
-                let mut files = files.into_inner().unwrap_or_default();
-                files.sort_by(|a, b| a.path.cmp(&b.path));
-                (count, warnings, Some(files))
-            })
+            };
+            render(&checked, options, &highlighter, &tools, None, &keep, None).map(
+                |(count, warnings)| {
+                    timings.lap("render");
+                    let mut files = files.into_inner().unwrap_or_default();
+                    files.sort_by(|a, b| a.path.cmp(&b.path));
+                    (count, warnings, Some(files))
+                },
+            )
         }
         Target::Disk(_) => {
             let Some(staging) = staging else {
@@ -618,7 +621,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                     w.push(f.path);
                 }
             };
-            render(&checked, options, &highlighter, &tools, None, &put).and_then(
+            render(&checked, options, &highlighter, &tools, None, &put, None).and_then(
                 |(count, warnings)| {
                     timings.lap("render and write");
                     let reused = reuse(&checked, &staging);

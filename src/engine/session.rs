@@ -132,6 +132,17 @@ pub enum Output {
     Changed(Vec<(String, Body)>),
 }
 
+/// What watches a full build as it renders (`basepress serve` during its
+/// first build, answering requests with the pages rendered so far).
+pub trait Watch: Sync {
+    /// A file the build rendered (its checks all passed; the build may
+    /// still fail on what it finds in the rendered files).
+    fn rendered(&self, file: &OutFile);
+    /// The next page a reader waits for, by file (`/es/install/index.html`):
+    /// rendered before the others.
+    fn wanted(&self) -> Option<String>;
+}
+
 /// What a project's builds keep for the next one.
 pub struct Session {
     root: PathBuf,
@@ -203,16 +214,28 @@ impl Session {
     /// (or that appeared or went away) since the last call; `None` when
     /// that is not known, which builds everything again.
     pub fn rebuild(&mut self, changed: Option<&[PathBuf]>) -> Rebuild {
+        self.rebuild_watched(changed, None)
+    }
+
+    /// [`Session::rebuild`], giving a full build's files to `watch` as
+    /// they are rendered (once every check passed), before it ends, and
+    /// rendering first the pages it asks for: what `basepress serve`
+    /// answers with during its first build.
+    pub fn rebuild_watched(
+        &mut self,
+        changed: Option<&[PathBuf]>,
+        watch: Option<&dyn Watch>,
+    ) -> Rebuild {
         if let Some(paths) = changed {
             if let Some(r) = self.fast(paths) {
                 return r;
             }
         }
-        self.full()
+        self.full(watch)
     }
 
     /// Runs every stage, as a build does, keeping what the fast path needs.
-    fn full(&mut self) -> Rebuild {
+    fn full(&mut self, watch: Option<&dyn Watch>) -> Rebuild {
         self.state = None;
         let mut timings = Timings::start();
         let checked = match load_and_check(&self.root, &self.options, &self.tools, &mut timings) {
@@ -224,6 +247,7 @@ impl Session {
         let mut files = None;
         if !diagnostics.iter().any(Diagnostic::is_error) {
             let rendered = std::sync::Mutex::new(Vec::new());
+            let wanted = watch.map(|w| move || w.wanted());
             let result = super::render(
                 &checked,
                 &self.options,
@@ -231,10 +255,14 @@ impl Session {
                 &self.tools,
                 Some(&mut self.cache),
                 &|f| {
+                    if let Some(watch) = watch {
+                        watch.rendered(&f);
+                    }
                     if let Ok(mut all) = rendered.lock() {
                         all.push(f);
                     }
                 },
+                wanted.as_ref().map(|w| w as &render::Wanted<'_>),
             );
             match result {
                 Ok((_, warnings)) => {

@@ -33,6 +33,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 
+/// Names the next page a reader is waiting for (by file), if any.
+pub type Wanted<'a> = dyn Fn() -> Option<String> + Sync + 'a;
+
 /// One file of the output, at a site path (`/es/install/index.html`).
 /// The bytes are shared, so a page kept between builds is not copied.
 #[derive(Debug, Clone)]
@@ -687,11 +690,15 @@ impl<'a> Renderer<'a> {
     /// [`Renderer::site_into`].
     pub fn site(&self, cache: Option<&mut PageCache>) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
         let files = std::sync::Mutex::new(Vec::new());
-        self.site_into(cache, &|f| {
-            if let Ok(mut files) = files.lock() {
-                files.push(f);
-            }
-        })?;
+        self.site_into(
+            cache,
+            &|f| {
+                if let Ok(mut files) = files.lock() {
+                    files.push(f);
+                }
+            },
+            None,
+        )?;
         let mut files = files.into_inner().unwrap_or_default();
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(files)
@@ -710,10 +717,14 @@ impl<'a> Renderer<'a> {
     ///
     /// With `cache` (`basepress serve`), pages whose template input did not
     /// change since the last build come from it, and it keeps this build's.
+    /// With `wanted` (`basepress serve` during its first build), the pages
+    /// it names (by file, `/es/install/index.html`) are rendered before
+    /// the others, as soon as it names them.
     pub fn site_into(
         &self,
         mut cache: Option<&mut PageCache>,
         emit: &(dyn Fn(OutFile) + Sync),
+        wanted: Option<&Wanted<'_>>,
     ) -> Result<usize, Vec<Diagnostic>> {
         let site = self.site;
         // The project's templates are part of every page's digest.
@@ -732,18 +743,47 @@ impl<'a> Renderer<'a> {
         // Per page: its cache entry (digest and bytes, with a cache), whether
         // it came from the cache, or its error.
         type Rendered = Result<(Option<([u8; 32], Bytes)>, bool), Diagnostic>;
-        let pages: Vec<Rendered> = site
-            .pages
-            .par_iter()
-            .zip(self.analysis.docs.par_iter())
-            .filter(|(page, _)| self.renders(page.version))
-            .map(|(page, doc)| {
-                let (file, key, hit) = self.render_page(page, doc, lookup)?;
-                let kept = key.map(|k| (k, file.bytes.clone()));
-                emit(file);
-                Ok((kept, hit))
+        let render_one = |i: usize| -> Rendered {
+            let (page, doc) = (&site.pages[i], &self.analysis.docs[i]);
+            let (file, key, hit) = self.render_page(page, doc, lookup)?;
+            let kept = key.map(|k| (k, file.bytes.clone()));
+            emit(file);
+            Ok((kept, hit))
+        };
+        // Each page is rendered once: by its turn, or earlier when wanted.
+        let claimed: Vec<std::sync::atomic::AtomicBool> =
+            site.pages.iter().map(|_| Default::default()).collect();
+        let claim = |i: usize| !claimed[i].swap(true, std::sync::atomic::Ordering::SeqCst);
+        let by_file: HashMap<String, usize> = match wanted {
+            Some(_) => site
+                .pages
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| self.renders(p.version))
+                .map(|(i, p)| (layout::page_file(p), i))
+                .collect(),
+            None => HashMap::new(),
+        };
+        let early: std::sync::Mutex<Vec<Rendered>> = Default::default();
+        let pages: Vec<Rendered> = (0..site.pages.len().min(self.analysis.docs.len()))
+            .into_par_iter()
+            .filter(|&i| self.renders(site.pages[i].version))
+            .filter_map(|i| {
+                while let Some(file) = wanted.and_then(|w| w()) {
+                    if let Some(&j) = by_file.get(&file) {
+                        if claim(j) {
+                            let r = render_one(j);
+                            if let Ok(mut early) = early.lock() {
+                                early.push(r);
+                            }
+                        }
+                    }
+                }
+                claim(i).then(|| render_one(i))
             })
             .collect();
+        let early = early.into_inner().unwrap_or_default();
+        let pages = pages.into_iter().chain(early);
         let mut kept = HashMap::new();
         let mut hits = 0;
         let mut errors = Vec::new();

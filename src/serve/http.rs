@@ -162,7 +162,46 @@ async fn site_file(
         Ok(p) => p,
         Err(_) => return plain(StatusCode::BAD_REQUEST, "bad request path\n"),
     };
-    let snapshot = app.snapshot();
+    let mut snapshot = app.snapshot();
+    // The first build is rendering: its files as they come.
+    while let Some(partial) = snapshot.partial.clone() {
+        let wanted = match below_prefix(&partial.prefix, &path) {
+            None if path == "/" || path == partial.prefix => {
+                return redirect(&format!("{}/", partial.prefix), uri.query());
+            }
+            // Outside the site, or a base's file (one build serves a whole
+            // download loop, see `base_download`): the finished build
+            // answers.
+            None => None,
+            Some(rel) if snapshot::BaseRequest::parse(rel, false).is_some() => None,
+            Some(rel) => Some(rel),
+        };
+        match wanted {
+            Some(rel) => {
+                if let Some(entry) = partial.wait_for(rel).await {
+                    let served = entry.served();
+                    return file_response(
+                        &headers,
+                        head,
+                        entry.content_type(),
+                        served.body.clone(),
+                        &served.etag,
+                    );
+                }
+            }
+            None => partial.ended().await,
+        }
+        // The build ended: it answers as any build (one that ended without
+        // leaving a snapshot has nothing to serve).
+        snapshot = app.snapshot();
+        if snapshot
+            .partial
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(p, &partial))
+        {
+            return plain(StatusCode::NOT_FOUND, "not found\n");
+        }
+    }
     let Some(build) = snapshot.build.as_deref() else {
         // No build has succeeded yet.
         return match &snapshot.error {

@@ -69,18 +69,20 @@ pub fn run(mut options: Options) -> anyhow::Result<()> {
     // missed.
     let _watch = watch::start(Arc::clone(&app))
         .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", options.root.display()))?;
-    app.rebuild(None, None);
+    // The first build runs while the server answers: a request waits for
+    // its page, which the build renders next.
+    let first = {
+        let app = Arc::clone(&app);
+        std::thread::Builder::new()
+            .name("basepress-first-build".into())
+            .spawn(move || app.rebuild(None, None))?
+    };
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("basepress-serve")
         .build()?;
-    let prefix = app
-        .snapshot()
-        .build
-        .as_ref()
-        .map(|b| b.prefix.clone())
-        .unwrap_or_default();
+    let prefix = prefix_of(&options.root);
     let hosts = announce(addr, &prefix, &options.allow_hosts);
     eprintln!(
         "watching {} for changes to site.yaml, the image data and {}/",
@@ -88,6 +90,7 @@ pub fn run(mut options: Options) -> anyhow::Result<()> {
         watch::INPUT_DIRS.join("/, ")
     );
     runtime.block_on(serve(listener, app, hosts))?;
+    let _ = first.join();
     eprintln!("stopped");
     Ok(())
 }
@@ -263,6 +266,7 @@ pub(crate) struct App {
 
 impl App {
     fn new(root: PathBuf, build: crate::engine::Options, color: bool) -> Self {
+        let prefix = prefix_of(&root);
         let run_id = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
@@ -271,6 +275,8 @@ impl App {
             root,
             current: RwLock::new(Arc::new(Snapshot {
                 build: None,
+                // Until the first build ends.
+                partial: Some(Arc::new(snapshot::Partial::new(prefix))),
                 error: None,
                 generation: format!("{run_id}-0"),
             })),
@@ -297,7 +303,18 @@ impl App {
         // build never replaces a newer one.
         let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
         let start = Instant::now();
-        let rebuilt = session.rebuild(changed);
+        // The first build: the server starts with its partial snapshot,
+        // whose files are served as they render, so the first pages show
+        // long before the whole site is done.
+        let before = self.snapshot();
+        let partial = before.partial.clone();
+        let _finished = partial
+            .as_ref()
+            .map(|p| snapshot::FinishOnDrop(Arc::clone(p)));
+        let watch = partial
+            .as_deref()
+            .map(|p| p as &dyn crate::engine::session::Watch);
+        let rebuilt = session.rebuild_watched(changed, watch);
         let outcome = rebuilt.outcome;
         let took = start.elapsed();
         let since = since.map(|s| s.elapsed());
@@ -359,8 +376,14 @@ impl App {
                 say.push(format!("built {report}"));
                 Snapshot {
                     build: Some(Arc::new(build)),
+                    partial: None,
                     error: None,
-                    generation: self.next_generation(),
+                    // Pages shown while the first build rendered are
+                    // these same bytes: nothing to reload.
+                    generation: match &partial {
+                        Some(_) => before.generation.clone(),
+                        None => self.next_generation(),
+                    },
                 }
             }
             None => {
@@ -379,6 +402,7 @@ impl App {
                 ));
                 Snapshot {
                     build: current.build.clone(),
+                    partial: None,
                     error: Some(Arc::new(ErrorPage::new(text))),
                     generation: self.next_generation(),
                 }
@@ -386,8 +410,10 @@ impl App {
         };
         let generation = next.generation.clone();
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        // No receiver (no page open) is not an error.
-        let _ = self.reloads.send(generation);
+        if generation != before.generation {
+            // No receiver (no page open) is not an error.
+            let _ = self.reloads.send(generation);
+        }
         drop(session);
         self.print_findings(&outcome.diagnostics);
         for line in say {

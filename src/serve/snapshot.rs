@@ -261,11 +261,125 @@ fn same_body(body: &Body, b: &Bytes) -> bool {
 /// build when it failed.
 pub struct Snapshot {
     pub build: Option<Arc<Build>>,
+    /// While the first build renders: the files it rendered so far, served
+    /// as they come (a request waits for its file or the build's end).
+    pub partial: Option<Arc<Partial>>,
     /// The error page for HTML requests while the last build fails.
     pub error: Option<Arc<ErrorPage>>,
     /// Changes whenever what a browser shows changes; the reload script
     /// compares it across reconnections.
     pub generation: String,
+}
+
+/// The files of a first build while it renders, each as soon as it is
+/// rendered (the same bytes the finished build serves).
+pub struct Partial {
+    files: std::sync::RwLock<HashMap<String, Arc<Entry>>>,
+    /// Files requests wait for, for the build to render first.
+    wanted: Mutex<Vec<String>>,
+    /// The base URL's path, as in [`Build::prefix`].
+    pub prefix: String,
+    done: std::sync::atomic::AtomicBool,
+    arrived: tokio::sync::Notify,
+}
+
+impl Partial {
+    pub fn new(prefix: String) -> Self {
+        Partial {
+            files: Default::default(),
+            wanted: Default::default(),
+            prefix,
+            done: Default::default(),
+            arrived: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// A file the build rendered.
+    pub fn add(&self, f: &OutFile) {
+        let entry = Arc::new(Entry::new(&f.path, Body::Ready(f.bytes.clone())));
+        if let Ok(mut files) = self.files.write() {
+            files.insert(f.path.clone(), entry);
+        }
+        self.arrived.notify_waiters();
+    }
+
+    /// The build ended (passed or failed): nothing more will come.
+    pub fn finish(&self) {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.arrived.notify_waiters();
+    }
+
+    fn get(&self, path: &str) -> Option<Arc<Entry>> {
+        self.files.read().ok()?.get(&file_of(path)).cloned()
+    }
+
+    /// Waits for the build's end.
+    pub async fn ended(&self) {
+        loop {
+            let arrived = self.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            if self.done.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            arrived.await;
+        }
+    }
+
+    /// The file at site path `path` (a folder's `index.html` for a path
+    /// ending in `/`) once the build has rendered it; `None` when the build
+    /// ended without it (the finished build answers then).
+    pub async fn wait_for(&self, path: &str) -> Option<Arc<Entry>> {
+        let mut asked = false;
+        loop {
+            // Registered before looking, so that a file added between the
+            // look and the wait still wakes it.
+            let arrived = self.arrived.notified();
+            tokio::pin!(arrived);
+            arrived.as_mut().enable();
+            if let Some(e) = self.get(path) {
+                return Some(e);
+            }
+            if self.done.load(std::sync::atomic::Ordering::SeqCst) {
+                return None;
+            }
+            if !asked {
+                asked = true;
+                if let Ok(mut wanted) = self.wanted.lock() {
+                    wanted.push(file_of(path));
+                }
+            }
+            arrived.await;
+        }
+    }
+}
+
+impl crate::engine::session::Watch for Partial {
+    fn rendered(&self, file: &OutFile) {
+        self.add(file);
+    }
+
+    fn wanted(&self) -> Option<String> {
+        self.wanted.lock().ok()?.pop()
+    }
+}
+
+/// The file a site path names: a folder's `index.html` for a path ending
+/// in `/`.
+fn file_of(path: &str) -> String {
+    match path.ends_with('/') {
+        true => format!("{path}index.html"),
+        false => path.to_string(),
+    }
+}
+
+/// Finishes a [`Partial`] when dropped, however the build ends.
+pub struct FinishOnDrop(pub Arc<Partial>);
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        self.0.finish();
+    }
 }
 
 /// How long a download loop may pause between two requests and still get
@@ -507,6 +621,35 @@ pub fn inject_reload(html: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_request_during_the_first_build_waits_for_its_file_and_asks_for_it() {
+        use crate::engine::session::Watch;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let partial = Arc::new(Partial::new(String::new()));
+            let p = Arc::clone(&partial);
+            let page = tokio::spawn(async move { p.wait_for("/en/").await });
+            tokio::task::yield_now().await;
+            // The waiting request asked the build for its page's file.
+            assert_eq!(partial.wanted().as_deref(), Some("/en/index.html"));
+            assert_eq!(partial.wanted(), None);
+            partial.rendered(&OutFile::new("/en/other/index.html", "other"));
+            partial.rendered(&OutFile::new("/en/index.html", "<p>home</p>"));
+            let entry = page.await.unwrap().expect("the page, once rendered");
+            assert!(entry.served().body.starts_with(b"<p>home</p>"));
+            // A file the build never renders: nothing, once it ends.
+            let p = Arc::clone(&partial);
+            let missing = tokio::spawn(async move { p.wait_for("/nowhere").await });
+            tokio::task::yield_now().await;
+            drop(FinishOnDrop(Arc::clone(&partial)));
+            assert!(missing.await.unwrap().is_none());
+            partial.ended().await;
+        });
+    }
 
     #[test]
     fn the_script_goes_before_the_last_closing_body() {

@@ -31,7 +31,15 @@ struct Server {
 }
 
 impl Server {
+    /// `basepress serve` on `root`, once its first build has ended (it
+    /// answers before: see [`Server::start_building`]).
     fn start(root: &Path) -> Server {
+        Server::start_building(root).first_build_ended()
+    }
+
+    /// `basepress serve` on `root`, as soon as it prints its URL, while its
+    /// first build may still run.
+    fn start_building(root: &Path) -> Server {
         Server::spawn(basepress().args(["serve", "--root", &root.to_string_lossy(), "--port", "0"]))
     }
 
@@ -39,6 +47,21 @@ impl Server {
     /// with the default root (`.`).
     fn start_in(dir: &Path) -> Server {
         Server::spawn(basepress().current_dir(dir).args(["serve", "--port", "0"]))
+            .first_build_ended()
+    }
+
+    /// Waits until the first build has ended, passed or failed (an edit
+    /// made before that may be in it already, and reload nothing).
+    fn first_build_ended(self) -> Server {
+        let deadline = Instant::now() + Duration::from_secs(180);
+        while Instant::now() < deadline {
+            let said = self.stderr();
+            if said.contains("built ") || said.contains("the build failed") {
+                return self;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("the first build did not end:\n{}", self.stderr());
     }
 
     fn spawn(command: &mut std::process::Command) -> Server {
@@ -953,4 +976,45 @@ fn an_edit_is_seen_with_the_default_relative_root() {
     );
     let r = get(&server.url("/es/installation/"));
     assert!(r.text().contains("Para instalar YA el agente"));
+}
+
+/// `basepress serve` answers while its first build renders: a page asked
+/// for is rendered next and served at once, with the bytes the finished
+/// build serves, and the finished build reloads nothing.
+#[test]
+fn the_first_pages_are_served_while_the_first_build_renders() {
+    let project = copy_repo();
+    // Enough pages that rendering them all takes a while.
+    for i in 0..1500 {
+        let text = format!(
+            "---\ntitle: Bulk page {i}\n---\n# Bulk page {i}\n\n## Part\n\nWords of page {i}, for the build to render.\n"
+        );
+        for lang in ["es", "pt", "en"] {
+            let path = project
+                .path()
+                .join(format!("content/{lang}/bulk/page-{i}.md"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, &text).unwrap();
+        }
+    }
+    let server = Server::start_building(project.path());
+    let mut events = Events::connect(&server.addr);
+    assert_eq!(events.next().0, "hello");
+    let early = get(&server.url("/en/bulk/page-1400/"));
+    let built_then = server.stderr().contains("built ");
+    assert_eq!(early.status, 200, "{}", server.stderr());
+    assert!(
+        !built_then,
+        "the page came only once the whole site was built:\n{}",
+        server.stderr()
+    );
+    assert!(server.printed_soon("built "), "{}", server.stderr());
+    // Nothing to reload: the pages shown are the finished build's.
+    assert!(
+        events.next_within(Duration::from_secs(2)).is_none(),
+        "a reload after the first build"
+    );
+    let after = get(&server.url("/en/bulk/page-1400/"));
+    assert_eq!(early.text(), after.text());
+    assert!(after.text().contains("Words of page 1400"));
 }
