@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 /// How long events must stop before a rebuild starts.
 pub const QUIET: Duration = Duration::from_millis(30);
+/// How long, once the last event says a file is complete (closed after
+/// writing, or renamed into place), for the events that come with it.
+pub const SETTLED: Duration = Duration::from_millis(2);
 /// The longest a stream of events can put a rebuild off.
 const MAX_DELAY: Duration = Duration::from_millis(300);
 
@@ -47,8 +50,11 @@ pub fn start(app: Arc<App>) -> notify::Result<Watch> {
     let (tx, rx) = mpsc::channel();
     let events = tx.clone();
     let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
-        // Reading a file (the rebuild reads them all) is no change.
-        if e.as_ref().is_ok_and(|e| e.kind.is_access()) {
+        // Reading a file (the rebuild reads them all) is no change; closing
+        // one written is, the end of a save.
+        if e.as_ref()
+            .is_ok_and(|e| e.kind.is_access() && !completes(&e.kind))
+        {
             return;
         }
         let _ = events.send(Msg::Fs(e));
@@ -75,7 +81,8 @@ fn run(app: &App, mut inputs: Inputs, rx: &mpsc::Receiver<Msg>) {
         }
         let start = Instant::now();
         loop {
-            let wait = QUIET.min(MAX_DELAY.saturating_sub(start.elapsed()));
+            let quiet = if batch.settled { SETTLED } else { QUIET };
+            let wait = quiet.min(MAX_DELAY.saturating_sub(start.elapsed()));
             match rx.recv_timeout(wait) {
                 Ok(Msg::Fs(e)) => batch.add(e),
                 Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
@@ -133,6 +140,9 @@ struct Batch {
     rescan: bool,
     /// When the first event arrived.
     first: Option<Instant>,
+    /// Whether the last event said a file is complete: no need to wait as
+    /// long for more.
+    settled: bool,
 }
 
 impl Batch {
@@ -143,11 +153,23 @@ impl Batch {
                 if e.need_rescan() {
                     self.rescan = true;
                 }
+                self.settled = completes(&e.kind);
                 self.paths.extend(e.paths);
             }
             Err(_) => self.rescan = true,
         }
     }
+}
+
+/// Whether an event says a file is complete: closed after writing, or
+/// renamed into place (how many editors save).
+fn completes(kind: &notify::EventKind) -> bool {
+    use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+    matches!(
+        kind,
+        notify::EventKind::Access(AccessKind::Close(AccessMode::Write))
+            | notify::EventKind::Modify(ModifyKind::Name(RenameMode::To | RenameMode::Both))
+    )
 }
 
 /// What the project's inputs were at the last look: a SHA-256 per file.
@@ -290,5 +312,34 @@ impl Inputs {
         };
         let digest: [u8; 32] = Sha256::digest(&bytes).into();
         self.digests.insert(path.to_path_buf(), digest) != Some(digest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_save_ends_with_a_close_after_writing_or_a_rename_into_place() {
+        use notify::event::{
+            AccessKind, AccessMode, CreateKind, DataChange, ModifyKind, RenameMode,
+        };
+        use notify::{Event, EventKind};
+        let close = EventKind::Access(AccessKind::Close(AccessMode::Write));
+        let renamed = EventKind::Modify(ModifyKind::Name(RenameMode::To));
+        let written = EventKind::Modify(ModifyKind::Data(DataChange::Content));
+        assert!(completes(&close) && completes(&renamed));
+        assert!(!completes(&written));
+        assert!(!completes(&EventKind::Create(CreateKind::File)));
+        assert!(!completes(&EventKind::Access(AccessKind::Close(
+            AccessMode::Read
+        ))));
+        let mut batch = Batch::default();
+        batch.add(Ok(Event::new(written)));
+        assert!(!batch.settled, "a file being written");
+        batch.add(Ok(Event::new(close)));
+        assert!(batch.settled, "closed after writing");
+        batch.add(Ok(Event::new(written)));
+        assert!(!batch.settled, "written again after");
     }
 }
