@@ -149,8 +149,9 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
                     // An empty block: the line after its fence.
                     line: if *started { *line } else { *line + 1 },
                 };
-                let mut starts = true;
-                add_text(&mut doc, &code_block.code, &mut starts);
+                // A block of its own, and what follows starts another.
+                block = true;
+                add_text(&mut doc, &code_block.code, &mut block);
                 doc.code_blocks.push(code_block);
                 block = true;
                 inside = Inside::Text;

@@ -303,11 +303,12 @@ impl App {
         // build never replaces a newer one.
         let mut session = self.session.lock().unwrap_or_else(|e| e.into_inner());
         let start = Instant::now();
-        // The first build: the server starts with its partial snapshot,
-        // whose files are served as they render, so the first pages show
-        // long before the whole site is done.
-        let before = self.snapshot();
-        let partial = before.partial.clone();
+        // What is served now: only a rebuild replaces it, and one runs at a
+        // time. For the first build it is the partial snapshot, whose files
+        // are served as they render, so the first pages show long before
+        // the whole site is done.
+        let current = self.snapshot();
+        let partial = current.partial.clone();
         let _finished = partial
             .as_ref()
             .map(|p| snapshot::FinishOnDrop(Arc::clone(p)));
@@ -326,7 +327,6 @@ impl App {
             ),
             None => format!("{} ms", took.as_millis()),
         };
-        let current = self.snapshot();
         let pages = outcome.written.as_ref().map_or(0, |w| w.pages);
         let built = match rebuilt.output {
             Output::Full(files) => {
@@ -381,7 +381,7 @@ impl App {
                     // Pages shown while the first build rendered are
                     // these same bytes: nothing to reload.
                     generation: match &partial {
-                        Some(_) => before.generation.clone(),
+                        Some(_) => current.generation.clone(),
                         None => self.next_generation(),
                     },
                 }
@@ -410,7 +410,7 @@ impl App {
         };
         let generation = next.generation.clone();
         *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(next);
-        if generation != before.generation {
+        if generation != current.generation {
             // No receiver (no page open) is not an error.
             let _ = self.reloads.send(generation);
         }

@@ -294,69 +294,64 @@ impl Partial {
         }
     }
 
-    /// A file the build rendered.
-    pub fn add(&self, f: &OutFile) {
-        let entry = Arc::new(Entry::new(&f.path, Body::Ready(f.bytes.clone())));
-        if let Ok(mut files) = self.files.write() {
-            files.insert(f.path.clone(), entry);
-        }
-        self.arrived.notify_waiters();
-    }
-
     /// The build ended (passed or failed): nothing more will come.
     pub fn finish(&self) {
         self.done.store(true, std::sync::atomic::Ordering::SeqCst);
         self.arrived.notify_waiters();
     }
 
-    fn get(&self, path: &str) -> Option<Arc<Entry>> {
-        self.files.read().ok()?.get(&file_of(path)).cloned()
-    }
-
-    /// Waits for the build's end.
-    pub async fn ended(&self) {
-        loop {
-            let arrived = self.arrived.notified();
-            tokio::pin!(arrived);
-            arrived.as_mut().enable();
-            if self.done.load(std::sync::atomic::Ordering::SeqCst) {
-                return;
-            }
-            arrived.await;
-        }
-    }
-
-    /// The file at site path `path` (a folder's `index.html` for a path
-    /// ending in `/`) once the build has rendered it; `None` when the build
-    /// ended without it (the finished build answers then).
-    pub async fn wait_for(&self, path: &str) -> Option<Arc<Entry>> {
-        let mut asked = false;
+    /// Waits until `look` finds something (`Some`) or the build ends
+    /// (`None`), looking again whenever a file arrives.
+    async fn until<T>(&self, mut look: impl FnMut() -> Option<T>) -> Option<T> {
         loop {
             // Registered before looking, so that a file added between the
             // look and the wait still wakes it.
             let arrived = self.arrived.notified();
             tokio::pin!(arrived);
             arrived.as_mut().enable();
-            if let Some(e) = self.get(path) {
-                return Some(e);
+            if let Some(found) = look() {
+                return Some(found);
             }
             if self.done.load(std::sync::atomic::Ordering::SeqCst) {
                 return None;
             }
-            if !asked {
-                asked = true;
-                if let Ok(mut wanted) = self.wanted.lock() {
-                    wanted.push(file_of(path));
-                }
-            }
             arrived.await;
         }
+    }
+
+    /// Waits for the build's end.
+    pub async fn ended(&self) {
+        self.until(|| None::<()>).await;
+    }
+
+    /// The file at site path `path` (a folder's `index.html` for a path
+    /// ending in `/`) once the build has rendered it, asking the build for
+    /// it first; `None` when the build ended without it (the finished
+    /// build answers then).
+    pub async fn wait_for(&self, path: &str) -> Option<Arc<Entry>> {
+        let file = file_of(path);
+        let mut asked = false;
+        self.until(|| {
+            let found = self.files.read().ok()?.get(&file).cloned();
+            if found.is_none() && !asked {
+                asked = true;
+                if let Ok(mut wanted) = self.wanted.lock() {
+                    wanted.push(file.clone());
+                }
+            }
+            found
+        })
+        .await
     }
 }
 
 impl crate::engine::session::Watch for Partial {
-    fn rendered(&self, file: &OutFile) {
-        self.add(file);
+    fn rendered(&self, f: &OutFile) {
+        let entry = Arc::new(Entry::new(&f.path, Body::Ready(f.bytes.clone())));
+        if let Ok(mut files) = self.files.write() {
+            files.insert(f.path.clone(), entry);
+        }
+        self.arrived.notify_waiters();
     }
 
     fn wanted(&self) -> Option<String> {
