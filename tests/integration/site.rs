@@ -357,14 +357,8 @@ fn the_search_script_cuts_text_as_the_index_does() {
         return;
     }
     use basepress::render::search::{fold, tokens, Token};
-    let alphabet: Vec<char> = "aZ09 v._-:/,;()`=ÁáéÉíóúüñÑçÇãõâêôà\n\t".chars().collect();
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
     let mut texts: Vec<String> = [
         "La audiência, `RUNNER_DRAIN_TIMEOUT_MS` y v1.30.0.",
         "Terminación: 1.29.0-rc.1 kube-system a..b -c- v1-x",
@@ -372,13 +366,15 @@ fn the_search_script_cuts_text_as_the_index_does() {
     ]
     .map(String::from)
     .to_vec();
+    // One batch of generated texts (one run of the script), as
+    // kustomize.rs does for kubectl.
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+    );
+    let strategy = "[aZ09 v._:/,;()`=ÁáéÉíóúüñÑçÇãõâêôà\n\t-]{0,40}";
     for _ in 0..2000 {
-        let len = (next() % 40) as usize;
-        texts.push(
-            (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                .collect(),
-        );
+        texts.push(strategy.new_tree(&mut runner).unwrap().current());
     }
     let expected: Vec<Vec<String>> = texts
         .iter()
