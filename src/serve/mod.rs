@@ -60,8 +60,10 @@ pub fn run(mut options: Options) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("cannot find {}: {e}", options.root.display()))?;
     let listener = bind(options.bind, options.port)?;
     let addr = listener.local_addr()?;
+    let prefix = prefix_of(&options.root);
     let app = Arc::new(App::new(
         options.root.clone(),
+        prefix.clone(),
         options.build.clone(),
         options.color,
     ));
@@ -82,7 +84,6 @@ pub fn run(mut options: Options) -> anyhow::Result<()> {
         .enable_all()
         .thread_name("basepress-serve")
         .build()?;
-    let prefix = prefix_of(&options.root);
     let hosts = announce(addr, &prefix, &options.allow_hosts);
     eprintln!(
         "watching {} for changes to site.yaml, the image data and {}/",
@@ -265,8 +266,9 @@ pub(crate) struct App {
 }
 
 impl App {
-    fn new(root: PathBuf, build: crate::engine::Options, color: bool) -> Self {
-        let prefix = prefix_of(&root);
+    /// The server of the project at `root`, whose site is served below
+    /// `prefix` (see [`prefix_of`]).
+    fn new(root: PathBuf, prefix: String, build: crate::engine::Options, color: bool) -> Self {
         let run_id = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
