@@ -128,7 +128,14 @@ impl Server {
     /// Whether the server prints `needle` on stderr within a few seconds
     /// (what it prints is read by another thread).
     fn printed_soon(&self, needle: &str) -> bool {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        self.printed_within(needle, Duration::from_secs(10))
+    }
+
+    /// Whether stderr says `needle` within `wait`: for a step whose time
+    /// grows with the project (a first build of thousands of pages in a
+    /// debug binary on a loaded CI machine).
+    fn printed_within(&self, needle: &str, wait: Duration) -> bool {
+        let deadline = Instant::now() + wait;
         while Instant::now() < deadline {
             if self.stderr().contains(needle) {
                 return true;
@@ -1008,7 +1015,11 @@ fn the_first_pages_are_served_while_the_first_build_renders() {
         "the page came only once the whole site was built:\n{}",
         server.stderr()
     );
-    assert!(server.printed_soon("built "), "{}", server.stderr());
+    assert!(
+        server.printed_within("built ", Duration::from_secs(300)),
+        "{}",
+        server.stderr()
+    );
     // Nothing to reload: the pages shown are the finished build's.
     assert!(
         events.next_within(Duration::from_secs(2)).is_none(),
