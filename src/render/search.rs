@@ -100,6 +100,13 @@ fn stop_words(lang: &str) -> &'static [&'static str] {
             "that", "the", "their", "them", "then", "there", "these", "they", "this", "to", "was",
             "were", "what", "when", "which", "who", "will", "with", "you", "your",
         ],
+        "fr" => &[
+            "au", "aux", "avec", "ce", "ces", "dans", "de", "des", "du", "elle", "elles", "en",
+            "est", "et", "eux", "il", "ils", "je", "la", "le", "les", "leur", "leurs", "lui", "ma",
+            "mais", "me", "mes", "moi", "mon", "ne", "nos", "notre", "nous", "on", "ou", "par",
+            "pas", "pour", "que", "qui", "sa", "se", "ses", "son", "sont", "sur", "ta", "te",
+            "tes", "toi", "ton", "tu", "un", "une", "vos", "votre", "vous",
+        ],
         _ => &[],
     }
 }
@@ -496,7 +503,7 @@ mod tests {
 
     #[test]
     fn stop_words_are_folded_and_sorted() {
-        for lang in ["es", "pt", "en"] {
+        for lang in ["es", "pt", "en", "fr"] {
             let list = stop_words(lang);
             assert!(list.windows(2).all(|w| w[0] < w[1]), "{lang}: not sorted");
             for w in list {
