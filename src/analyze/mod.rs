@@ -191,18 +191,19 @@ impl Analysis {
             .chain(self.problems.iter().flatten())
     }
 
-    /// Puts new bodies in place of some pages' (`(page, body)`, originals
-    /// only, front matter unchanged) and analyses again what they reach.
-    pub fn replace_bodies(&mut self, edits: &[(usize, String)]) -> Changed {
+    /// Puts pages read again in place of theirs (`(page, new)`, originals
+    /// only, each at the same place: see [`Page::same_place`]), with their
+    /// untranslated copies, and analyses again what they reach.
+    pub fn replace_pages(&mut self, edits: &[(usize, Page)]) -> Changed {
         let mut changed = Changed::default();
-        for (original, body) in edits {
+        for (original, new) in edits {
             let Some(source) = self.site.pages.get(*original).map(|p| p.source.clone()) else {
                 continue;
             };
             changed.recheck.insert(*original);
             for &j in self.graph.by_source.get(&source).into_iter().flatten() {
                 if let Some(p) = self.site.pages.get_mut(j) {
-                    p.body.clone_from(body);
+                    p.take_contents(new);
                     changed.pages.push(j);
                 }
             }

@@ -2,18 +2,23 @@
 //! again and again (`basepress serve`).
 //!
 //! A [`Session`] keeps what the last build loaded, analysed, checked and
-//! rendered. When only the bodies of existing pages changed (their front
-//! matter, and so their title, place, weight, base and description, are
-//! the same), a rebuild runs the per-page steps of the same stages on what
-//! the edit reaches: it reads those pages again, analyses them (and their
-//! untranslated copies), runs the page checks again on them and on the
-//! pages that link into them with an anchor, renders the pages that show
-//! them (the page, its untranslated copies and its translations, whose
-//! language switcher lists its headings), and makes the search bundle of
-//! a docs version again only when the words of its sections changed (on
-//! first request). Anything else (a new or removed file, front matter, an
-//! asset, a base, a template, site.yaml, the image data) runs every stage
-//! again, with the render cache.
+//! rendered. When the changed files are pages of the last build read again
+//! at the same place (same language, docs version and URL; their body or
+//! front matter changed), a rebuild runs the per-page steps of the same
+//! stages on what the edit reaches: it reads those pages again, analyses
+//! them (and their untranslated copies), runs the page checks again on
+//! them and on the pages that link into them with an anchor, renders the
+//! pages that show them (the page, its untranslated copies and its
+//! translations, whose language switcher lists its headings), and makes
+//! the search bundle of a docs version again only when the words of its
+//! sections changed (on first request). After a front matter edit (a
+//! title, weight or description), the pages of the same version and
+//! language whose template input outside their own Markdown (their
+//! *frame*: sidebar, pager, breadcrumbs…) changed are rendered too, and
+//! the version's search bundle is made again. Anything else (a new or
+//! removed file, a page that moved, an asset, a base, a template,
+//! site.yaml, the image data) runs every stage again, with the render
+//! cache.
 //!
 //! Both paths give the same files and the same findings as a build of the
 //! same inputs (`tests/integration/incremental.rs` holds them to that).
@@ -168,6 +173,12 @@ struct Files {
     /// Pages whose documents changed while the build failed: rendered
     /// again when it passes.
     stale_pages: BTreeSet<usize>,
+    /// Pages that may show a page whose front matter changed since they
+    /// were rendered: rendered again when their frame changed.
+    stale_neighbours: BTreeSet<usize>,
+    /// Whether the versions pages, which show the latest version's
+    /// sidebar, must be rendered again.
+    stale_versions_pages: bool,
     /// The docs versions whose search bundle must be made again, for the
     /// same reason.
     stale_search: BTreeSet<usize>,
@@ -294,6 +305,8 @@ impl Session {
                         .map(|f| (f.path.clone(), Body::Ready(f.bytes.clone())))
                         .collect(),
                     stale_pages: BTreeSet::new(),
+                    stale_neighbours: BTreeSet::new(),
+                    stale_versions_pages: false,
                     stale_search: BTreeSet::new(),
                 });
                 let pages = state.checked.site().pages.len();
@@ -312,14 +325,16 @@ impl Session {
         rebuild
     }
 
-    /// The fast path, when every changed file is the body of a page of
-    /// the last build; `None` when every stage must run again.
+    /// The fast path, when every changed file is a page of the last build
+    /// read again at the same place (its body or front matter changed, not
+    /// its language, version or URL); `None` when every stage must run
+    /// again.
     fn fast(&mut self, changed: &[PathBuf]) -> Option<Rebuild> {
         let state = self.state.as_mut()?;
         state.files.as_ref()?;
         let analysis = &state.checked.analysis;
         // Every condition first, so that nothing changes unless all hold.
-        let mut edits: Vec<(usize, String)> = Vec::new();
+        let mut edits: Vec<(usize, Page)> = Vec::new();
         for path in changed {
             // A page of the last build (its source is below content/).
             let source = path.strip_prefix(&self.root).ok()?;
@@ -333,25 +348,34 @@ impl Session {
                 return None;
             }
             let new = load::page(&self.root, &analysis.site, old.version, &old.lang, path).ok()?;
-            if !same_place(old, &new) {
+            if !old.same_place(&new) {
                 return None;
             }
-            if new.body != old.body && !edits.iter().any(|(i, _)| *i == original) {
-                edits.push((original, new.body));
+            let differs = new.body != old.body || !old.same_front_matter(&new);
+            if differs && !edits.iter().any(|(i, _)| *i == original) {
+                edits.push((original, new));
             }
         }
-        let rebuild = state.apply(&edits, &self.options, &self.tools, &self.highlighter);
+        let rebuild = state.apply(
+            &edits,
+            &mut self.cache.frames,
+            &self.options,
+            &self.tools,
+            &self.highlighter,
+        );
         Some(rebuild)
     }
 }
 
 impl State {
-    /// Puts the new bodies of pages in place (`(page, body)`, originals
-    /// only) and runs again the per-page steps of every stage on what they
-    /// reach.
+    /// Puts pages read again in place (`(page, new)`, originals only, at
+    /// their place) and runs again the per-page steps of every stage on
+    /// what they reach. `frames` holds the frame each page was last
+    /// rendered with.
     fn apply(
         &mut self,
-        edits: &[(usize, String)],
+        edits: &[(usize, Page)],
+        frames: &mut render::Frames,
         options: &Options,
         tools: &Tools,
         highlighter: &Highlighter,
@@ -361,7 +385,17 @@ impl State {
             .iter()
             .filter_map(|(i, _)| Some((*i, Arc::clone(checked.analysis.docs.get(*i)?))))
             .collect();
-        let changed = checked.analysis.replace_bodies(edits);
+        // The originals whose front matter changed: other pages show their
+        // title, weight and place (sidebars, pagers, breadcrumbs, search).
+        let fronts: Vec<PathBuf> = edits
+            .iter()
+            .filter(|(i, new)| {
+                let old = checked.analysis.site.pages.get(*i);
+                old.is_some_and(|old| !old.same_front_matter(new))
+            })
+            .map(|(_, new)| new.source.clone())
+            .collect();
+        let changed = checked.analysis.replace_pages(edits);
         check::rerun_pages(
             &checked.analysis,
             tools,
@@ -370,10 +404,13 @@ impl State {
         );
         let analysis = &checked.analysis;
         let site = &analysis.site;
+        if !fronts.is_empty() {
+            self.orders = render::reading_orders(site);
+        }
 
-        // A version's search bundle: only when the text of a section of
-        // one of its pages changed.
-        let search_changed: BTreeSet<usize> = before
+        // A version's search bundle: when the text of a section of one of
+        // its pages changed, or a page's title or place.
+        let mut search_changed: BTreeSet<usize> = before
             .iter()
             .filter(|(i, old)| {
                 let new = &analysis.docs[*i];
@@ -381,6 +418,26 @@ impl State {
             })
             .filter_map(|(i, _)| Some(site.pages.get(*i)?.version))
             .collect();
+        // The pages whose front matter changed, copies included, and the
+        // pages that may show them: those of the same docs version and
+        // language (rendered again when their frame changed).
+        let moved: Vec<usize> = fronts
+            .iter()
+            .flat_map(|source| analysis.graph.by_source.get(source).into_iter().flatten())
+            .copied()
+            .collect();
+        let trees: BTreeSet<(usize, &str)> = moved
+            .iter()
+            .filter_map(|&j| site.pages.get(j))
+            .map(|p| (p.version, p.lang.as_str()))
+            .collect();
+        search_changed.extend(trees.iter().map(|(v, _)| *v));
+        let neighbours = site
+            .pages
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| trees.contains(&(p.version, p.lang.as_str())))
+            .map(|(i, _)| i);
         // The pages that show a changed document: at the same path in
         // every language (translations list each other's headings).
         let mut show: BTreeSet<usize> = BTreeSet::new();
@@ -403,23 +460,37 @@ impl State {
             return failed(diagnostics, true);
         };
         files.stale_pages.extend(show);
+        files.stale_neighbours.extend(neighbours);
         files.stale_search.extend(search_changed);
+        files.stale_versions_pages |= !fronts.is_empty();
         if diagnostics.iter().any(Diagnostic::is_error) {
             return failed(diagnostics, true);
         }
-        let which: Vec<usize> = files.stale_pages.iter().copied().collect();
         let (Ok(tera), Ok(lastmod)) = (checked.templates.as_ref(), super::lastmod(options)) else {
             return failed(diagnostics, true);
         };
         let renderer = Renderer::new(analysis, tera, highlighter, lastmod.as_deref());
-        let pages = match renderer.pages(&which) {
-            Ok(p) => p,
-            Err(errors) => {
-                let mut diagnostics = diagnostics;
-                diagnostics.extend(errors);
-                return failed(check::finish(None, diagnostics), true);
+        let mut pages =
+            match renderer.pages_changed(&files.stale_pages, &files.stale_neighbours, frames) {
+                Ok(p) => p,
+                Err(errors) => {
+                    let mut diagnostics = diagnostics;
+                    diagnostics.extend(errors);
+                    return failed(check::finish(None, diagnostics), true);
+                }
+            };
+        let rendered = pages.len();
+        // The versions pages show the latest version's sidebar.
+        if files.stale_versions_pages {
+            match renderer.versions_pages() {
+                Ok(p) => pages.extend(p),
+                Err(errors) => {
+                    let mut diagnostics = diagnostics;
+                    diagnostics.extend(errors);
+                    return failed(check::finish(None, diagnostics), true);
+                }
             }
-        };
+        }
         // The rendered pages are scanned as a build scans them.
         let sources = super::output_sources(site);
         let leaks: Vec<Diagnostic> = pages
@@ -469,9 +540,10 @@ impl State {
         for (path, body) in &changed {
             files.by_path.insert(path.clone(), body.clone());
         }
-        let rendered = which.len();
         files.stale_pages.clear();
+        files.stale_neighbours.clear();
         files.stale_search.clear();
+        files.stale_versions_pages = false;
         let mut outcome = Outcome::new(diagnostics, Timings::default());
         outcome.written = Some(summary);
         Rebuild {
@@ -481,23 +553,6 @@ impl State {
             rendered,
         }
     }
-}
-
-/// Whether a page read again has everything but its body as before: its
-/// front matter, its place and the line its body starts at.
-fn same_place(old: &Page, new: &Page) -> bool {
-    old.lang == new.lang
-        && old.rel == new.rel
-        && old.source == new.source
-        && old.url == new.url
-        && old.title == new.title
-        && old.weight == new.weight
-        && old.description == new.description
-        && old.base == new.base
-        && old.base_line == new.base_line
-        && old.body_line == new.body_line
-        && old.fallback_from == new.fallback_from
-        && old.version == new.version
 }
 
 /// A rebuild that found errors.

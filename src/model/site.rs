@@ -172,6 +172,44 @@ pub struct Page {
     pub body_line: usize,
 }
 
+impl Page {
+    /// Whether `other` is this page at the same place: the same source in
+    /// the same docs version and language, at the same URL, translated or
+    /// not alike. Its front matter and body may differ.
+    pub fn same_place(&self, other: &Page) -> bool {
+        self.version == other.version
+            && self.lang == other.lang
+            && self.rel == other.rel
+            && self.source == other.source
+            && self.url == other.url
+            && self.fallback_from == other.fallback_from
+    }
+
+    /// Whether `other` has this page's front matter (and its body starts
+    /// on the same line).
+    pub fn same_front_matter(&self, other: &Page) -> bool {
+        self.title == other.title
+            && self.weight == other.weight
+            && self.description == other.description
+            && self.base == other.base
+            && self.base_line == other.base_line
+            && self.body_line == other.body_line
+    }
+
+    /// Takes the front matter and body of `new`, the same source read
+    /// again, keeping its own place (an untranslated copy keeps its
+    /// language and URL).
+    pub fn take_contents(&mut self, new: &Page) {
+        self.title.clone_from(&new.title);
+        self.weight = new.weight;
+        self.description.clone_from(&new.description);
+        self.base.clone_from(&new.base);
+        self.base_line = new.base_line;
+        self.body.clone_from(&new.body);
+        self.body_line = new.body_line;
+    }
+}
+
 /// A file published as it is.
 #[derive(Debug, Clone)]
 pub struct Asset {

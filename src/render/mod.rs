@@ -27,7 +27,7 @@ use crate::model::layout;
 use crate::model::site::{Page, Site, VersionKind};
 use bytes::Bytes;
 use highlight::Highlighter;
-use nav::Tree;
+use nav::{NavNode, Tree};
 use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -67,6 +67,29 @@ pub struct PageCache {
     pages: HashMap<[u8; 32], Bytes>,
     /// How many pages the last build took from the cache.
     pub hits: usize,
+    /// The frame each page was last rendered with.
+    pub frames: Frames,
+}
+
+/// The digest of everything a page's template receives but the page's
+/// own Markdown: its place in the navigation, its neighbours, its
+/// breadcrumbs, translations and versions, its front matter and the
+/// site's settings and words. Another page's front matter reaches a page
+/// only through it.
+pub type Frame = [u8; 32];
+
+/// By page (index in `site.pages`): the frame it was last rendered with,
+/// so that after a front matter edit only the pages whose frame changed
+/// are rendered again ([`Renderer::pages_changed`]).
+pub type Frames = Vec<Option<Frame>>;
+
+/// One page rendered: its file and, with a cache, its frame, its cache
+/// key and whether it came from the cache.
+struct RenderedPage {
+    file: OutFile,
+    frame: Option<Frame>,
+    key: Option<[u8; 32]>,
+    hit: bool,
 }
 
 #[derive(Serialize)]
@@ -452,15 +475,13 @@ impl<'a> Renderer<'a> {
         })
     }
 
-    /// Renders one page; with `cache`, a page whose template input hashes
-    /// to a digest of an earlier build is taken from it. Returns the file,
-    /// its digest (with a cache) and whether it came from the cache.
-    fn render_page(
-        &self,
-        page: &'a Page,
-        doc: &'a Document,
-        cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
-    ) -> Result<(OutFile, Option<[u8; 32]>, bool), Diagnostic> {
+    /// What a page's template receives besides its HTML: the page context
+    /// (with an empty `content`) and the sidebar.
+    fn page_input<'s>(
+        &'s self,
+        page: &'s Page,
+        doc: &'s Document,
+    ) -> Result<(PageContext<'s>, Vec<NavNode<'s>>), Diagnostic> {
         let Some((tree, order)) = self.trees.get(&(page.version, page.lang.as_str())) else {
             return Err(Diagnostic::new(
                 crate::diagnostics::rule::TEMPLATE_INVALID,
@@ -473,7 +494,7 @@ impl<'a> Renderer<'a> {
             title: &p.title,
             url: &p.url,
         };
-        let mut page_ctx = PageContext {
+        let page_ctx = PageContext {
             title: &page.title,
             description: page.description.as_deref(),
             url: &page.url,
@@ -496,33 +517,66 @@ impl<'a> Renderer<'a> {
             version,
             docs_versions,
         };
-        let nav = tree.for_page(Some(page));
-        let key: Option<[u8; 32]> = cache.map(|(templates, _)| {
+        Ok((page_ctx, tree.for_page(Some(page))))
+    }
+
+    /// The digest of everything a page's template receives but the
+    /// page's own Markdown (see [`Frames`]).
+    fn frame_of(&self, page: &Page, page_ctx: &PageContext, nav: &[NavNode]) -> Frame {
+        let mut h = Sha256::new();
+        let all = (
+            &self.context,
+            language(self.site, &page.lang),
+            self.strings(&page.lang),
+            page_ctx,
+            nav,
+        );
+        let _ = serde_json::to_writer(&mut h, &all);
+        h.finalize().into()
+    }
+
+    /// The frame of one page as this renderer would render it now.
+    fn frame(&self, page: &'a Page, doc: &'a Document) -> Result<Frame, Diagnostic> {
+        let (page_ctx, nav) = self.page_input(page, doc)?;
+        Ok(self.frame_of(page, &page_ctx, &nav))
+    }
+
+    /// Renders one page; with `cache`, a page whose template input hashes
+    /// to a digest of an earlier build is taken from it. Returns the file,
+    /// its frame and digest (with a cache) and whether it came from the
+    /// cache.
+    fn render_page(
+        &self,
+        page: &'a Page,
+        doc: &'a Document,
+        cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
+    ) -> Result<RenderedPage, Diagnostic> {
+        let (mut page_ctx, nav) = self.page_input(page, doc)?;
+        let frame = cache.map(|_| self.frame_of(page, &page_ctx, &nav));
+        let key: Option<[u8; 32]> = cache.zip(frame).map(|((templates, _), frame)| {
             let mut h = templates.clone();
+            h.update(
+                self.index_digest
+                    .get_or_init(|| self.analysis.index.fingerprint()),
+            );
+            h.update(frame);
             // The content is what the HTML is made from: the Markdown, the
             // page's place and what its links resolve against.
             let content = (
                 doc.expanded.as_deref().unwrap_or(&page.body),
                 (&page.lang, &page.rel, &page.fallback_from),
             );
-            let all = (
-                &self.context,
-                language(self.site, &page.lang),
-                self.strings(&page.lang),
-                &page_ctx,
-                &nav,
-                content,
-            );
-            h.update(
-                self.index_digest
-                    .get_or_init(|| self.analysis.index.fingerprint()),
-            );
-            let _ = serde_json::to_writer(&mut h, &all);
+            let _ = serde_json::to_writer(&mut h, &content);
             h.finalize().into()
         });
         if let Some(bytes) = key.and_then(|k| cache?.1.get(&k)) {
             let file = OutFile::new(layout::page_file(page), bytes.clone());
-            return Ok((file, key, true));
+            return Ok(RenderedPage {
+                file,
+                frame,
+                key,
+                hit: true,
+            });
         }
         let content = self.page_html(page, doc);
         page_ctx.content = &content;
@@ -534,7 +588,12 @@ impl<'a> Renderer<'a> {
         }
         let html = templates::render(self.tera, self.site, "page.html", &ctx)
             .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
-        Ok((OutFile::new(layout::page_file(page), html), key, false))
+        Ok(RenderedPage {
+            file: OutFile::new(layout::page_file(page), html),
+            frame,
+            key,
+            hit: false,
+        })
     }
 
     /// The versions page of `lang`.
@@ -669,15 +728,59 @@ impl<'a> Renderer<'a> {
     }
 
     /// Renders the pages `which` (indexes in `site.pages`) through
-    /// templates, as [`Renderer::site_into`] renders them.
-    pub fn pages(&self, which: &[usize]) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+    /// templates, as [`Renderer::site_into`] renders them, and the pages
+    /// of `candidates` whose frame is not the one `frames` holds for them;
+    /// `frames` then holds the frame of every page rendered.
+    pub fn pages_changed(
+        &self,
+        which: &std::collections::BTreeSet<usize>,
+        candidates: &std::collections::BTreeSet<usize>,
+        frames: &mut Frames,
+    ) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
         let site = self.site;
         let docs = &self.analysis.docs;
-        let (files, errors): (Vec<_>, Vec<_>) = which
+        frames.resize(site.pages.len(), None);
+        let all: Vec<usize> = which.union(candidates).copied().collect();
+        let rendered: Vec<Result<Option<(usize, Frame, OutFile)>, Diagnostic>> = all
             .par_iter()
-            .filter_map(|&i| Some((site.pages.get(i)?, docs.get(i)?.as_ref())))
-            .filter(|(page, _)| self.published(page))
-            .map(|(page, doc)| self.render_page(page, doc, None).map(|(f, _, _)| f))
+            .filter_map(|&i| Some((i, site.pages.get(i)?, docs.get(i)?.as_ref())))
+            .filter(|(_, page, _)| self.published(page))
+            .map(|(i, page, doc)| {
+                let frame = self.frame(page, doc)?;
+                if !which.contains(&i) && frames[i] == Some(frame) {
+                    return Ok(None);
+                }
+                let r = self.render_page(page, doc, None)?;
+                Ok(Some((i, frame, r.file)))
+            })
+            .collect();
+        let mut files = Vec::new();
+        let mut errors = Vec::new();
+        for r in rendered {
+            match r {
+                Ok(Some((i, frame, file))) => {
+                    frames[i] = Some(frame);
+                    files.push(file);
+                }
+                Ok(None) => {}
+                Err(d) => errors.push(d),
+            }
+        }
+        if errors.is_empty() {
+            Ok(files)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The versions page of every language.
+    pub fn versions_pages(&self) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+        let (files, errors): (Vec<_>, Vec<_>) = self
+            .site
+            .config
+            .languages
+            .iter()
+            .map(|l| self.render_versions(&l.code))
             .partition(Result::is_ok);
         if errors.is_empty() {
             Ok(files.into_iter().flatten().collect())
@@ -740,15 +843,15 @@ impl<'a> Renderer<'a> {
             .map(|c| std::mem::take(&mut c.pages))
             .unwrap_or_default();
         let lookup = templates.as_ref().map(|t| (t, &previous));
-        // Per page: its cache entry (digest and bytes, with a cache), whether
-        // it came from the cache, or its error.
-        type Rendered = Result<(Option<([u8; 32], Bytes)>, bool), Diagnostic>;
+        // Per page: its index, frame and cache entry (digest and bytes),
+        // with a cache, whether it came from the cache, or its error.
+        type Rendered = Result<(usize, Option<Frame>, Option<([u8; 32], Bytes)>, bool), Diagnostic>;
         let render_one = |i: usize| -> Rendered {
             let (page, doc) = (&site.pages[i], &self.analysis.docs[i]);
-            let (file, key, hit) = self.render_page(page, doc, lookup)?;
-            let kept = key.map(|k| (k, file.bytes.clone()));
-            emit(file);
-            Ok((kept, hit))
+            let r = self.render_page(page, doc, lookup)?;
+            let kept = r.key.map(|k| (k, r.file.bytes.clone()));
+            emit(r.file);
+            Ok((i, r.frame, kept, r.hit))
         };
         // Each page is rendered once: by its turn, or earlier when wanted.
         let claimed: Vec<std::sync::atomic::AtomicBool> =
@@ -785,12 +888,19 @@ impl<'a> Renderer<'a> {
         let early = early.into_inner().unwrap_or_default();
         let pages = pages.into_iter().chain(early);
         let mut kept = HashMap::new();
+        let mut frames: Frames = Vec::new();
+        if cache.is_some() {
+            frames.resize(site.pages.len(), None);
+        }
         let mut hits = 0;
         let mut errors = Vec::new();
         let mut count = 0;
         for r in pages {
             match r {
-                Ok((entry, hit)) => {
+                Ok((i, frame, entry, hit)) => {
+                    if let Some(slot) = frames.get_mut(i) {
+                        *slot = frame;
+                    }
                     kept.extend(entry);
                     hits += usize::from(hit);
                     count += 1;
@@ -801,6 +911,7 @@ impl<'a> Renderer<'a> {
         if let Some(c) = cache {
             c.pages = kept;
             c.hits = hits;
+            c.frames = frames;
         }
         let mut others: Vec<Result<OutFile, Diagnostic>> = Vec::new();
         for l in &site.config.languages {

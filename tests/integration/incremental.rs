@@ -1,7 +1,7 @@
-//! The fast path of `basepress serve` (a page's body edited): after every
-//! rebuild, what it would serve and what it finds are exactly what a full
-//! build of the same files gives; and any other change takes the full
-//! path.
+//! The fast path of `basepress serve` (a page's body or front matter
+//! edited): after every rebuild, what it would serve and what it finds are
+//! exactly what a full build of the same files gives; and any other change
+//! takes the full path.
 
 use crate::support::*;
 use basepress::engine::session::{Output, Rebuild, Session};
@@ -198,11 +198,12 @@ fn other_changes_take_the_full_path() {
     assert!(!rebuild(&mut session, root, None).fast);
     let install = read(root, "content/en/install.md");
 
-    // Front matter: the navigation and other pages show the title.
+    // Front matter: the navigation and other pages show the title, which
+    // the fast path renders again.
     let retitled = install.replacen("title: Install", "title: Set up", 1);
     let r = edit(&mut session, root, &[("content/en/install.md", &retitled)]);
-    assert!(!r.fast, "a title edit builds everything");
-    // A body edit after it is fast again.
+    assert!(r.fast, "a title edit takes the fast path");
+    // And a body edit after it.
     let r = edit(
         &mut session,
         root,
@@ -339,5 +340,114 @@ fn random_page_edits_give_what_a_full_build_gives() {
         current[p] = text;
         let r = edit(&mut session, root, &[(pages[p], &current[p])]);
         assert!(r.fast, "step {step}: a body edit takes the fast path");
+    }
+}
+
+/// A page of the front matter walk: its name, title and weight.
+fn walk_page(name: &str, title: &str, weight: Option<i64>, extra: &str) -> String {
+    let weight = weight.map(|w| format!("weight: {w}\n")).unwrap_or_default();
+    format!("---\ntitle: {title}\n{weight}{extra}---\n# {title}\n\n## Part\n\nText of {name}.\n")
+}
+
+/// A seeded walk of front matter edits (titles that move a page within
+/// its folder, weights set and removed, descriptions, a front matter one
+/// line longer) on a site large enough that sidebars list only a window
+/// of a folder: after every step the fast path gives what a full build
+/// gives, and renders only the pages that show the edited one.
+#[test]
+fn random_front_matter_edits_give_what_a_full_build_gives() {
+    let p = Project::new();
+    let root = p.root();
+    // 320 pages in English (past the size where every folder is listed):
+    // a folder of 60, one of 250 and a few at the top.
+    let mut pages: Vec<String> = Vec::new();
+    for (folder, count) in [("small", 60), ("large", 250)] {
+        p.write(
+            &format!("content/en/{folder}/index.md"),
+            &walk_page("index", &format!("Folder {folder}"), Some(5), ""),
+        );
+        pages.push(format!("content/en/{folder}/index.md"));
+        for i in 0..count {
+            let rel = format!("content/en/{folder}/p{i:03}.md");
+            p.write(
+                &rel,
+                &walk_page(&format!("p{i:03}"), &format!("Page {i:03}"), None, ""),
+            );
+            pages.push(rel);
+        }
+    }
+    for i in 0..8 {
+        let rel = format!("content/en/top{i}.md");
+        p.write(
+            &rel,
+            &walk_page(&format!("top{i}"), &format!("Top {i}"), Some(10 + i), ""),
+        );
+        pages.push(rel);
+    }
+    // Links with anchors into a page, so its linkers are checked again.
+    p.write(
+        "content/en/top0.md",
+        &format!(
+            "{}See [part](large/p007.md#part) and [there](small/p003.md#part).\n",
+            walk_page("top0", "Top 0", Some(10), "")
+        ),
+    );
+    let mut session = Session::new(root, engine::Options::default());
+    rebuild(&mut session, root, None);
+    // A title that keeps its page's place: the pages whose sidebar window
+    // lists it (and their untranslated Spanish copies), its neighbours and
+    // itself are rendered, not the whole language.
+    let rel = "content/en/large/p100.md";
+    let retitled = read(root, rel).replace("Page 100", "Page 100 again");
+    let r = edit(&mut session, root, &[(rel, &retitled)]);
+    assert!(r.fast);
+    let language_pages = pages.len() + 2;
+    assert!(
+        r.rendered <= 2 * (40 + 3) && r.rendered >= 2,
+        "{} pages rendered for a title edit (the language has {language_pages})",
+        r.rendered
+    );
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for step in 0..30 {
+        let rel = &pages[next(pages.len())];
+        let name = rel.rsplit('/').next().unwrap().trim_end_matches(".md");
+        let text = read(root, rel);
+        let body_from = text.match_indices("---\n").nth(1).map(|(i, _)| i).unwrap();
+        let body = &text[body_from + 4..];
+        let title = match next(3) {
+            0 => format!("Page {:03}", next(260)),
+            1 => format!("Renamed {step}"),
+            _ => text
+                .lines()
+                .nth(1)
+                .unwrap()
+                .trim_start_matches("title: ")
+                .to_string(),
+        };
+        let weight = match next(3) {
+            0 => None,
+            1 => Some(next(50) as i64),
+            _ => text
+                .lines()
+                .find_map(|l| l.strip_prefix("weight: "))
+                .and_then(|w| w.parse().ok()),
+        };
+        let extra = match next(3) {
+            0 => format!("description: About {name} at step {step}\n"),
+            _ => String::new(),
+        };
+        let weight_line = weight.map(|w| format!("weight: {w}\n")).unwrap_or_default();
+        let new = format!("---\ntitle: {title}\n{weight_line}{extra}---\n{body}");
+        let r = edit(&mut session, root, &[(rel.as_str(), &new)]);
+        assert!(
+            r.fast,
+            "step {step}: a front matter edit takes the fast path"
+        );
     }
 }
