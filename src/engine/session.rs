@@ -470,15 +470,17 @@ impl State {
             return failed(diagnostics, true);
         };
         let renderer = Renderer::new(analysis, tera, highlighter, lastmod.as_deref());
-        let mut pages =
-            match renderer.pages_changed(&files.stale_pages, &files.stale_neighbours, frames) {
-                Ok(p) => p,
-                Err(errors) => {
-                    let mut diagnostics = diagnostics;
-                    diagnostics.extend(errors);
-                    return failed(check::finish(None, diagnostics), true);
-                }
-            };
+        let render::Rerendered {
+            files: mut pages,
+            frames: new_frames,
+        } = match renderer.pages_changed(&files.stale_pages, &files.stale_neighbours, frames) {
+            Ok(p) => p,
+            Err(errors) => {
+                let mut diagnostics = diagnostics;
+                diagnostics.extend(errors);
+                return failed(check::finish(None, diagnostics), true);
+            }
+        };
         let rendered = pages.len();
         // The versions pages show the latest version's sidebar.
         if files.stale_versions_pages {
@@ -539,6 +541,14 @@ impl State {
         }
         for (path, body) in &changed {
             files.by_path.insert(path.clone(), body.clone());
+        }
+        // The frames go with the files: after a failed rebuild, the pages
+        // it rendered are still stale.
+        frames.resize(site.pages.len(), None);
+        for (i, frame) in new_frames {
+            if let Some(slot) = frames.get_mut(i) {
+                *slot = Some(frame);
+            }
         }
         files.stale_pages.clear();
         files.stale_neighbours.clear();

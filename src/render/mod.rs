@@ -83,6 +83,14 @@ pub type Frame = [u8; 32];
 /// are rendered again ([`Renderer::pages_changed`]).
 pub type Frames = Vec<Option<Frame>>;
 
+/// The pages [`Renderer::pages_changed`] rendered again, and the frame
+/// each was rendered with (`(page, frame)`).
+#[derive(Default)]
+pub struct Rerendered {
+    pub files: Vec<OutFile>,
+    pub frames: Vec<(usize, Frame)>,
+}
+
 /// One page rendered: its file and, with a cache, its frame, its cache
 /// key and whether it came from the cache.
 struct RenderedPage {
@@ -729,45 +737,46 @@ impl<'a> Renderer<'a> {
 
     /// Renders the pages `which` (indexes in `site.pages`) through
     /// templates, as [`Renderer::site_into`] renders them, and the pages
-    /// of `candidates` whose frame is not the one `frames` holds for them;
-    /// `frames` then holds the frame of every page rendered.
+    /// of `candidates` whose frame is not the one `frames` holds for them.
+    /// `frames` is left as it is: the caller records the new frames once
+    /// it keeps the files.
     pub fn pages_changed(
         &self,
         which: &std::collections::BTreeSet<usize>,
         candidates: &std::collections::BTreeSet<usize>,
-        frames: &mut Frames,
-    ) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+        frames: &Frames,
+    ) -> Result<Rerendered, Vec<Diagnostic>> {
         let site = self.site;
         let docs = &self.analysis.docs;
-        frames.resize(site.pages.len(), None);
         let all: Vec<usize> = which.union(candidates).copied().collect();
-        let rendered: Vec<Result<Option<(usize, Frame, OutFile)>, Diagnostic>> = all
+        type One = Result<Option<(usize, Frame, OutFile)>, Diagnostic>;
+        let rendered: Vec<One> = all
             .par_iter()
             .filter_map(|&i| Some((i, site.pages.get(i)?, docs.get(i)?.as_ref())))
             .filter(|(_, page, _)| self.published(page))
             .map(|(i, page, doc)| {
                 let frame = self.frame(page, doc)?;
-                if !which.contains(&i) && frames[i] == Some(frame) {
+                if !which.contains(&i) && frames.get(i).copied().flatten() == Some(frame) {
                     return Ok(None);
                 }
                 let r = self.render_page(page, doc, None)?;
                 Ok(Some((i, frame, r.file)))
             })
             .collect();
-        let mut files = Vec::new();
+        let mut out = Rerendered::default();
         let mut errors = Vec::new();
         for r in rendered {
             match r {
                 Ok(Some((i, frame, file))) => {
-                    frames[i] = Some(frame);
-                    files.push(file);
+                    out.frames.push((i, frame));
+                    out.files.push(file);
                 }
                 Ok(None) => {}
                 Err(d) => errors.push(d),
             }
         }
         if errors.is_empty() {
-            Ok(files)
+            Ok(out)
         } else {
             Err(errors)
         }

@@ -451,3 +451,44 @@ fn random_front_matter_edits_give_what_a_full_build_gives() {
         );
     }
 }
+
+/// A fast rebuild whose render fails keeps nothing of what it rendered:
+/// the pages it rendered again are still stale, so the rebuild that
+/// passes renders them and serves a full build's bytes.
+#[test]
+fn a_failed_render_leaves_what_it_rendered_stale() {
+    let p = Project::new();
+    let root = p.root();
+    p.write(
+        "content/en/third.md",
+        "---\ntitle: Third\nweight: 3\n---\n# Third\n",
+    );
+    // A template that fails on the page whose description is `boom`.
+    let (_, page) = basepress::render::templates::DEFAULTS
+        .iter()
+        .find(|(n, _)| *n == "page.html")
+        .unwrap();
+    let failing = page.replacen(
+        "{% block title %}",
+        "{% block title %}{% if page.description == \"boom\" %}{{ no_such.value }}{% endif %}",
+        1,
+    );
+    assert_ne!(&failing, page);
+    p.write("templates/page.html", &failing);
+    let mut session = Session::new(root, engine::Options::default());
+    assert!(!rebuild(&mut session, root, None).fast);
+    let install = read(root, "content/en/install.md");
+    let boom = install.replacen("weight: 2\n", "weight: 2\ndescription: boom\n", 1);
+    let r = edit(&mut session, root, &[("content/en/install.md", &boom)]);
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Failed));
+    // A title the third page's sidebar shows, while the render fails.
+    let home = read(root, "content/en/index.md").replacen("title: Home", "title: Start", 1);
+    let r = edit(&mut session, root, &[("content/en/index.md", &home)]);
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Failed));
+    // Fixed: the third page shows the new title (`rebuild` compares).
+    let r = edit(&mut session, root, &[("content/en/install.md", &install)]);
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Changed(_)));
+}
