@@ -32,12 +32,23 @@ pub fn load(
     versions: &[DocsVersion],
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Page>, Vec<Asset>) {
+    // Versions load in parallel (their folder walks are serial kernel
+    // work), each with its own findings, put together in version order.
+    let loaded: Vec<(Vec<Page>, Vec<Asset>, Vec<Diagnostic>)> = versions
+        .par_iter()
+        .enumerate()
+        .map(|(i, version)| {
+            let mut found = Vec::new();
+            let (p, a) = load_version(root, config, i, version, &mut found);
+            (p, a, found)
+        })
+        .collect();
     let mut pages = Vec::new();
     let mut assets = Vec::new();
-    for (i, version) in versions.iter().enumerate() {
-        let (p, a) = load_version(root, config, i, version, diagnostics);
+    for (p, a, found) in loaded {
         pages.extend(p);
         assets.extend(a);
+        diagnostics.extend(found);
     }
     load_static(root, &mut assets, diagnostics);
     (pages, assets)
