@@ -454,6 +454,17 @@ impl State {
                     .copied(),
             );
         }
+        // A link into a page with an anchor publishes the id of the heading
+        // it names: the pages linking into one whose headings changed.
+        for (i, old) in &before {
+            if old.headings == analysis.docs[*i].headings {
+                continue;
+            }
+            let source = &site.pages[*i].source;
+            for &j in analysis.graph.by_source.get(source).into_iter().flatten() {
+                show.extend(analysis.graph.inbound.get(j).into_iter().flatten().copied());
+            }
+        }
         let diagnostics = checked.diagnostics();
         let summary = checked.summary(self.files.as_ref().map_or(0, |f| f.by_path.len()));
         let Some(files) = self.files.as_mut() else {

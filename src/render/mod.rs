@@ -555,10 +555,10 @@ impl<'a> Renderer<'a> {
     /// cache.
     fn render_page(
         &self,
-        page: &'a Page,
-        doc: &'a Document,
+        i: usize,
         cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
     ) -> Result<RenderedPage, Diagnostic> {
+        let (page, doc) = (&self.site.pages[i], self.analysis.docs[i].as_ref());
         let (mut page_ctx, nav) = self.page_input(page, doc)?;
         let frame = cache.map(|_| self.frame_of(page, &page_ctx, &nav));
         let key: Option<[u8; 32]> = cache.zip(frame).map(|((templates, _), frame)| {
@@ -569,10 +569,22 @@ impl<'a> Renderer<'a> {
             );
             h.update(frame);
             // The content is what the HTML is made from: the Markdown, the
-            // page's place and what its links resolve against.
+            // page's place, what its links resolve against and the
+            // headings of the pages they name with an anchor (a link
+            // publishes the id of the heading it names).
+            let anchored: Vec<&[Heading]> = self
+                .analysis
+                .graph
+                .outbound
+                .get(i)
+                .into_iter()
+                .flatten()
+                .filter_map(|&j| Some(self.analysis.docs.get(j)?.headings.as_slice()))
+                .collect();
             let content = (
                 doc.expanded.as_deref().unwrap_or(&page.body),
                 (&page.lang, &page.rel, &page.fallback_from),
+                anchored,
             );
             let _ = serde_json::to_writer(&mut h, &content);
             h.finalize().into()
@@ -759,7 +771,7 @@ impl<'a> Renderer<'a> {
                 if !which.contains(&i) && frames.get(i).copied().flatten() == Some(frame) {
                     return Ok(None);
                 }
-                let r = self.render_page(page, doc, None)?;
+                let r = self.render_page(i, None)?;
                 Ok(Some((i, frame, r.file)))
             })
             .collect();
@@ -856,8 +868,7 @@ impl<'a> Renderer<'a> {
         // with a cache, whether it came from the cache, or its error.
         type Rendered = Result<(usize, Option<Frame>, Option<([u8; 32], Bytes)>, bool), Diagnostic>;
         let render_one = |i: usize| -> Rendered {
-            let (page, doc) = (&site.pages[i], &self.analysis.docs[i]);
-            let r = self.render_page(page, doc, lookup)?;
+            let r = self.render_page(i, lookup)?;
             let kept = r.key.map(|k| (k, r.file.bytes.clone()));
             emit(r.file);
             Ok((i, r.frame, kept, r.hit))

@@ -492,3 +492,35 @@ fn a_failed_render_leaves_what_it_rendered_stale() {
     assert!(r.fast);
     assert!(matches!(r.output, Output::Changed(_)));
 }
+
+/// A link into a page with an anchor publishes the id of the heading it
+/// names (`#Steps` names `## Steps`, whose id is `steps`): when that
+/// page's headings change, the linking page follows, on the fast path and
+/// through the render cache of the full path.
+#[test]
+fn links_follow_the_ids_of_the_headings_they_name() {
+    let p = Project::new();
+    let root = p.root();
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\nweight: 1\n---\n# Home\n\nSee [install](install.md#Steps).\n",
+    );
+    let mut session = Session::new(root, engine::Options::default());
+    rebuild(&mut session, root, None);
+    let install = read(root, "content/en/install.md");
+    let exact = install.replacen("## Steps\n", "## Steps {#Steps}\n", 1);
+    assert_ne!(exact, install);
+    // `rebuild` holds each result to a full build's bytes.
+    let r = edit(&mut session, root, &[("content/en/install.md", &exact)]);
+    assert!(r.fast);
+    let r = edit(&mut session, root, &[("content/en/install.md", &install)]);
+    assert!(r.fast);
+    // The full path (site.yaml saved too), with the pages of the last
+    // build in its cache.
+    let r = edit(
+        &mut session,
+        root,
+        &[("content/en/install.md", &exact), ("site.yaml", SITE_YAML)],
+    );
+    assert!(!r.fast);
+}
