@@ -24,6 +24,7 @@
 //! same inputs (`tests/integration/incremental.rs` holds them to that).
 
 use super::{load_and_check, Checked, Options, Outcome, Timings};
+use crate::analyze::{anchors, links::Target};
 use crate::check::{self, Tools};
 use crate::diagnostics::Diagnostic;
 use crate::load;
@@ -455,14 +456,36 @@ impl State {
             );
         }
         // A link into a page with an anchor publishes the id of the heading
-        // it names: the pages linking into one whose headings changed.
+        // it names: the pages with such a link that now names another id.
         for (i, old) in &before {
-            if old.headings == analysis.docs[*i].headings {
+            let new = &analysis.docs[*i];
+            if old.headings == new.headings {
                 continue;
             }
             let source = &site.pages[*i].source;
-            for &j in analysis.graph.by_source.get(source).into_iter().flatten() {
-                show.extend(analysis.graph.inbound.get(j).into_iter().flatten().copied());
+            for &t in analysis.graph.by_source.get(source).into_iter().flatten() {
+                for &j in analysis.graph.inbound.get(t).into_iter().flatten() {
+                    let (Some(from), Some(doc)) = (site.pages.get(j), analysis.docs.get(j)) else {
+                        continue;
+                    };
+                    let renamed =
+                        doc.links
+                            .iter()
+                            .any(|l| match analysis.index.resolve(from, &l.dest) {
+                                Target::Internal {
+                                    anchor: Some(a),
+                                    page: Some(p),
+                                    ..
+                                } if p == t => {
+                                    anchors::published_id(&old.headings, &a)
+                                        != anchors::published_id(&new.headings, &a)
+                                }
+                                _ => false,
+                            });
+                    if renamed {
+                        show.insert(j);
+                    }
+                }
             }
         }
         let diagnostics = checked.diagnostics();
