@@ -49,6 +49,16 @@ fn rebuild(session: &mut Session, root: &Path, changed: Option<&[PathBuf]>) -> R
     r
 }
 
+/// A seeded choice among `n`: the same walk on every run (xorshift).
+fn seeded(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
 fn findings(root: &Path, o: &Outcome) -> String {
     render_text(&o.diagnostics, root, false)
 }
@@ -321,13 +331,7 @@ fn random_page_edits_give_what_a_full_build_gives() {
         }
         edit(&mut session, root, &[(pages[p], &originals[p])]);
     }
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = seeded(0x2545_f491_4f6c_dd1d);
     for step in 0..24 {
         let p = next(pages.len());
         let text = match next(4) {
@@ -407,13 +411,7 @@ fn random_front_matter_edits_give_what_a_full_build_gives() {
         "{} pages rendered for a title edit (the language has {language_pages})",
         r.rendered
     );
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut next = seeded(0x9e37_79b9_7f4a_7c15);
     for step in 0..30 {
         let rel = &pages[next(pages.len())];
         let name = rel.rsplit('/').next().unwrap().trim_end_matches(".md");
