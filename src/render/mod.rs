@@ -543,12 +543,6 @@ impl<'a> Renderer<'a> {
         h.finalize().into()
     }
 
-    /// The frame of one page as this renderer would render it now.
-    fn frame(&self, page: &'a Page, doc: &'a Document) -> Result<Frame, Diagnostic> {
-        let (page_ctx, nav) = self.page_input(page, doc)?;
-        Ok(self.frame_of(page, &page_ctx, &nav))
-    }
-
     /// Renders one page; with `cache`, a page whose template input hashes
     /// to a digest of an earlier build is taken from it. Returns the file,
     /// its frame and digest (with a cache) and whether it came from the
@@ -559,7 +553,19 @@ impl<'a> Renderer<'a> {
         cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
     ) -> Result<RenderedPage, Diagnostic> {
         let (page, doc) = (&self.site.pages[i], self.analysis.docs[i].as_ref());
-        let (mut page_ctx, nav) = self.page_input(page, doc)?;
+        let (page_ctx, nav) = self.page_input(page, doc)?;
+        self.render_input(i, page_ctx, nav, cache)
+    }
+
+    /// [`Renderer::render_page`] with the page's input already made.
+    fn render_input(
+        &self,
+        i: usize,
+        page_ctx: PageContext<'_>,
+        nav: Vec<NavNode<'_>>,
+        cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
+    ) -> Result<RenderedPage, Diagnostic> {
+        let (page, doc) = (&self.site.pages[i], self.analysis.docs[i].as_ref());
         let frame = cache.map(|_| self.frame_of(page, &page_ctx, &nav));
         let key: Option<[u8; 32]> = cache.zip(frame).map(|((templates, _), frame)| {
             let mut h = templates.clone();
@@ -599,6 +605,8 @@ impl<'a> Renderer<'a> {
             });
         }
         let content = self.page_html(page, doc);
+        // Moved, so that its borrows may be as short as the HTML's.
+        let mut page_ctx = page_ctx;
         page_ctx.content = &content;
         let mut ctx = self.context(&page.lang, page.version);
         ctx.insert("page", &page_ctx);
@@ -767,11 +775,12 @@ impl<'a> Renderer<'a> {
             .filter_map(|&i| Some((i, site.pages.get(i)?, docs.get(i)?.as_ref())))
             .filter(|(_, page, _)| self.published(page))
             .map(|(i, page, doc)| {
-                let frame = self.frame(page, doc)?;
+                let (page_ctx, nav) = self.page_input(page, doc)?;
+                let frame = self.frame_of(page, &page_ctx, &nav);
                 if !which.contains(&i) && frames.get(i).copied().flatten() == Some(frame) {
                     return Ok(None);
                 }
-                let r = self.render_page(i, None)?;
+                let r = self.render_input(i, page_ctx, nav, None)?;
                 Ok(Some((i, frame, r.file)))
             })
             .collect();
