@@ -24,11 +24,11 @@
 //! same inputs (`tests/integration/incremental.rs` holds them to that).
 
 use super::{load_and_check, Checked, Options, Outcome, Timings};
-use crate::analyze::{anchors, links::Target};
+use crate::analyze::{anchors, links::Target, Analysis};
 use crate::check::{self, Tools};
 use crate::diagnostics::Diagnostic;
 use crate::load;
-use crate::model::document::Document;
+use crate::model::document::{Document, Heading};
 use crate::model::site::Page;
 use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
 use bytes::Bytes;
@@ -465,24 +465,7 @@ impl State {
             let source = &site.pages[*i].source;
             for &t in analysis.graph.by_source.get(source).into_iter().flatten() {
                 for &j in analysis.graph.inbound.get(t).into_iter().flatten() {
-                    let (Some(from), Some(doc)) = (site.pages.get(j), analysis.docs.get(j)) else {
-                        continue;
-                    };
-                    let renamed =
-                        doc.links
-                            .iter()
-                            .any(|l| match analysis.index.resolve(from, &l.dest) {
-                                Target::Internal {
-                                    anchor: Some(a),
-                                    page: Some(p),
-                                    ..
-                                } if p == t => {
-                                    anchors::published_id(&old.headings, &a)
-                                        != anchors::published_id(&new.headings, &a)
-                                }
-                                _ => false,
-                            });
-                    if renamed {
+                    if names_another_id(analysis, j, t, &old.headings, &new.headings) {
                         show.insert(j);
                     }
                 }
@@ -597,6 +580,31 @@ impl State {
             rendered,
         }
     }
+}
+
+/// Whether a link of page `from` with an anchor into page `target` names
+/// a heading whose published id is not the same among the `new` headings
+/// of `target` as among its `old` ones.
+fn names_another_id(
+    analysis: &Analysis,
+    from: usize,
+    target: usize,
+    old: &[Heading],
+    new: &[Heading],
+) -> bool {
+    let (Some(page), Some(doc)) = (analysis.site.pages.get(from), analysis.docs.get(from)) else {
+        return false;
+    };
+    doc.links
+        .iter()
+        .any(|l| match analysis.index.resolve(page, &l.dest) {
+            Target::Internal {
+                anchor: Some(a),
+                page: Some(p),
+                ..
+            } if p == target => anchors::published_id(old, &a) != anchors::published_id(new, &a),
+            _ => false,
+        })
 }
 
 /// A rebuild that found errors.
