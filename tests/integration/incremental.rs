@@ -235,10 +235,7 @@ fn other_changes_take_the_full_path() {
     assert!(!r.fast);
     let r = edit(&mut session, root, &[("site.yaml", SITE_YAML)]);
     assert!(!r.fast);
-    let (_, default_page) = basepress::render::templates::DEFAULTS
-        .iter()
-        .find(|(n, _)| *n == "page.html")
-        .unwrap();
+    let default_page = default_template("page.html");
     let r = edit(&mut session, root, &[("templates/page.html", default_page)]);
     assert!(!r.fast);
 
@@ -462,10 +459,7 @@ fn a_failed_render_leaves_what_it_rendered_stale() {
         "---\ntitle: Third\nweight: 3\n---\n# Third\n",
     );
     // A template that fails on the page whose description is `boom`.
-    let (_, page) = basepress::render::templates::DEFAULTS
-        .iter()
-        .find(|(n, _)| *n == "page.html")
-        .unwrap();
+    let page = default_template("page.html");
     let failing = page.replacen(
         "{% block title %}",
         "{% block title %}{% if page.description == \"boom\" %}{{ no_such.value }}{% endif %}",

@@ -781,10 +781,7 @@ fn the_page_cache_renders_what_a_full_render_renders() {
         .expect("the English start page");
     assert!(String::from_utf8_lossy(&nav.bytes).contains("Stop and "));
 
-    let (_, default_page) = basepress::render::templates::DEFAULTS
-        .iter()
-        .find(|(n, _)| *n == "page.html")
-        .unwrap();
+    let default_page = default_template("page.html");
     std::fs::create_dir_all(root.join("templates")).unwrap();
     std::fs::write(
         root.join("templates/page.html"),

@@ -198,6 +198,15 @@ impl Project {
 
 /// The text of some HTML: tags dropped, the escapes basepress writes
 /// undone.
+/// The text of basepress's built-in template `name` (`page.html`).
+pub fn default_template(name: &str) -> &'static str {
+    basepress::render::templates::DEFAULTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+        .unwrap_or_else(|| panic!("no built-in template {name}"))
+}
+
 pub fn text(html: &str) -> String {
     let mut out = String::with_capacity(html.len());
     let mut in_tag = false;
