@@ -32,6 +32,7 @@ pub mod kustomize;
 pub mod report;
 pub mod secrets;
 pub mod signing;
+pub mod tls;
 pub mod yaml;
 
 pub mod model;

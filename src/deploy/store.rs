@@ -17,6 +17,7 @@ pub fn open(
     target: &Target,
     options: &Options,
 ) -> Result<(Arc<dyn ObjectStore>, String), Diagnostic> {
+    crate::tls::install_provider();
     let client = ClientOptions::new()
         .with_timeout(options.timeout)
         .with_connect_timeout(options.timeout.min(Duration::from_secs(10)));
@@ -116,6 +117,24 @@ fn passed<'a>(env: &'a Environment, prefix: &str) -> Vec<(String, &'a str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_https_client_opens() {
+        // reqwest has no crypto provider of its own: without the one
+        // `open` installs, building its client panics.
+        let mut options = Options::new("s3://bucket/docs", "site");
+        options.environment.vars = [
+            ("AWS_REGION", "eu-west-1"),
+            ("AWS_ACCESS_KEY_ID", "id"),
+            ("AWS_SECRET_ACCESS_KEY", "secret"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let target = Target::parse(&options.target).expect("a target");
+        let opened = open(&target, &options);
+        assert!(opened.is_ok(), "{:?}", opened.err());
+    }
 
     #[test]
     fn client_settings_from_the_environment_cannot_lower_the_guard() {

@@ -63,6 +63,7 @@ impl Registry {
         } else {
             ClientProtocol::Https
         };
+        crate::tls::install_provider();
         let config = ClientConfig {
             protocol,
             read_timeout: Some(opts.timeout),
