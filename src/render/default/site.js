@@ -162,6 +162,22 @@
     return cache[key];
   }
 
+  /* The numbers of a posting string: base64url digits, five bits each,
+     low bits first, a digit from "g" on when more follow. */
+  var DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  function numbers(text) {
+    var out = [];
+    var n = 0;
+    var shift = 0;
+    for (var i = 0; i < text.length; i++) {
+      var d = DIGITS.indexOf(text.charAt(i));
+      n += (d & 31) * Math.pow(2, shift);
+      shift += 5;
+      if (d < 32) { out.push(n); n = 0; shift = 0; }
+    }
+    return out;
+  }
+
   function Index(dir) {
     this.dir = dir;
     this.shards = {};
@@ -189,7 +205,7 @@
     for (var i = from; i <= to; i++) {
       loads.push(once(this.shards, i, this.dir + "s/" + i + ".json", function (list) {
         return list.map(function (e) {
-          return e.length === 3 ? { w: e[0], s: e[1], p: e[2] } : { w: e[0], s: e[0], p: e[1] };
+          return e.length === 3 ? { w: e[0], s: e[1], p: numbers(e[2]) } : { w: e[0], s: e[0], p: numbers(e[1]) };
         });
       }));
     }
@@ -266,10 +282,12 @@
               page += p[i];
               var count = p[i + 1];
               var at = pages[page] || (pages[page] = { sections: {}, title: 0 });
+              var s = 0;
               for (var k = 0; k < count; k++) {
                 var v = p[i + 2 + k];
-                /* 8 × section + 1 (in its heading) + 2 (in the title) + 4 (in its text). */
-                var s = v >> 3;
+                /* 8 × (gap from the previous section) + 1 (in its heading)
+                   + 2 (in the title) + 4 (in its text). */
+                s += v >> 3;
                 var h = (v & 1) === 1;
                 if (v & 2) { at.title = Math.max(at.title, f.weight); }
                 if (!(v & 5)) { continue; }
