@@ -93,7 +93,7 @@ fn the_search_index_of_each_language_is_stemmed_cut_into_shards_and_has_its_page
         let dir = format!("search/{lang}/");
         let meta: serde_json::Value =
             serde_json::from_str(&read(&p, &format!("{dir}index.json"))).unwrap();
-        assert_eq!(meta["format"], 1, "{meta:#}");
+        assert_eq!(meta["format"], 2, "{meta:#}");
         assert_eq!(meta["lang"], lang, "{meta:#}");
         let pages = meta["pages"].as_u64().unwrap();
         assert!(pages >= 2, "{meta:#}");
@@ -109,13 +109,23 @@ fn the_search_index_of_each_language_is_stemmed_cut_into_shards_and_has_its_page
         for i in 0..shards.len() {
             let shard: serde_json::Value =
                 serde_json::from_str(&read(&p, &format!("{dir}s/{i}.json"))).unwrap();
+            let entries = shard.as_array().unwrap();
             // `[word, stem, postings]` when the stem is another word.
-            stemmed += shard
-                .as_array()
-                .unwrap()
+            stemmed += entries
                 .iter()
                 .filter(|e| e.as_array().unwrap().len() == 3)
                 .count();
+            // Postings are a string of base64url digits, never empty.
+            for e in entries {
+                let postings = e.as_array().unwrap().last().unwrap().as_str().unwrap();
+                assert!(
+                    !postings.is_empty()
+                        && postings
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+                    "{e}"
+                );
+            }
         }
         assert!(stemmed > 0, "{lang}: no word was stemmed");
         assert!(!p
