@@ -60,7 +60,7 @@ pub const KEYS: &[&str] = &[
 ];
 
 /// One language's strings, by key; templates see them as `t.<key>`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Strings(pub BTreeMap<String, String>);
 

@@ -91,7 +91,7 @@ impl Site {
 }
 
 /// Where a docs version stands among the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum VersionKind {
     /// The docs of the coming release (`content/`, when frozen versions

@@ -43,7 +43,7 @@ struct Folder<'a> {
 }
 
 /// One line of the sidebar, as templates receive it.
-#[derive(Serialize, Clone)]
+#[derive(Serialize, Clone, Hash)]
 pub struct NavNode<'a> {
     pub title: &'a str,
     /// The page's URL; for a folder, that of its `index.md` (none when it
