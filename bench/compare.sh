@@ -81,7 +81,13 @@ trap 'exit 130' INT TERM
 log() { printf '%s\n' "$*" >&2; }
 # Removes a folder tree many entries at a time: on a disk mounted with
 # online discard, `rm -rf` of one build's output takes over 30 s.
+# A build's output goes with the spare basepress keeps beside it (the site
+# it replaced, which the next build recycles): every build measured here
+# is a clean one.
 wipe() {
+  local spare
+  spare="$(dirname "$1")/.$(basename "$1").basepress-spare"
+  [ -e "$spare" ] && wipe "$spare"
   [ -e "$1" ] || return 0
   find "$1" -mindepth 2 -maxdepth 2 -print0 | xargs -0 -r -P 16 -n 8 rm -rf || true
   rm -rf "$1"

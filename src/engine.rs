@@ -453,18 +453,18 @@ pub fn render(
     Ok((count, leaks))
 }
 
-/// Links the files of the reused docs versions from the previous output
-/// into `staging`; returns how many.
+/// Links the files of the reused docs versions that the recycled spare
+/// does not hold already from the previous output into `staging`; returns
+/// how many files the reused versions have.
 fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
     use rayon::prelude::*;
-    let (previous, files) = checked.plan.reused_files();
-    let Some(previous) = previous else {
-        return 0;
-    };
-    let files: Vec<&String> = files.collect();
-    staging.make_folders(files.iter().map(|f| f.as_str()));
-    files.par_iter().for_each(|f| staging.reuse(previous, f));
-    files.len()
+    let plan = &checked.plan;
+    if let Some(previous) = plan.previous() {
+        let files: Vec<&String> = plan.files_to_link().collect();
+        staging.make_folders(files.iter().map(|f| f.as_str()));
+        files.par_iter().for_each(|f| staging.reuse(previous, f));
+    }
+    plan.reused_files().count()
 }
 
 /// The source of each rendered page, by the file it is written to: a
@@ -560,17 +560,20 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
     // reuse files of stays as it is until this build replaces it.
     let staging = match target {
         Target::Memory => None,
-        Target::Disk(out) => match write::Staging::new(out) {
+        Target::Disk(out) => match write::Staging::new(out, options.build_id.is_some()) {
             Ok(s) => Some(s),
             Err(d) => return (None, Outcome::new(vec![d], timings)),
         },
     };
-    // The previous output is read (its record, a walk of its files) while
-    // the project loads: the plan needs both only after loading.
+    // The previous output's record and the spare (its record, a walk of
+    // its files) are read while the project loads: the plan needs them
+    // only after loading.
     let previous = match (&target, &options.build_id) {
         (Target::Disk(out), Some(_)) => {
             let out = out.to_path_buf();
-            Some(std::thread::spawn(move || write::read_previous(&out)))
+            Some(std::thread::spawn(move || {
+                (write::read_previous(&out), write::survey_spare(&out))
+            }))
         }
         _ => None,
     };
@@ -580,11 +583,12 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                 "{id}\n{:?}\n{:?}",
                 options.source_date_epoch, options.against
             );
-            cache::plan(site, loaded, &context, walk.join().ok().flatten())
+            let (previous, spare) = walk.join().unwrap_or((None, None));
+            cache::plan(site, loaded, &context, previous, spare)
         }
         _ => cache::Plan::default(),
     };
-    let checked = match load_and_check_reusing(root, options, &tools, &mut timings, plan) {
+    let mut checked = match load_and_check_reusing(root, options, &tools, &mut timings, plan) {
         Ok(c) => c,
         Err(diagnostics) => return (None, Outcome::new(diagnostics, timings)),
     };
@@ -611,9 +615,14 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             )
         }
         Target::Disk(_) => {
-            let Some(staging) = staging else {
+            let Some(mut staging) = staging else {
                 return (None, Outcome::new(diagnostics, timings));
             };
+            // The checks passed: the spare becomes this site.
+            if checked.plan.recycle(&mut staging) {
+                timings.lap("recycle");
+            }
+            let (checked, staging) = (&checked, staging);
             let written = std::sync::Mutex::new(Vec::new());
             let put = |f: OutFile| {
                 staging.put(&f.path, &f.bytes);
@@ -621,10 +630,10 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                     w.push(f.path);
                 }
             };
-            render(&checked, options, &highlighter, &tools, None, &put, None).and_then(
+            render(checked, options, &highlighter, &tools, None, &put, None).and_then(
                 |(count, warnings)| {
                     timings.lap("render and write");
-                    let reused = reuse(&checked, &staging);
+                    let reused = reuse(checked, &staging);
                     if !checked.plan.reused.is_empty() {
                         timings.lap("reuse");
                     }

@@ -5,16 +5,19 @@
 //! the same folder computes the fingerprints again (after loading, which
 //! reads every input anyway): a version whose fingerprint, files and
 //! cross-version anchors are as recorded is not analysed, checked or
-//! rendered again: its files are linked from the previous output and its
-//! findings come from the record. A site of fifty versions where one page
-//! of next changed renders one version.
+//! rendered again: its findings come from the record, and its files stay
+//! where they are in the recycled spare (the site before the previous
+//! one, see [`crate::write::Staging::recycle`]) when they are the same
+//! there, or are linked from the previous output. A site of fifty
+//! versions where one page of next changed renders one version and
+//! touches the files of the versions changed by the last two builds.
 
 use crate::analyze::{fingerprint, Analysis};
 use crate::diagnostics::Diagnostic;
 use crate::model::cache::{BuildRecord, Finding, VersionRecord, FORMAT};
 use crate::model::layout;
 use crate::model::site::Site;
-use crate::write::Previous;
+use crate::write::{Previous, Spare, Staging};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -31,8 +34,12 @@ pub struct Plan {
     /// By docs version: the folders whose every file it publishes on its
     /// own (its search bundle, whose file names this plan cannot know).
     folders: Vec<Vec<String>>,
+    /// By docs version: whether its files are reused where they are in
+    /// the spare (else from the previous output).
+    in_spare: Vec<bool>,
     digests: Vec<[u8; 32]>,
     previous: Option<Previous>,
+    spare: Option<Spare>,
 }
 
 /// The id a version is recorded by (a project without versions has one).
@@ -56,13 +63,20 @@ fn in_folders(folders: &[String], file: &str) -> bool {
 
 /// Decides what to reuse of `previous` (the output this build replaces,
 /// if any): `context` names the binary and the options.
-pub fn plan(site: &Site, loaded: &[Diagnostic], context: &str, previous: Option<Previous>) -> Plan {
+pub fn plan(
+    site: &Site,
+    loaded: &[Diagnostic],
+    context: &str,
+    previous: Option<Previous>,
+    spare: Option<Spare>,
+) -> Plan {
     let digests = fingerprint::fingerprints(site, context, loaded);
     let previous = previous.filter(|p| p.record.format == FORMAT);
     let empty = BuildRecord::default();
     let record = previous.as_ref().map_or(&empty, |p| &p.record);
     let count = digests.len();
     let mut reused = vec![false; count];
+    let mut in_spare = vec![false; count];
     let mut findings: Vec<Vec<Diagnostic>> = vec![Vec::new(); count];
     let mut owned: Vec<_> = (0..count).map(|v| layout::version_files(site, v)).collect();
     let folders: Vec<_> = (0..count)
@@ -85,9 +99,17 @@ pub fn plan(site: &Site, loaded: &[Diagnostic], context: &str, previous: Option<
                 .filter(|f| in_folders(&folders[v], f))
                 .cloned(),
         );
-        let same = rec.files.len() == expected.len()
-            && rec.files.iter().all(|f| expected.contains(f))
-            && rec.files.iter().all(|f| old.has_file(f));
+        let as_recorded =
+            rec.files.len() == expected.len() && rec.files.iter().all(|f| expected.contains(f));
+        // The spare holds the same files when its record says they were
+        // made from the same inputs.
+        in_spare[v] = as_recorded
+            && spare.as_ref().is_some_and(|s| {
+                let kept = s.record.as_ref().and_then(|r| r.versions.get(id(site, v)));
+                kept.is_some_and(|k| k.digest == rec.digest && k.files == rec.files)
+                    && rec.files.iter().all(|f| s.has_file(f))
+            });
+        let same = as_recorded && (in_spare[v] || rec.files.iter().all(|f| old.has_file(f)));
         let restored: Option<Vec<Diagnostic>> =
             rec.findings.iter().map(Finding::diagnostic).collect();
         if let (true, Some(found)) = (same, restored) {
@@ -129,27 +151,63 @@ pub fn plan(site: &Site, loaded: &[Diagnostic], context: &str, previous: Option<
         .filter(|(_, r)| **r)
         .flat_map(|(f, _)| f)
         .collect();
+    for (v, r) in reused.iter().enumerate() {
+        in_spare[v] &= *r;
+    }
     Plan {
         reused,
         findings,
         owned,
         folders,
+        in_spare,
         digests,
         previous,
+        spare,
     }
 }
 
 impl Plan {
-    /// The files of the reused versions, to take from the previous output
-    /// (there is one whenever a version is reused).
-    pub fn reused_files(&self) -> (Option<&Previous>, impl Iterator<Item = &String>) {
-        let files = self
-            .owned
+    /// The output this build replaces (there is one whenever a version is
+    /// reused).
+    pub fn previous(&self) -> Option<&Previous> {
+        self.previous.as_ref()
+    }
+
+    /// The files of the reused versions.
+    pub fn reused_files(&self) -> impl Iterator<Item = &String> {
+        self.files_of(|v| self.reused[v])
+    }
+
+    /// The files of the reused versions that the spare does not hold, to
+    /// link from the previous output.
+    pub fn files_to_link(&self) -> impl Iterator<Item = &String> {
+        self.files_of(|v| self.reused[v] && !self.in_spare[v])
+    }
+
+    fn files_of(&self, wanted: impl Fn(usize) -> bool) -> impl Iterator<Item = &String> {
+        self.owned
             .iter()
-            .zip(&self.reused)
-            .filter(|(_, r)| **r)
-            .flat_map(|(files, _)| files);
-        (self.previous.as_ref(), files)
+            .enumerate()
+            .filter(move |(v, _)| wanted(*v))
+            .flat_map(|(_, files)| files)
+    }
+
+    /// Makes the spare the folder `staging` writes into, keeping the
+    /// files of the versions reused from it; returns whether it did.
+    /// When it did not, every reused file is linked from the previous
+    /// output instead.
+    pub fn recycle(&mut self, staging: &mut Staging) -> bool {
+        let done = self.spare.as_ref().is_some_and(|spare| {
+            let kept: std::collections::HashSet<&str> = self
+                .files_of(|v| self.in_spare[v])
+                .map(String::as_str)
+                .collect();
+            staging.recycle(spare, |f| kept.contains(f))
+        });
+        if !done {
+            self.in_spare.fill(false);
+        }
+        done
     }
 
     /// Whether a finding is about a reused version's pages (and so comes

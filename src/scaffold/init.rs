@@ -78,7 +78,12 @@ pub fn init(dir: &Path, languages: &[String]) -> Result<Created, Diagnostic> {
     let mut files: Vec<(PathBuf, String)> = vec![
         (PathBuf::from("site.yaml"), site_yaml(&languages)),
         (PathBuf::from("image-releases.yaml"), IMAGE_DATA.to_string()),
-        (PathBuf::from(".gitignore"), "/site/\n".to_string()),
+        (
+            PathBuf::from(".gitignore"),
+            // The output, and what a build keeps beside it (the spare it
+            // recycles, its staging folder while it runs).
+            "/site/\n/.site.basepress-*/\n".to_string(),
+        ),
     ];
     let base = Path::new("bases").join(format!("v{FIRST_RELEASE}"));
     for (name, text) in BASE {

@@ -526,3 +526,160 @@ fn count_pages(out: &std::path::Path, url: &str) -> u64 {
     }
     count
 }
+
+/// Everything below `dir`, folders and links included: by path, what it
+/// is and (for a file) its bytes. The build record is bookkeeping.
+#[cfg(unix)]
+fn entries(dir: &std::path::Path) -> std::collections::BTreeMap<String, (char, Vec<u8>)> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.expect("walk"))
+        .filter(|e| e.file_name() != ".basepress-cache.json")
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let kind = e.file_type();
+            let entry = if kind.is_dir() {
+                ('d', Vec::new())
+            } else if kind.is_file() {
+                ('f', std::fs::read(e.path()).unwrap())
+            } else {
+                ('l', Vec::new())
+            };
+            (rel, entry)
+        })
+        .collect()
+}
+
+/// A run of builds into one output, each recycling the spare that the
+/// one before the last left: after every edit the output is entry for
+/// entry what a clean build writes (nothing stale, no empty folder), and
+/// the site it replaced, kept as the spare, still has the bytes it was
+/// served with (a file shared with the live site is never written to).
+#[cfg(unix)]
+#[test]
+fn every_build_recycling_the_spare_equals_a_clean_build() {
+    let p = versioned();
+    let out = p.out();
+    let spare = p.path(".site.basepress-spare");
+    // Body edits of next (the frozen versions stay in the spare as they
+    // are: one makes next's search index many files, which the spare
+    // still holds two builds later) between edits that change what every
+    // version shows (a page added or removed, a frozen page fixed).
+    let next = |words: &str| format!("---\ntitle: Upgrade\n---\n# Upgrade next\n\n{words}\n");
+    let install =
+        |words: &str| format!("---\ntitle: Install\n---\n# Install 1.0{words}\n\n## Steps\n");
+    let many: String = (0..4000).map(|i| format!("word{i} ")).collect();
+    let deep = "---\ntitle: Deep\n---\n# Deep\n".to_string();
+    let edits: Vec<(&str, Option<String>)> = vec![
+        ("content/en/upgrade.md", Some(next("One."))),
+        ("content/en/upgrade.md", Some(next("Two."))),
+        ("content/en/upgrade.md", Some(next(&many))),
+        ("content/en/upgrade.md", Some(next("Small again."))),
+        ("content/en/upgrade.md", Some(next("Small still."))),
+        ("content/en/new/deep.md", Some(deep)),
+        ("content/en/upgrade.md", Some(next("Three."))),
+        ("content/en/upgrade.md", Some(next("Four."))),
+        ("content/en/new/deep.md", None),
+        (
+            "versions/1.0/content/en/install.md",
+            Some(install(", fixed")),
+        ),
+        ("content/en/upgrade.md", Some(next("Five."))),
+        ("content/en/upgrade.md", Some(next("Six."))),
+        ("versions/1.0/content/en/install.md", Some(install(""))),
+        ("content/en/upgrade.md", None),
+        (
+            "content/en/index.md",
+            Some("---\ntitle: Home\n---\n# Home\n".to_string()),
+        ),
+    ];
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    let mut recycled = 0;
+    for (round, (file, text)) in edits.into_iter().enumerate() {
+        match text {
+            Some(text) => {
+                p.write(file, &text);
+            }
+            None => std::fs::remove_file(p.path(file)).unwrap(),
+        }
+        let served = entries(&out);
+        // A folder cannot be linked: the new site's is the spare's when
+        // the spare was recycled.
+        let spare_folder =
+            std::fs::metadata(spare.join("en/1.0")).map(|_| inode(&spare.join("en/1.0")));
+        let (code, report) = build_json(&p, &out);
+        assert_eq!(code, 0, "round {round}: {report:#}");
+        recycled += usize::from(spare_folder.ok() == Some(inode(&out.join("en/1.0"))));
+        assert!(
+            entries(&spare) == served,
+            "round {round}: the replaced site changed after it was replaced"
+        );
+        let clean = p.path(&format!("clean-{round}"));
+        let (code, report) = build_json(&p, &clean);
+        assert_eq!(code, 0, "round {round}: {report:#}");
+        let (got, want) = (entries(&out), entries(&clean));
+        let differ: Vec<_> = got
+            .keys()
+            .chain(want.keys())
+            .filter(|k| got.get(*k) != want.get(*k))
+            .collect();
+        assert!(differ.is_empty(), "round {round} ({file}): {differ:?}");
+        std::fs::remove_dir_all(&clean).unwrap();
+        let _ = std::fs::remove_dir_all(p.path(&format!(".clean-{round}.basepress-spare")));
+    }
+    assert!(recycled >= 5, "the spare was recycled in {recycled} rounds");
+}
+
+/// What the spare holds is the build's to decide: a file or a link put
+/// into it never reaches the site, and a link is never followed.
+#[cfg(unix)]
+#[test]
+fn what_is_planted_in_the_spare_never_reaches_the_site() {
+    let p = versioned();
+    let out = p.out();
+    let spare = p.path(".site.basepress-spare");
+    for _ in 0..2 {
+        let (code, report) = build_json(&p, &out);
+        assert_eq!(code, 0, "{report:#}");
+    }
+    assert!(spare.join("en/1.0/index.html").is_file());
+    let victim = tempfile::tempdir().unwrap();
+    std::fs::write(victim.path().join("precious.txt"), "keep me").unwrap();
+    std::os::unix::fs::symlink(victim.path(), spare.join("en/1.0/away")).unwrap();
+    std::fs::write(spare.join("en/1.0/planted.html"), "not ours").unwrap();
+    p.write(
+        "content/en/upgrade.md",
+        "---\ntitle: Upgrade\n---\n# Upgrade next\n\nEdited.\n",
+    );
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(!out.join("en/1.0/planted.html").exists());
+    assert!(std::fs::symlink_metadata(out.join("en/1.0/away")).is_err());
+    assert_eq!(
+        std::fs::read_to_string(victim.path().join("precious.txt")).unwrap(),
+        "keep me"
+    );
+    // The spare replaced by a link: not followed, not recycled, removed.
+    std::fs::remove_dir_all(&spare).unwrap();
+    std::os::unix::fs::symlink(victim.path(), &spare).unwrap();
+    p.write(
+        "content/en/upgrade.md",
+        "---\ntitle: Upgrade\n---\n# Upgrade next\n\nAgain.\n",
+    );
+    let (code, report) = build_json(&p, &out);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(read(&p, "en/next/upgrade/index.html").contains("Again."));
+    assert!(std::fs::symlink_metadata(&spare).unwrap().is_dir());
+    assert_eq!(
+        std::fs::read_dir(victim.path()).unwrap().count(),
+        1,
+        "the link's target was written to"
+    );
+}
