@@ -366,15 +366,14 @@ fn site_path(root: &Path, path: &Path) -> Option<String> {
 #[cfg(unix)]
 fn list_tree(root: &Path) -> Option<(std::collections::HashSet<String>, Vec<String>)> {
     use rustix::fs::{openat, statat, AtFlags, Dir, FileType, Mode, OFlags, CWD};
-    use std::os::fd::AsFd;
     const DIR_FLAGS: OFlags = OFlags::RDONLY
         .union(OFlags::DIRECTORY)
         .union(OFlags::NOFOLLOW)
         .union(OFlags::CLOEXEC);
-    /// A folder being listed: its descriptor, its site path and the
-    /// folders in it not entered yet.
+    /// A folder being listed: its stream (and descriptor), its site path
+    /// and the folders in it not entered yet.
     struct Level {
-        fd: std::os::fd::OwnedFd,
+        dir: Dir,
         path: String,
         folders: Vec<std::ffi::CString>,
     }
@@ -386,16 +385,16 @@ fn list_tree(root: &Path) -> Option<(std::collections::HashSet<String>, Vec<Stri
                 files: &mut std::collections::HashSet<String>,
                 others: &mut Vec<String>|
      -> Option<Level> {
-        let own = openat(fd, name, DIR_FLAGS, Mode::empty()).ok()?;
+        let mut dir = Dir::new(openat(fd, name, DIR_FLAGS, Mode::empty()).ok()?).ok()?;
         let mut folders = Vec::new();
-        for entry in Dir::new(own.try_clone().ok()?).ok()? {
+        while let Some(entry) = dir.read() {
             let entry = entry.ok()?;
             let name = entry.file_name();
             if name == c"." || name == c".." {
                 continue;
             }
             let kind = match entry.file_type() {
-                FileType::Unknown => statat(&own, name, AtFlags::SYMLINK_NOFOLLOW)
+                FileType::Unknown => statat(dir.fd().ok()?, name, AtFlags::SYMLINK_NOFOLLOW)
                     .map(|s| FileType::from_raw_mode(s.st_mode))
                     .ok()?,
                 t => t,
@@ -408,11 +407,7 @@ fn list_tree(root: &Path) -> Option<(std::collections::HashSet<String>, Vec<Stri
                 _ => others.push(format!("{path}/{}", name.to_str().ok()?)),
             }
         }
-        Some(Level {
-            fd: own,
-            path,
-            folders,
-        })
+        Some(Level { dir, path, folders })
     };
     let root = std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).ok()?;
     let mut stack = vec![open(CWD, &root, String::new(), &mut files, &mut others)?];
@@ -422,7 +417,7 @@ fn list_tree(root: &Path) -> Option<(std::collections::HashSet<String>, Vec<Stri
             continue;
         };
         let path = format!("{}/{}", top.path, name.to_str().ok()?);
-        let level = open(top.fd.as_fd(), &name, path, &mut files, &mut others)?;
+        let level = open(top.dir.fd().ok()?, &name, path, &mut files, &mut others)?;
         stack.push(level);
     }
     Some((files, others))

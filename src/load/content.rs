@@ -12,7 +12,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
 /// The keys a page's front matter may have.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FrontMatter {
     title: String,
@@ -25,6 +25,27 @@ struct FrontMatter {
     base: Option<String>,
 }
 
+/// Front matters parsed in one load, by their text: the frozen docs
+/// versions are mostly copies of each other, so fifty versions of a page
+/// usually share one front matter, parsed once (a YAML parser costs far
+/// more than looking its text up).
+#[derive(Default)]
+pub(super) struct Parsed(std::sync::Mutex<std::collections::HashMap<String, FrontMatter>>);
+
+impl Parsed {
+    /// The front matter `text` means, parsing it the first time.
+    fn front_matter(&self, text: &str) -> Result<FrontMatter, yaml::Error> {
+        if let Some(fm) = self.0.lock().ok().and_then(|m| m.get(text).cloned()) {
+            return Ok(fm);
+        }
+        let fm: FrontMatter = yaml::from_str(text)?;
+        if let Ok(mut m) = self.0.lock() {
+            m.insert(text.to_string(), fm.clone());
+        }
+        Ok(fm)
+    }
+}
+
 /// The pages and assets of every docs version, and the files of `static/`.
 pub fn load(
     root: &Path,
@@ -34,12 +55,13 @@ pub fn load(
 ) -> (Vec<Page>, Vec<Asset>) {
     // Versions load in parallel (their folder walks are serial kernel
     // work), each with its own findings, put together in version order.
+    let parsed = Parsed::default();
     let loaded: Vec<(Vec<Page>, Vec<Asset>, Vec<Diagnostic>)> = versions
         .par_iter()
         .enumerate()
         .map(|(i, version)| {
             let mut found = Vec::new();
-            let (p, a) = load_version(root, config, i, version, &mut found);
+            let (p, a) = load_version(root, config, i, version, &parsed, &mut found);
             (p, a, found)
         })
         .collect();
@@ -60,6 +82,7 @@ fn load_version(
     config: &Config,
     index: usize,
     version: &DocsVersion,
+    parsed: &Parsed,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (Vec<Page>, Vec<Asset>) {
     let content = root.join(&version.dir);
@@ -145,7 +168,7 @@ fn load_version(
     let opened = crate::input::Root::open(root);
     let results: Vec<Result<Page, Diagnostic>> = sources
         .par_iter()
-        .map(|(lang, path)| load_page(&opened, index, version, lang, path))
+        .map(|(lang, path)| load_page(&opened, index, version, lang, path, parsed))
         .collect();
     let mut pages = Vec::with_capacity(results.len());
     let mut failed = std::collections::HashSet::new();
@@ -233,6 +256,7 @@ pub(super) fn load_page(
     version: &DocsVersion,
     lang: &str,
     path: &Path,
+    parsed: &Parsed,
 ) -> Result<Page, Diagnostic> {
     let source = relative(root.path(), path);
     let raw = root.read(path)?;
@@ -244,7 +268,7 @@ pub(super) fn load_page(
         )
         .at(Location::line(&source, 1))
     })?;
-    let fm: FrontMatter = yaml::from_str(front).map_err(|e| {
+    let fm = parsed.front_matter(front).map_err(|e| {
         let e = e.offset(1);
         let loc = match (e.line, e.column) {
             (Some(l), Some(c)) => Location::at(&source, l, c),

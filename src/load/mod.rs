@@ -115,7 +115,8 @@ pub fn page(
     let version = site.versions.get(index).ok_or_else(|| {
         Diagnostic::new(rule::IO_UNREADABLE, "the page's docs version is gone").in_file(path)
     })?;
-    content::load_page(&crate::input::Root::open(root), index, version, lang, path)
+    let root = crate::input::Root::open(root);
+    content::load_page(&root, index, version, lang, path, &Default::default())
 }
 
 /// Template overrides: every file below `ROOT/templates/`, named by its

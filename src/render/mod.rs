@@ -1013,8 +1013,20 @@ impl<'a> Renderer<'a> {
             })
             .collect();
         // Each search index goes out as soon as it is made: together they
-        // are the largest part of the output.
-        count += search::files_into(site, &by_language, emit);
+        // are the largest part of the output. The sitemap (every page of
+        // every version) and the other site-wide files are made and
+        // scanned meanwhile.
+        let (searched, others) = rayon::join(
+            || search::files_into(site, &by_language, emit),
+            || self.site_wide_into(emit),
+        );
+        Ok(count + searched + others)
+    }
+
+    /// The files that belong to no page or version: sitemap, robots.txt,
+    /// built-in assets, the project's static files and the bases.
+    fn site_wide_into(&self, emit: &(dyn Fn(OutFile) + Sync)) -> usize {
+        let site = self.site;
         let mut files = vec![OutFile::new(
             layout::SITEMAP_PATH,
             sitemap::sitemap(&self.sitemap_entries(), self.lastmod),
@@ -1036,9 +1048,9 @@ impl<'a> Renderer<'a> {
             files.push(OutFile::new(a.url.clone(), a.bytes.clone()));
         }
         files.extend(kubernetes::files(site));
-        count += files.len();
+        let count = files.len();
         files.into_iter().for_each(emit);
-        Ok(count)
+        count
     }
 }
 

@@ -683,3 +683,40 @@ fn what_is_planted_in_the_spare_never_reaches_the_site() {
         "the link's target was written to"
     );
 }
+
+/// A front matter shared by the pages of several versions is parsed once
+/// a build, yet each page keeps what its own says, and a bad one is
+/// reported in every page that has it, at that page's line.
+#[test]
+fn a_front_matter_shared_across_versions_is_each_pages_own() {
+    let p = versioned();
+    let bad = "---\ntitle: Steps\nweight: [1\n---\n# Steps\n";
+    p.write("versions/1.0/content/en/steps.md", bad);
+    p.write("versions/1.1/content/en/steps.md", bad);
+    let (_, found) = findings(&p, "front-matter-invalid");
+    let mut files: Vec<_> = found
+        .iter()
+        .map(|f| {
+            assert_eq!(f["location"]["line"], 3, "{f:#}");
+            f["location"]["file"].as_str().unwrap().to_string()
+        })
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "versions/1.0/content/en/steps.md",
+            "versions/1.1/content/en/steps.md"
+        ]
+    );
+    // The same front matter in two versions and in next; one title edit.
+    let page = |title: &str| format!("---\ntitle: {title}\nweight: 3\n---\n# Steps\n");
+    p.write("versions/1.0/content/en/steps.md", &page("Steps"));
+    p.write("versions/1.1/content/en/steps.md", &page("Steps"));
+    p.write("content/en/steps.md", &page("Next steps"));
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(read(&p, "en/1.0/steps/index.html").contains("<title>Steps"));
+    assert!(read(&p, "en/steps/index.html").contains("<title>Steps"));
+    assert!(read(&p, "en/next/steps/index.html").contains("<title>Next steps"));
+}
