@@ -431,6 +431,11 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     ] {
         claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
     }
+    let sitemaps = (0..site.versions.len()).filter_map(|v| layout::version_sitemap(site, v));
+    for path in sitemaps.chain((site.versions.len() > 1).then(|| layout::SITE_SITEMAP_PATH.into()))
+    {
+        claim(path, "basepress (a sitemap)".into(), &mut diagnostics);
+    }
     let published_versions = (0..site.versions.len().max(1))
         .filter(|&v| site.versions.get(v).is_none_or(|v| v.published));
     let mut search_files = std::collections::BTreeSet::new();

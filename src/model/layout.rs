@@ -10,6 +10,12 @@ pub const ROOT_PATH: &str = "/index.html";
 /// The page a static host serves for a missing file.
 pub const NOT_FOUND_PATH: &str = "/404.html";
 pub const SITEMAP_PATH: &str = "/sitemap.xml";
+/// With docs versions: the folder of one sitemap a version
+/// ([`version_sitemap`]) and of [`SITE_SITEMAP_PATH`].
+pub const SITEMAPS_DIR: &str = "/sitemaps/";
+/// With docs versions: the sitemap of the pages of no version (the
+/// versions pages).
+pub const SITE_SITEMAP_PATH: &str = "/sitemaps/site.xml";
 pub const ROBOTS_PATH: &str = "/robots.txt";
 /// The list of published versions, one folder name per line.
 pub const VERSIONS_TXT: &str = "/kubernetes/versions.txt";
@@ -44,7 +50,19 @@ pub fn version_files(site: &Site, v: usize) -> std::collections::BTreeSet<String
         return out;
     }
     out.extend(site.pages.iter().filter(|p| p.version == v).map(page_file));
+    out.extend(version_sitemap(site, v));
     out
+}
+
+/// Where a site with docs versions lists the pages of version `v` for
+/// search engines (`/sitemaps/1.29.xml`), listed in turn by the sitemap
+/// index at [`SITEMAP_PATH`]; none without versions (the one sitemap
+/// lists every page) or when `v` is not published.
+pub fn version_sitemap(site: &Site, v: usize) -> Option<String> {
+    let version = site.versions.get(v).filter(|_| site.versions.len() > 1)?;
+    version
+        .published
+        .then(|| format!("{SITEMAPS_DIR}{}.xml", version.id))
 }
 
 /// The folders whose every file docs version `v` publishes on its own:

@@ -715,7 +715,46 @@ impl<'a> Renderer<'a> {
 
     /// Every page of the sitemap: the translated pages and the versions
     /// pages, each with its alternates.
-    fn sitemap_entries(&self) -> Vec<sitemap::Entry> {
+    /// The sitemap; with docs versions, the index of one sitemap a
+    /// version and one of the versions pages, with the sitemaps of the
+    /// versions this build renders (the others are reused).
+    fn sitemaps(&self) -> Vec<OutFile> {
+        let site = self.site;
+        let versions = 0..site.versions.len();
+        if versions.len() < 2 {
+            let entries = self.sitemap_entries(|_| true, true);
+            let xml = sitemap::sitemap(&entries, self.lastmod);
+            return vec![OutFile::new(layout::SITEMAP_PATH, xml)];
+        }
+        let origin = site.config.base_url.trim_end_matches('/');
+        let mut locs = Vec::new();
+        let mut files = Vec::new();
+        for v in versions {
+            let Some(path) = layout::version_sitemap(site, v) else {
+                continue;
+            };
+            locs.push(format!("{origin}{path}"));
+            if self.renders(v) {
+                let entries = self.sitemap_entries(|p| p == v, false);
+                files.push(OutFile::new(path, sitemap::sitemap(&entries, self.lastmod)));
+            }
+        }
+        let entries = self.sitemap_entries(|_| false, true);
+        let xml = sitemap::sitemap(&entries, self.lastmod);
+        files.push(OutFile::new(layout::SITE_SITEMAP_PATH, xml));
+        locs.push(format!("{origin}{}", layout::SITE_SITEMAP_PATH));
+        let xml = sitemap::index(&locs, self.lastmod);
+        files.push(OutFile::new(layout::SITEMAP_PATH, xml));
+        files
+    }
+
+    /// The sitemap entries of the published pages of the versions
+    /// `versions` holds for, and with `site_pages` of the versions pages.
+    fn sitemap_entries(
+        &self,
+        versions: impl Fn(usize) -> bool,
+        site_pages: bool,
+    ) -> Vec<sitemap::Entry> {
         let origin = self.site.config.base_url.trim_end_matches('/');
         let default = self.site.config.default_language.as_str();
         let group = |urls: Vec<(&str, String)>| -> Vec<sitemap::Entry> {
@@ -738,7 +777,7 @@ impl<'a> Renderer<'a> {
             .site
             .pages
             .iter()
-            .filter(|p| self.published(p))
+            .filter(|p| self.published(p) && versions(p.version))
             .map(|p| (p.version, p.rel.as_str()))
             .collect();
         rels.sort_unstable();
@@ -755,14 +794,16 @@ impl<'a> Renderer<'a> {
                 .collect();
             entries.extend(group(urls));
         }
-        let urls = self
-            .site
-            .config
-            .languages
-            .iter()
-            .map(|l| (l.code.as_str(), layout::versions_page_url(&l.code)))
-            .collect();
-        entries.extend(group(urls));
+        if site_pages {
+            let urls = self
+                .site
+                .config
+                .languages
+                .iter()
+                .map(|l| (l.code.as_str(), layout::versions_page_url(&l.code)))
+                .collect();
+            entries.extend(group(urls));
+        }
         entries
     }
 
@@ -1027,10 +1068,7 @@ impl<'a> Renderer<'a> {
     /// built-in assets, the project's static files and the bases.
     fn site_wide_into(&self, emit: &(dyn Fn(OutFile) + Sync)) -> usize {
         let site = self.site;
-        let mut files = vec![OutFile::new(
-            layout::SITEMAP_PATH,
-            sitemap::sitemap(&self.sitemap_entries(), self.lastmod),
-        )];
+        let mut files = self.sitemaps();
         for path in layout::generated_assets(site) {
             files.push(match path {
                 layout::ROBOTS_PATH => OutFile::new(

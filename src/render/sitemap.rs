@@ -76,6 +76,27 @@ pub fn sitemap(entries: &[Entry], lastmod: Option<&str>) -> String {
     xml
 }
 
+/// A sitemap index: the sitemaps at `locs` (absolute URLs), in order.
+/// (One sitemap may list at most 50,000 URLs; fifty docs versions of a
+/// few hundred pages in four languages are more.)
+pub fn index(locs: &[String], lastmod: Option<&str>) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n",
+    );
+    for loc in locs {
+        xml.push_str("  <sitemap>\n    <loc>");
+        xml.push_str(&escape(loc));
+        xml.push_str("</loc>\n");
+        if let Some(date) = lastmod {
+            xml.push_str(&format!("    <lastmod>{date}</lastmod>\n"));
+        }
+        xml.push_str("  </sitemap>\n");
+    }
+    xml.push_str("</sitemapindex>\n");
+    xml
+}
+
 /// `robots.txt`: everything may be crawled; the sitemap is at `sitemap`.
 pub fn robots(sitemap: &str) -> String {
     format!("User-agent: *\nAllow: /\n\nSitemap: {sitemap}\n")
@@ -114,5 +135,21 @@ mod tests {
         assert!(xml.contains("<loc>https://x.org/es/a/</loc>\n    <lastmod>2024-06-01</lastmod>"));
         assert!(xml.contains("hreflang=\"x-default\" href=\"https://x.org/es/a/\"/>"));
         assert!(!sitemap(&[], None).contains("lastmod"));
+    }
+
+    #[test]
+    fn the_index_lists_sitemaps() {
+        let xml = index(
+            &[
+                "https://x.org/sitemaps/1.0.xml".into(),
+                "https://x.org/sitemaps/site.xml".into(),
+            ],
+            Some("2024-06-01"),
+        );
+        assert!(xml.starts_with("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<sitemapindex "));
+        assert!(xml.contains(
+            "  <sitemap>\n    <loc>https://x.org/sitemaps/1.0.xml</loc>\n    <lastmod>2024-06-01</lastmod>\n  </sitemap>\n  <sitemap>\n    <loc>https://x.org/sitemaps/site.xml</loc>"
+        ));
+        assert!(!index(&[], None).contains("lastmod"));
     }
 }

@@ -83,13 +83,43 @@ fn the_latest_is_at_the_stable_urls_older_ones_below_their_line() {
     // The latest has no banner.
     assert!(!read(&p, "en/install/index.html").contains("version-banner"));
 
-    // The sitemap lists each version's pages.
-    let sitemap = read(&p, "sitemap.xml");
-    for url in ["/en/install/", "/en/1.0/install/", "/es/1.0/install/"] {
-        assert!(
-            sitemap.contains(&format!("https://docs.example.com{url}")),
-            "{url} not in {sitemap}"
-        );
+    // The sitemap is an index of one sitemap a version (one sitemap may
+    // list at most 50,000 URLs) and one of the versions pages, each
+    // listing its own pages only.
+    let index = read(&p, "sitemap.xml");
+    assert!(index.contains("<sitemapindex"), "{index}");
+    for (sitemap, urls, not) in [
+        (
+            "sitemaps/1.0.xml",
+            &["/en/1.0/install/", "/es/1.0/install/"][..],
+            "/en/install/",
+        ),
+        (
+            "sitemaps/1.1.xml",
+            &["/en/install/", "/es/install/"][..],
+            "/en/1.0/",
+        ),
+        (
+            "sitemaps/next.xml",
+            &["/en/next/install/"][..],
+            "/en/install/",
+        ),
+        (
+            "sitemaps/site.xml",
+            &["/en/versions/", "/es/versions/"][..],
+            "/en/install/",
+        ),
+    ] {
+        let loc = format!("<loc>https://docs.example.com/{sitemap}</loc>");
+        assert!(index.contains(&loc), "{loc} not in {index}");
+        let xml = read(&p, sitemap);
+        assert!(xml.contains("<urlset"), "{xml}");
+        for url in urls {
+            let loc = format!("<loc>https://docs.example.com{url}</loc>");
+            assert!(xml.contains(&loc), "{url} not in {sitemap}: {xml}");
+        }
+        let loc = format!("<loc>https://docs.example.com{not}</loc>");
+        assert!(!xml.contains(&loc), "{not} in {sitemap}: {xml}");
     }
     // Search is one bundle per version, holding that version's pages
     // only, and a page searches its own version's.
@@ -719,4 +749,20 @@ fn a_front_matter_shared_across_versions_is_each_pages_own() {
     assert!(read(&p, "en/1.0/steps/index.html").contains("<title>Steps"));
     assert!(read(&p, "en/steps/index.html").contains("<title>Steps"));
     assert!(read(&p, "en/next/steps/index.html").contains("<title>Next steps"));
+}
+
+/// The sitemaps' folder is basepress's: a static file there is a conflict.
+#[test]
+fn a_static_file_where_a_versions_sitemap_goes_is_a_conflict() {
+    let p = versioned();
+    p.write("static/sitemaps/next.xml", "<urlset/>");
+    let (code, found) = findings(&p, "output-conflict");
+    assert_eq!(code, 1, "{found:?}");
+    assert!(
+        found.iter().any(|f| f["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/sitemaps/next.xml")),
+        "{found:?}"
+    );
 }
