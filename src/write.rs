@@ -71,10 +71,7 @@ impl Staging {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| fail(out, "write to", &"the output path has no folder name"))?;
-        let parent = match out.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let parent = parent_of(out);
         std::fs::create_dir_all(&parent).map_err(|e| fail(out, "create the parent of", &e))?;
         let lock = lock_exclusive(out)?;
         ensure_replaceable(out)?;
@@ -297,6 +294,14 @@ fn discard(path: &Path) {
     }
 }
 
+/// The folder that holds the output `out` (`.` for a bare name).
+fn parent_of(out: &Path) -> PathBuf {
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
 /// Where the spare of the output `name` in `parent` is kept.
 fn spare_of(parent: &Path, name: &str) -> PathBuf {
     parent.join(format!(".{name}.basepress-spare"))
@@ -326,11 +331,7 @@ impl Spare {
 /// under the output's lock (from [`Staging::new`] on).
 pub fn survey_spare(out: &Path) -> Option<Spare> {
     let name = out.file_name()?.to_string_lossy().into_owned();
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let root = spare_of(&parent, &name);
+    let root = spare_of(&parent_of(out), &name);
     if !std::fs::symlink_metadata(&root).ok()?.is_dir() {
         return None;
     }
