@@ -281,12 +281,11 @@ impl<'a> Renderer<'a> {
                 .iter()
                 .map(|l| language(site, &l.code))
                 .collect(),
-            versions: versions::list(site, highlighter)
-                .into_iter()
-                .map(|v| VersionLink {
-                    version: v.version,
-                    image_tag: v.image_tag,
-                    latest: v.latest,
+            versions: versions::newest_first(site)
+                .map(|(b, latest)| VersionLink {
+                    version: b.folder(),
+                    image_tag: b.image_tag(),
+                    latest,
                 })
                 .collect(),
         };

@@ -54,14 +54,20 @@ pub struct File {
 /// Every published base, newest first: the header's version picker and the
 /// versions page show them in this order.
 pub fn list(site: &Site, highlighter: &Highlighter) -> Vec<Version> {
+    newest_first(site)
+        .map(|(b, latest)| version(site, b, latest, highlighter))
+        .collect()
+}
+
+/// Every published base, newest first, with whether it is the latest: the
+/// header's version picker needs no more (none of [`list`]'s highlighted
+/// snippets, which every page would otherwise wait for).
+pub fn newest_first(site: &Site) -> impl Iterator<Item = (&Base, bool)> {
     let latest = crate::model::images::latest(site.bases.iter().map(|b| &b.version));
-    let mut out: Vec<Version> = site
-        .bases
+    site.bases
         .iter()
-        .map(|b| version(site, b, Some(&b.version) == latest, highlighter))
-        .collect();
-    out.reverse();
-    out
+        .rev()
+        .map(move |b| (b, Some(&b.version) == latest))
 }
 
 fn version(site: &Site, base: &Base, latest: bool, highlighter: &Highlighter) -> Version {
