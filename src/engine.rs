@@ -622,7 +622,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             if checked.plan.recycle(&mut staging) {
                 timings.lap("recycle");
             }
-            let (checked, staging) = (&checked, staging);
+            let checked = &checked;
             let written = std::sync::Mutex::new(Vec::new());
             let put = |f: OutFile| {
                 staging.put(&f.path, &f.bytes);

@@ -138,14 +138,10 @@ impl Staging {
                 failed.get_or_insert(e);
             }
         }
-        let mut emptied: Vec<String> = doomed
-            .iter()
-            .filter_map(|f| f.rsplit_once('/').map(|(dir, _)| dir.to_string()))
-            .filter(|d| !d.is_empty())
+        self.emptied = folders_of(doomed.iter().map(|f| f.as_str()))
+            .into_iter()
+            .map(str::to_string)
             .collect();
-        emptied.sort_unstable();
-        emptied.dedup();
-        self.emptied = emptied;
         true
     }
 
@@ -177,13 +173,7 @@ impl Staging {
     /// otherwise fail once per file before its folder is made.
     pub fn make_folders<'p>(&self, site_paths: impl Iterator<Item = &'p str>) {
         use rayon::prelude::*;
-        let mut folders: Vec<&str> = site_paths
-            .filter_map(|p| p.rsplit_once('/').map(|(dir, _)| dir))
-            .filter(|d| !d.is_empty())
-            .collect();
-        folders.sort_unstable();
-        folders.dedup();
-        let made = folders
+        let made = folders_of(site_paths)
             .par_iter()
             .try_for_each(|dir| std::fs::create_dir_all(target(self.tmp.path(), dir)));
         if let Err(e) = made {
@@ -268,6 +258,18 @@ impl Staging {
         clean_stale(&parent, &name);
         Ok(())
     }
+}
+
+/// The folders holding the files at `site_paths` (`/en/a` for
+/// `/en/a/index.html`), each once, sorted.
+fn folders_of<'p>(site_paths: impl Iterator<Item = &'p str>) -> Vec<&'p str> {
+    let mut folders: Vec<&str> = site_paths
+        .filter_map(|p| p.rsplit_once('/').map(|(dir, _)| dir))
+        .filter(|d| !d.is_empty())
+        .collect();
+    folders.sort_unstable();
+    folders.dedup();
+    folders
 }
 
 /// Removes the folders below `root` at these site paths that are empty,
