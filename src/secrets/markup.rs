@@ -9,28 +9,61 @@
 #[derive(Default)]
 pub struct View {
     pub bytes: Vec<u8>,
-    origin: Vec<u32>,
+    /// Where each run of the view came from, in order of `at`: a few per
+    /// tag or reference, not one per byte (a 6 MB sitemap is mostly tags).
+    runs: Vec<Run>,
+}
+
+/// Bytes of a view from `at` on (up to the next run), taken from the file
+/// at `from`: each byte from the next one when `copied`, all from `from`
+/// otherwise (a decoded reference, the line break after a tag).
+struct Run {
+    at: u32,
+    from: u32,
+    copied: bool,
 }
 
 impl View {
     /// The offset in the file of the view's byte `i` (the file's length
     /// for the end of the view).
     pub fn origin(&self, i: usize, file_len: usize) -> usize {
-        self.origin.get(i).map_or(file_len, |&o| o as usize)
+        if i >= self.bytes.len() {
+            return file_len;
+        }
+        let n = self.runs.partition_point(|r| r.at as usize <= i);
+        match n.checked_sub(1).and_then(|k| self.runs.get(k)) {
+            Some(r) if r.copied => r.from as usize + (i - r.at as usize),
+            Some(r) => r.from as usize,
+            None => file_len,
+        }
     }
 
     /// Appends `bytes`, all of them mapped to `at`.
     fn push(&mut self, bytes: &[u8], at: usize) {
+        self.run(at, false);
         self.bytes.extend_from_slice(bytes);
-        self.origin
-            .extend(std::iter::repeat_n(at as u32, bytes.len()));
     }
 
     /// Appends the file's bytes `from..from + run.len()`.
     fn copy(&mut self, run: &[u8], from: usize) {
+        // A run that goes on from the last copied one needs no entry.
+        let goes_on = self.runs.last().is_some_and(|r| {
+            r.copied && r.from as usize + (self.bytes.len() - r.at as usize) == from
+        });
+        if !goes_on {
+            self.run(from, true);
+        }
         self.bytes.extend_from_slice(run);
-        self.origin
-            .extend((0..run.len()).map(|k| (from + k) as u32));
+    }
+
+    /// Starts a run at the end of the view. Offsets fit in 32 bits:
+    /// [`views`] takes no larger file.
+    fn run(&mut self, from: usize, copied: bool) {
+        self.runs.push(Run {
+            at: self.bytes.len() as u32,
+            from: from as u32,
+            copied,
+        });
     }
 }
 
@@ -49,7 +82,7 @@ pub fn views(html: &[u8]) -> Option<Views> {
     }
     let mut text = View {
         bytes: Vec::with_capacity(html.len()),
-        origin: Vec::with_capacity(html.len()),
+        runs: Vec::new(),
     };
     let mut tags = View::default();
     let mut i = 0;
@@ -142,6 +175,41 @@ mod tests {
         );
         assert_eq!(v.tags.origin(1, html.len()), 1);
         assert_eq!(html[v.tags.origin(16, html.len())], b'>');
+    }
+
+    proptest::proptest! {
+        /// Each byte of a view points at the byte it was copied from, or
+        /// at the start of the reference it decodes or the end of the tag
+        /// it follows; offsets never go back, and the end maps to the end.
+        #[test]
+        fn every_byte_of_a_view_points_where_it_came_from(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "<span class=\"k\">", "</span>", "password", ": ", "&quot;", "&amp;",
+                    "&#39;", "&#x41;", "&nbsp;", "&bogus;", "&", "<", ">", "x\n", "é", "&lt;b&gt;",
+                ]),
+                0..40,
+            )
+        ) {
+            let html = parts.concat();
+            let html = html.as_bytes();
+            let v = views(html).unwrap();
+            for view in [&v.text, &v.tags] {
+                let mut last = 0;
+                for (i, &b) in view.bytes.iter().enumerate() {
+                    let o = view.origin(i, html.len());
+                    proptest::prop_assert!(o < html.len());
+                    proptest::prop_assert!(o >= last, "offsets go back at {}", i);
+                    last = o;
+                    let from = html[o];
+                    proptest::prop_assert!(
+                        from == b || from == b'&' || (b == b'\n' && from == b'>'),
+                        "byte {} ({:?}) points at {:?}", i, b as char, from as char
+                    );
+                }
+                proptest::prop_assert_eq!(view.origin(view.bytes.len(), html.len()), html.len());
+            }
+        }
     }
 
     #[test]
