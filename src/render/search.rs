@@ -231,8 +231,74 @@ fn word<'a>(w: &'a str, emit: &mut impl FnMut(Token<'a>)) {
 /// One indexed word: its stem and posting list.
 struct Postings {
     stem: String,
-    /// `(page, section × 2 + in heading)`, in order, each once.
-    at: Vec<(u32, u32)>,
+    /// Where the word is: `(page, section × 8 + flags)`, in order, each
+    /// section once. All but the last are kept as LEB128 numbers, the gap
+    /// from the previous page then the section and flags: a bundle holds
+    /// millions, and this takes a third of the memory of a list of pairs.
+    earlier: Vec<u8>,
+    /// The page of the last pair in `earlier`.
+    earlier_page: u32,
+    /// The last pair, whose flags may still grow.
+    last: (u32, u32),
+}
+
+impl Postings {
+    fn new(stem: String, at: (u32, u32)) -> Self {
+        Postings {
+            stem,
+            earlier: Vec::new(),
+            earlier_page: 0,
+            last: at,
+        }
+    }
+
+    /// Notes the word at `at`: the flags add up within a section.
+    fn note(&mut self, at: (u32, u32)) {
+        let last = &mut self.last;
+        if last.0 == at.0 && last.1 / 8 == at.1 / 8 {
+            last.1 |= at.1;
+            return;
+        }
+        let (page, value) = std::mem::replace(last, at);
+        leb128(&mut self.earlier, page - self.earlier_page);
+        leb128(&mut self.earlier, value);
+        self.earlier_page = page;
+    }
+
+    /// Every pair, in order, into `out` (cleared first).
+    fn pairs(&self, out: &mut Vec<(u32, u32)>) {
+        out.clear();
+        let mut bytes = self.earlier.as_slice();
+        let mut page = 0;
+        while !bytes.is_empty() {
+            page += read_leb128(&mut bytes);
+            out.push((page, read_leb128(&mut bytes)));
+        }
+        out.push(self.last);
+    }
+}
+
+fn leb128(out: &mut Vec<u8>, mut n: u32) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// The number at the start of `bytes` (written by [`leb128`]), moving past it.
+fn read_leb128(bytes: &mut &[u8]) -> u32 {
+    let mut n = 0;
+    let mut shift = 0;
+    while let Some((&b, rest)) = bytes.split_first() {
+        *bytes = rest;
+        n |= u32::from(b & 0x7f) << shift;
+        shift += 7;
+        if b < 0x80 {
+            break;
+        }
+    }
+    n
 }
 
 /// The words of one bundle and what they point to.
@@ -257,13 +323,8 @@ impl Words {
                 Token::Joined(w) => (w, false),
             };
             let at = (page, section * 8 + flags);
-            let note = |p: &mut Postings| match p.at.last_mut() {
-                // Seen in this section already: the flags add up.
-                Some(last) if last.0 == page && last.1 / 8 == section => last.1 |= at.1,
-                _ => p.at.push(at),
-            };
             if let Some(p) = by_word.get_mut(w) {
-                note(p);
+                p.note(at);
                 return;
             }
             // A word's stem is worked out once, when it is first seen.
@@ -271,12 +332,7 @@ impl Words {
                 (true, Some(s)) => s.stem(w).into_owned(),
                 _ => w.to_string(),
             };
-            let mut p = Postings {
-                stem,
-                at: Vec::new(),
-            };
-            note(&mut p);
-            by_word.insert(w.to_string(), p);
+            by_word.insert(w.to_string(), Postings::new(stem, at));
         });
     }
 }
@@ -364,18 +420,29 @@ fn page_sections<'a>(e: &Entry<'a>) -> Vec<(&'a str, &'a str, &'a str)> {
 /// files below `dir` (`/search/1.29/es/`), sorted by path. No pages, no
 /// bundle.
 pub fn bundle(dir: &str, entries: &[Entry]) -> Vec<OutFile> {
+    let mut out = Vec::with_capacity(entries.len() + 8);
+    bundle_into(dir, entries, &mut |f| out.push(f));
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// [`bundle`], each file given to `emit` as soon as it is made (a page's
+/// file as soon as its words are indexed: together they are as large as
+/// the pages' text, and need not wait for the shards).
+fn bundle_into(dir: &str, entries: &[Entry], emit: &mut dyn FnMut(OutFile)) -> usize {
     let Some(lang) = entries.first().map(|e| e.lang) else {
-        return Vec::new();
+        return 0;
     };
     let mut words = Words {
         stop: stop_words(lang),
         stemmer: stemmer(lang),
         by_word: Default::default(),
     };
-    let mut out = Vec::with_capacity(entries.len() + 8);
+    let mut count = 0;
+    let mut fragment = String::new();
     for (p, e) in entries.iter().enumerate() {
         let page = page_sections(e);
-        let mut fragment = String::with_capacity(256);
+        fragment.clear();
         fragment.push_str("{\"title\":");
         json_str(&mut fragment, e.title);
         fragment.push_str(",\"url\":");
@@ -399,38 +466,53 @@ pub fn bundle(dir: &str, entries: &[Entry]) -> Vec<OutFile> {
             fragment.push(']');
         }
         fragment.push_str("]}\n");
-        out.push(OutFile::new(format!("{dir}p/{p}.json"), fragment));
+        // A copy of its exact size: the buffer is used again.
+        emit(OutFile::new(
+            format!("{dir}p/{p}.json"),
+            fragment.as_bytes().to_vec(),
+        ));
+        count += 1;
     }
     let mut sorted: Vec<(String, Postings)> = words.by_word.into_iter().collect();
     sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut firsts: Vec<&str> = Vec::new();
+    // Each shard goes out when full, and each word's postings are freed
+    // once written.
+    let mut firsts: Vec<String> = Vec::new();
     let mut shard = String::new();
-    let mut shards = Vec::new();
-    for (word, postings) in &sorted {
+    let mut pairs = Vec::new();
+    let mut emit_shard = |shard: &mut String, n: usize| {
+        shard.push_str("]\n");
+        emit(OutFile::new(
+            format!("{dir}s/{n}.json"),
+            shard.as_bytes().to_vec(),
+        ));
+        shard.clear();
+    };
+    for (word, postings) in sorted {
         if shard.len() >= SHARD_BYTES {
-            shard.push_str("]\n");
-            shards.push(std::mem::take(&mut shard));
+            emit_shard(&mut shard, firsts.len() - 1);
         }
         if shard.is_empty() {
-            firsts.push(word);
+            firsts.push(word.clone());
             shard.push('[');
         } else {
             shard.push(',');
         }
         shard.push('[');
-        json_str(&mut shard, word);
-        if &postings.stem != word {
+        json_str(&mut shard, &word);
+        if postings.stem != word {
             shard.push(',');
             json_str(&mut shard, &postings.stem);
         }
         shard.push(',');
-        write_postings(&mut shard, &postings.at);
+        postings.pairs(&mut pairs);
+        write_postings(&mut shard, &pairs);
         shard.push(']');
     }
     if !shard.is_empty() {
-        shard.push_str("]\n");
-        shards.push(shard);
+        emit_shard(&mut shard, firsts.len() - 1);
     }
+    count += firsts.len();
     let meta = serde_json::json!({
         "format": FORMAT,
         "lang": lang,
@@ -438,15 +520,12 @@ pub fn bundle(dir: &str, entries: &[Entry]) -> Vec<OutFile> {
         "shards": firsts,
         "stop": words.stop,
     });
-    out.push(OutFile::new(
+    emit(OutFile::new(
         format!("{dir}index.json"),
         format!("{meta}\n"),
     ));
-    for (i, s) in shards.into_iter().enumerate() {
-        out.push(OutFile::new(format!("{dir}s/{i}.json"), s));
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    out
+    count += 1;
+    count
 }
 
 /// The entries of `pages` (one docs version's pages in one language, in
@@ -477,12 +556,7 @@ pub fn files_into(
         .map(|((v, lang), pages)| (layout::search_bundle_dir(site, *v, lang), entries(pages)))
         .collect();
     work.par_iter()
-        .map(|(dir, entries)| {
-            let files = bundle(dir, entries);
-            let count = files.len();
-            files.into_iter().for_each(emit);
-            count
-        })
+        .map(|(dir, entries)| bundle_into(dir, entries, &mut |f| emit(f)))
         .sum()
 }
 
@@ -490,6 +564,38 @@ pub fn files_into(
 mod tests {
     use super::*;
     use crate::model::document::{Heading, Section};
+
+    proptest::proptest! {
+        /// The packed posting list gives back, in order, the pairs a plain
+        /// list would hold: one a section, its flags added up.
+        #[test]
+        fn packed_postings_keep_every_section_and_its_flags(
+            steps in proptest::collection::vec((0u32..3, 0u32..3, 0u32..3), 1..300),
+        ) {
+            let (mut page, mut section) = (0u32, 0u32);
+            let mut plain: Vec<(u32, u32)> = Vec::new();
+            let mut packed: Option<Postings> = None;
+            for (next_page, next_section, flag) in steps {
+                if next_page > 0 {
+                    page += next_page * 70;
+                    section = 0;
+                }
+                section += next_section * 40;
+                let at = (page, section * 8 + [IN_HEADING, IN_TITLE, IN_TEXT][flag as usize]);
+                match plain.last_mut() {
+                    Some(last) if last.0 == at.0 && last.1 / 8 == at.1 / 8 => last.1 |= at.1,
+                    _ => plain.push(at),
+                }
+                match packed.as_mut() {
+                    Some(p) => p.note(at),
+                    None => packed = Some(Postings::new(String::new(), at)),
+                }
+            }
+            let mut pairs = Vec::new();
+            packed.expect("one step at least").pairs(&mut pairs);
+            proptest::prop_assert_eq!(pairs, plain);
+        }
+    }
 
     fn all_tokens(text: &str) -> Vec<Token<'_>> {
         let mut out = Vec::new();
