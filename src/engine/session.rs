@@ -29,6 +29,7 @@ use crate::check::{self, Tools};
 use crate::diagnostics::Diagnostic;
 use crate::load;
 use crate::model::document::{Document, Heading};
+use crate::model::packed::Packed;
 use crate::model::site::Page;
 use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
 use bytes::Bytes;
@@ -36,13 +37,14 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// What one site path holds: a file's bytes, or (at a docs version's
-/// search folder, below [`SEARCH_DIR`]) that version's whole search
-/// bundle, made when first asked for (after a page edit: only a reader who
-/// searches needs it).
+/// What one site path holds: a file's bytes, a page's bytes packed, or
+/// (at a docs version's search folder, below [`SEARCH_DIR`]) that
+/// version's whole search bundle, made when first asked for (only a
+/// reader who searches needs it).
 #[derive(Clone)]
 pub enum Body {
     Ready(Bytes),
+    Packed(Packed),
     Search(Arc<LazySearch>),
 }
 
@@ -52,11 +54,21 @@ pub enum Body {
 pub const SEARCH_DIR: &str = crate::model::layout::SEARCH_DIR;
 
 impl Body {
-    /// The bytes of a file; a search bundle has none of its own (see
-    /// [`LazySearch::files`]).
+    /// A rendered file as kept in memory: packed when the renderer packed
+    /// it.
+    pub fn of(file: OutFile) -> Body {
+        match file.packed {
+            Some(p) => Body::Packed(p),
+            None => Body::Ready(file.bytes),
+        }
+    }
+
+    /// The bytes of a file (unpacked: a new buffer each time); a search
+    /// bundle has none of its own (see [`LazySearch::files`]).
     pub fn bytes(&self) -> Bytes {
         match self {
             Body::Ready(b) => b.clone(),
+            Body::Packed(p) => p.unpack(),
             Body::Search(_) => Bytes::new(),
         }
     }
@@ -64,8 +76,23 @@ impl Body {
     /// Whether the bytes are there without more work.
     pub fn is_ready(&self) -> bool {
         match self {
-            Body::Ready(_) => true,
+            Body::Ready(_) | Body::Packed(_) => true,
             Body::Search(s) => s.is_ready(),
+        }
+    }
+
+    /// Whether both hold the same bytes (a search bundle never does: it
+    /// is made again from what changed).
+    pub fn same(&self, other: &Body) -> bool {
+        match (self, other) {
+            (Body::Ready(a), Body::Ready(b)) => {
+                (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+            }
+            (Body::Packed(a), Body::Packed(b)) => a.same(b),
+            (Body::Ready(a), Body::Packed(p)) | (Body::Packed(p), Body::Ready(a)) => {
+                p.len() == a.len() && p.unpack() == a
+            }
+            _ => false,
         }
     }
 }
@@ -82,6 +109,32 @@ pub struct LazySearch {
 }
 
 impl LazySearch {
+    /// The bundle of docs version `v`, from the pages of `orders` (each
+    /// version's and language's pages in reading order) as `analysis`
+    /// holds them now.
+    fn new(analysis: &Analysis, orders: &BTreeMap<(usize, String), Vec<usize>>, v: usize) -> Self {
+        let site = &analysis.site;
+        let pages = orders
+            .iter()
+            .filter(|((w, _), _)| *w == v)
+            .flat_map(|(_, order)| order)
+            .map(|&i| {
+                let p = &site.pages[i];
+                (
+                    p.title.clone(),
+                    p.url.clone(),
+                    p.lang.clone(),
+                    Arc::clone(&analysis.docs[i]),
+                )
+            })
+            .collect();
+        LazySearch {
+            dir: crate::model::layout::search_dir(site, v),
+            pages,
+            files: OnceLock::new(),
+        }
+    }
+
     /// The files of the bundle by site path (`/search/next/es/index.json`),
     /// made now when they were not yet; none when indexing failed (a full
     /// build reports why).
@@ -114,6 +167,21 @@ impl LazySearch {
     pub fn is_ready(&self) -> bool {
         self.files.get().is_some()
     }
+
+    /// Whether `other` makes the same bundle: the same folder, and the
+    /// same title, URL, language, headings and sections of each page, in
+    /// the same order (all a bundle reads).
+    pub fn same_input(&self, other: &LazySearch) -> bool {
+        self.dir == other.dir
+            && self.pages.len() == other.pages.len()
+            && self.pages.iter().zip(&other.pages).all(|(a, b)| {
+                a.0 == b.0
+                    && a.1 == b.1
+                    && a.2 == b.2
+                    && (Arc::ptr_eq(&a.3, &b.3)
+                        || (a.3.headings == b.3.headings && a.3.sections == b.3.sections))
+            })
+    }
 }
 
 /// How a rebuild went.
@@ -131,8 +199,9 @@ pub struct Rebuild {
 pub enum Output {
     /// It found errors (see the outcome): nothing to serve.
     Failed,
-    /// Every file of the site.
-    Full(Vec<OutFile>),
+    /// Every file of the site, by site path (a search bundle by its
+    /// folder).
+    Full(Vec<(String, Body)>),
     /// The files that may have changed since the last good build (a
     /// fast-path rebuild neither adds nor removes files).
     Changed(Vec<(String, Body)>),
@@ -141,9 +210,10 @@ pub enum Output {
 /// What watches a full build as it renders (`basepress serve` during its
 /// first build, answering requests with the pages rendered so far).
 pub trait Watch: Sync {
-    /// A file the build rendered (its checks all passed; the build may
-    /// still fail on what it finds in the rendered files).
-    fn rendered(&self, file: &OutFile);
+    /// A file the build rendered, at its site path (its checks all
+    /// passed; the build may still fail on what it finds in the rendered
+    /// files).
+    fn rendered(&self, path: &str, body: &Body);
     /// The next page a reader waits for, by file (`/es/install/index.html`):
     /// rendered before the others.
     fn wanted(&self) -> Option<String>;
@@ -210,7 +280,9 @@ impl Session {
         let mut out: Vec<OutFile> = Vec::with_capacity(files.by_path.len());
         for (path, body) in &files.by_path {
             match body {
-                Body::Ready(b) => out.push(OutFile::new(path.clone(), b.clone())),
+                Body::Ready(_) | Body::Packed(_) => {
+                    out.push(OutFile::new(path.clone(), body.bytes()))
+                }
                 Body::Search(s) => out.extend(
                     s.files()
                         .iter()
@@ -220,6 +292,19 @@ impl Session {
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Some(out)
+    }
+
+    /// What the last good build holds at each site path, as kept in
+    /// memory; `None` as for [`Session::files`].
+    pub fn bodies(&self) -> Option<Vec<(String, Body)>> {
+        let files = self.state.as_ref()?.files.as_ref()?;
+        Some(
+            files
+                .by_path
+                .iter()
+                .map(|(p, b)| (p.clone(), b.clone()))
+                .collect(),
+        )
     }
 
     /// Builds again. `changed` lists the input files whose bytes changed
@@ -260,6 +345,8 @@ impl Session {
         if !diagnostics.iter().any(Diagnostic::is_error) {
             let rendered = std::sync::Mutex::new(Vec::new());
             let wanted = watch.map(|w| move || w.wanted());
+            // With a cache, pages come packed and the search bundles are
+            // left out: each is made on first request.
             let result = super::render(
                 &checked,
                 &self.options,
@@ -267,11 +354,13 @@ impl Session {
                 &self.tools,
                 Some(&mut self.cache),
                 &|f| {
+                    let path = f.path.clone();
+                    let body = Body::of(f);
                     if let Some(watch) = watch {
-                        watch.rendered(&f);
+                        watch.rendered(&path, &body);
                     }
                     if let Ok(mut all) = rendered.lock() {
-                        all.push(f);
+                        all.push((path, body));
                     }
                 },
                 wanted.as_ref().map(|w| w as &render::Wanted<'_>),
@@ -279,7 +368,19 @@ impl Session {
             match result {
                 Ok((_, warnings)) => {
                     let mut all = rendered.into_inner().unwrap_or_default();
-                    all.sort_by(|a, b| a.path.cmp(&b.path));
+                    let analysis = &checked.analysis;
+                    let published =
+                        |v: usize| analysis.site.versions.get(v).is_none_or(|v| v.published);
+                    let versions: BTreeSet<usize> = orders
+                        .keys()
+                        .map(|(v, _)| *v)
+                        .filter(|&v| published(v))
+                        .collect();
+                    for v in versions {
+                        let search = LazySearch::new(analysis, &orders, v);
+                        all.push((search.dir.clone(), Body::Search(Arc::new(search))));
+                    }
+                    all.sort_by(|a, b| a.0.cmp(&b.0));
                     files = Some(all);
                     if !warnings.is_empty() {
                         diagnostics.extend(warnings);
@@ -301,10 +402,7 @@ impl Session {
             Some(files) => {
                 let summary = state.checked.summary(files.len());
                 state.files = Some(Files {
-                    by_path: files
-                        .iter()
-                        .map(|f| (f.path.clone(), Body::Ready(f.bytes.clone())))
-                        .collect(),
+                    by_path: files.iter().cloned().collect(),
                     stale_pages: BTreeSet::new(),
                     stale_neighbours: BTreeSet::new(),
                     stale_versions_pages: false,
@@ -526,35 +624,21 @@ impl State {
                 return failed(diagnostics, true);
             }
         }
+        // Pages (the first `rendered` files) are kept packed, as a full
+        // build keeps them.
         let mut changed: Vec<(String, Body)> = pages
             .into_iter()
-            .map(|f| (f.path, Body::Ready(f.bytes)))
+            .enumerate()
+            .map(|(n, f)| match n < rendered {
+                true => (f.path, Body::Packed(Packed::new(&f.bytes))),
+                false => (f.path.clone(), Body::of(f)),
+            })
             .collect();
         let published = |v: usize| site.versions.get(v).is_none_or(|v| v.published);
         for &v in files.stale_search.iter().filter(|&&v| published(v)) {
-            let pages = self
-                .orders
-                .iter()
-                .filter(|((w, _), _)| *w == v)
-                .flat_map(|(_, order)| order)
-                .map(|&i| {
-                    let p = &site.pages[i];
-                    (
-                        p.title.clone(),
-                        p.url.clone(),
-                        p.lang.clone(),
-                        Arc::clone(&analysis.docs[i]),
-                    )
-                })
-                .collect();
-            let dir = crate::model::layout::search_dir(site, v);
-            files.by_path.retain(|path, _| !path.starts_with(&dir));
-            let lazy = LazySearch {
-                dir: dir.clone(),
-                pages,
-                files: OnceLock::new(),
-            };
-            changed.push((dir, Body::Search(Arc::new(lazy))));
+            let lazy = LazySearch::new(analysis, &self.orders, v);
+            files.by_path.retain(|path, _| !path.starts_with(&lazy.dir));
+            changed.push((lazy.dir.clone(), Body::Search(Arc::new(lazy))));
         }
         for (path, body) in &changed {
             files.by_path.insert(path.clone(), body.clone());

@@ -12,6 +12,7 @@ pub mod images;
 pub mod layout;
 pub mod lock;
 pub mod media;
+pub mod packed;
 pub mod site;
 
 pub use site::{Asset, Base, BaseFile, Deployed, Page, Site};

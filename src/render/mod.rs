@@ -24,6 +24,7 @@ use crate::diagnostics::Diagnostic;
 use crate::model::document::{Document, Heading};
 use crate::model::i18n::Strings;
 use crate::model::layout;
+use crate::model::packed::Packed;
 use crate::model::site::{Page, Site, VersionKind};
 use bytes::Bytes;
 use highlight::Highlighter;
@@ -42,6 +43,9 @@ pub type Wanted<'a> = dyn Fn() -> Option<String> + Sync + 'a;
 pub struct OutFile {
     pub path: String,
     pub bytes: Bytes,
+    /// The same bytes packed, when a [`PageCache`] keeps them (a page
+    /// rendered for `basepress serve`): what it keeps in memory.
+    pub packed: Option<Packed>,
 }
 
 impl OutFile {
@@ -49,6 +53,7 @@ impl OutFile {
         OutFile {
             path: path.into(),
             bytes: bytes.into(),
+            packed: None,
         }
     }
 }
@@ -64,7 +69,7 @@ impl OutFile {
 /// so a page with the same digest renders to the same bytes.
 #[derive(Default)]
 pub struct PageCache {
-    pages: HashMap<[u8; 32], Bytes>,
+    pages: HashMap<[u8; 32], Packed>,
     /// How many pages the last build took from the cache.
     pub hits: usize,
     /// The frame each page was last rendered with.
@@ -575,7 +580,7 @@ impl<'a> Renderer<'a> {
     fn render_page(
         &self,
         i: usize,
-        cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
+        cache: Option<(&Sha256, &HashMap<[u8; 32], Packed>)>,
     ) -> Result<RenderedPage, Diagnostic> {
         let (page, doc) = (&self.site.pages[i], self.analysis.docs[i].as_ref());
         let (page_ctx, nav) = self.page_input(page, doc)?;
@@ -588,7 +593,7 @@ impl<'a> Renderer<'a> {
         i: usize,
         page_ctx: PageContext<'_>,
         nav: Vec<NavNode<'_>>,
-        cache: Option<(&Sha256, &HashMap<[u8; 32], Bytes>)>,
+        cache: Option<(&Sha256, &HashMap<[u8; 32], Packed>)>,
     ) -> Result<RenderedPage, Diagnostic> {
         let (page, doc) = (&self.site.pages[i], self.analysis.docs[i].as_ref());
         let frame = cache.map(|_| self.frame_of(page, &page_ctx, &nav));
@@ -620,8 +625,9 @@ impl<'a> Renderer<'a> {
             let _ = serde_json::to_writer(&mut h, &content);
             h.finalize().into()
         });
-        if let Some(bytes) = key.and_then(|k| cache?.1.get(&k)) {
-            let file = OutFile::new(layout::page_file(page), bytes.clone());
+        if let Some(packed) = key.and_then(|k| cache?.1.get(&k)) {
+            let mut file = OutFile::new(layout::page_file(page), packed.unpack());
+            file.packed = Some(packed.clone());
             return Ok(RenderedPage {
                 file,
                 frame,
@@ -915,7 +921,10 @@ impl<'a> Renderer<'a> {
     /// them. Returns how many files were emitted.
     ///
     /// With `cache` (`basepress serve`), pages whose template input did not
-    /// change since the last build come from it, and it keeps this build's.
+    /// change since the last build come from it, and it keeps this build's
+    /// (packed, see [`OutFile::packed`]); the search bundles are left out
+    /// then: the caller makes them when a reader first searches
+    /// ([`search::files_into`] is what makes them here).
     /// With `wanted` (`basepress serve` during its first build), the pages
     /// it names (by file, `/es/install/index.html`) are rendered before
     /// the others, as soon as it names them.
@@ -926,6 +935,7 @@ impl<'a> Renderer<'a> {
         wanted: Option<&Wanted<'_>>,
     ) -> Result<usize, Vec<Diagnostic>> {
         let site = self.site;
+        let search_later = cache.is_some();
         // The project's templates are part of every page's digest.
         let templates = cache.as_ref().map(|_| {
             let mut h = Sha256::new();
@@ -941,10 +951,17 @@ impl<'a> Renderer<'a> {
         let lookup = templates.as_ref().map(|t| (t, &previous));
         // Per page: its index, frame and cache entry (digest and bytes),
         // with a cache, whether it came from the cache, or its error.
-        type Rendered = Result<(usize, Option<Frame>, Option<([u8; 32], Bytes)>, bool), Diagnostic>;
+        // A page the cache keeps goes out packed: the cache and the caller
+        // share what is held in memory.
+        type Rendered =
+            Result<(usize, Option<Frame>, Option<([u8; 32], Packed)>, bool), Diagnostic>;
         let render_one = |i: usize| -> Rendered {
-            let r = self.render_page(i, lookup)?;
-            let kept = r.key.map(|k| (k, r.file.bytes.clone()));
+            let mut r = self.render_page(i, lookup)?;
+            let kept = r.key.map(|k| {
+                let file = &mut r.file;
+                let packed = file.packed.get_or_insert_with(|| Packed::new(&file.bytes));
+                (k, packed.clone())
+            });
             emit(r.file);
             Ok((i, r.frame, kept, r.hit))
         };
@@ -1039,7 +1056,7 @@ impl<'a> Renderer<'a> {
         let by_language: BTreeMap<(usize, &str), Vec<(&Page, &Document)>> = self
             .trees
             .iter()
-            .filter(|((v, _), _)| self.renders(*v))
+            .filter(|((v, _), _)| self.renders(*v) && !search_later)
             .map(|(key, (_, order))| {
                 let pages = order
                     .iter()

@@ -348,7 +348,7 @@ impl App {
                     Some(previous) => previous.with_changes(files),
                     // Not expected: a fast rebuild follows a good build.
                     None => {
-                        let all = session.files().unwrap_or_default();
+                        let all = session.bodies().unwrap_or_default();
                         let prefix = prefix_of(&self.root);
                         Build::new(all, prefix, None)
                     }

@@ -6,7 +6,6 @@
 
 use crate::engine::session::{Body, LazySearch, SEARCH_DIR};
 pub use crate::model::media::content_type;
-use crate::render::OutFile;
 use axum::body::Bytes;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -107,6 +106,13 @@ pub struct LazyBundle {
 }
 
 impl LazyBundle {
+    fn new(search: Arc<LazySearch>) -> Self {
+        LazyBundle {
+            search,
+            entries: OnceLock::new(),
+        }
+    }
+
     /// Makes the bundle now (it takes a while on a large site).
     pub fn make(&self) -> &HashMap<String, Arc<Entry>> {
         self.entries.get_or_init(|| {
@@ -132,31 +138,55 @@ pub enum Found<'a> {
 }
 
 impl Build {
-    /// The build made of `files`, reusing the entries of `previous` whose
-    /// bytes did not change (so their bodies and ETags are not made again).
-    /// Also returns how many files differ from `previous`, counting added
-    /// and removed ones.
-    pub fn new(files: Vec<OutFile>, prefix: String, previous: Option<&Build>) -> (Build, usize) {
+    /// The build made of `files` (by site path; a search bundle by its
+    /// folder), reusing the entries of `previous` whose bytes did not
+    /// change (so their bodies and ETags are not made again). Also returns
+    /// how many files differ from `previous`, counting added and removed
+    /// ones (a search bundle counts as one).
+    pub fn new(
+        files: Vec<(String, Body)>,
+        prefix: String,
+        previous: Option<&Build>,
+    ) -> (Build, usize) {
         let mut changed = 0;
         let mut map = HashMap::with_capacity(files.len());
-        for f in files {
-            let old = previous.and_then(|p| p.files.get(&f.path));
+        let mut searches = BTreeMap::new();
+        for (path, body) in files {
+            if let Body::Search(s) = body {
+                // A bundle of the same pages is the same: kept, made or not.
+                let old = previous.and_then(|p| p.searches.get(&path));
+                let bundle = match old {
+                    Some(old) if old.search.same_input(&s) => Arc::clone(old),
+                    _ => {
+                        changed += 1;
+                        Arc::new(LazyBundle::new(s))
+                    }
+                };
+                searches.insert(path, bundle);
+                continue;
+            }
+            let old = previous.and_then(|p| p.files.get(&path));
             let entry = match old {
                 // A page kept by the render cache is the same buffer.
-                Some(e) if same_body(&e.body, &f.bytes) => Arc::clone(e),
+                Some(e) if e.body.same(&body) => Arc::clone(e),
                 _ => {
                     changed += 1;
-                    Arc::new(Entry::new(&f.path, Body::Ready(f.bytes)))
+                    Arc::new(Entry::new(&path, body))
                 }
             };
-            map.insert(f.path, entry);
+            map.insert(path, entry);
         }
         if let Some(p) = previous {
             changed += p.files.keys().filter(|k| !map.contains_key(*k)).count();
+            changed += p
+                .searches
+                .keys()
+                .filter(|k| !searches.contains_key(*k))
+                .count();
         }
         let build = Build {
             files: map,
-            searches: BTreeMap::new(),
+            searches,
             prefix,
         };
         (build, changed)
@@ -172,18 +202,11 @@ impl Build {
         for (path, body) in changes {
             if let Body::Search(s) = body {
                 files.retain(|p, _| !p.starts_with(s.dir.as_str()));
-                let bundle = LazyBundle {
-                    search: s,
-                    entries: OnceLock::new(),
-                };
-                searches.insert(path, Arc::new(bundle));
+                searches.insert(path, Arc::new(LazyBundle::new(s)));
                 changed += 1;
                 continue;
             }
-            let same = match (&body, files.get(&path)) {
-                (Body::Ready(bytes), Some(old)) => same_body(&old.body, bytes),
-                _ => false,
-            };
+            let same = files.get(&path).is_some_and(|old| old.body.same(&body));
             if !same {
                 changed += 1;
                 let entry = Arc::new(Entry::new(&path, body));
@@ -246,14 +269,6 @@ impl Build {
             return Found::Redirect(format!("{path}/"));
         }
         Found::Missing
-    }
-}
-
-/// Whether a file's body is `bytes` (a body made on request never is).
-fn same_body(body: &Body, b: &Bytes) -> bool {
-    match body {
-        Body::Ready(a) => (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b,
-        Body::Search(_) => false,
     }
 }
 
@@ -346,10 +361,10 @@ impl Partial {
 }
 
 impl crate::engine::session::Watch for Partial {
-    fn rendered(&self, f: &OutFile) {
-        let entry = Arc::new(Entry::new(&f.path, Body::Ready(f.bytes.clone())));
+    fn rendered(&self, path: &str, body: &Body) {
+        let entry = Arc::new(Entry::new(path, body.clone()));
         if let Ok(mut files) = self.files.write() {
-            files.insert(f.path.clone(), entry);
+            files.insert(path.to_string(), entry);
         }
         self.arrived.notify_waiters();
     }
@@ -616,6 +631,11 @@ pub fn inject_reload(html: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::packed::Packed;
+
+    fn file(path: impl Into<String>, bytes: impl Into<Bytes>) -> (String, Body) {
+        (path.into(), Body::Ready(bytes.into()))
+    }
 
     #[test]
     fn a_request_during_the_first_build_waits_for_its_file_and_asks_for_it() {
@@ -632,8 +652,9 @@ mod tests {
             // The waiting request asked the build for its page's file.
             assert_eq!(partial.wanted().as_deref(), Some("/en/index.html"));
             assert_eq!(partial.wanted(), None);
-            partial.rendered(&OutFile::new("/en/other/index.html", "other"));
-            partial.rendered(&OutFile::new("/en/index.html", "<p>home</p>"));
+            partial.rendered("/en/other/index.html", &Body::Ready("other".into()));
+            let home = Packed::new(&Bytes::from("<p>home</p>".repeat(100)));
+            partial.rendered("/en/index.html", &Body::Packed(home));
             let entry = page.await.unwrap().expect("the page, once rendered");
             assert!(entry.served().body.starts_with(b"<p>home</p>"));
             // A file the build never renders: nothing, once it ends.
@@ -661,9 +682,9 @@ mod tests {
     #[test]
     fn folders_resolve_to_their_index_or_redirect() {
         let files = vec![
-            OutFile::new("/index.html", "root"),
-            OutFile::new("/es/install/index.html", "<body></body>"),
-            OutFile::new("/kubernetes/v1.0.0/base/files.txt", "a\n"),
+            file("/index.html", "root"),
+            file("/es/install/index.html", "<body></body>"),
+            file("/kubernetes/v1.0.0/base/files.txt", "a\n"),
         ];
         let (b, changed) = Build::new(files, String::new(), None);
         assert_eq!(changed, 3);
@@ -687,13 +708,13 @@ mod tests {
     #[test]
     fn unchanged_files_keep_their_entry() {
         let (a, _) = Build::new(
-            vec![OutFile::new("/a.txt", "a"), OutFile::new("/b.txt", "b")],
+            vec![file("/a.txt", "a"), file("/b.txt", "b")],
             String::new(),
             None,
         );
         let before = Arc::clone(a.get("/a.txt").unwrap());
         let (b, changed) = Build::new(
-            vec![OutFile::new("/a.txt", "a"), OutFile::new("/c.txt", "c")],
+            vec![file("/a.txt", "a"), file("/c.txt", "c")],
             String::new(),
             Some(&a),
         );
@@ -702,9 +723,64 @@ mod tests {
     }
 
     #[test]
+    fn a_packed_page_is_served_unpacked_and_equals_its_bytes() {
+        let text = format!("<body>{}</body>", "<p>página</p>".repeat(200));
+        let html = Bytes::from(text.clone());
+        let packed = Body::Packed(Packed::new(&html));
+        let (a, _) = Build::new(
+            vec![("/es/index.html".into(), packed.clone())],
+            String::new(),
+            None,
+        );
+        let entry = a.get("/es/index.html").unwrap();
+        assert_eq!(entry.served().body[..], inject_reload(&html)[..]);
+        // The same bytes, packed again or not packed, are no change.
+        let kept = Arc::clone(entry);
+        let again = Body::Packed(Packed::new(&html));
+        let (b, changed) = a.with_changes(vec![("/es/index.html".into(), again)]);
+        assert_eq!(changed, 0);
+        assert!(Arc::ptr_eq(&kept, b.get("/es/index.html").unwrap()));
+        let (c, changed) = Build::new(
+            vec![("/es/index.html".into(), Body::Ready(html.clone()))],
+            String::new(),
+            Some(&b),
+        );
+        assert_eq!(changed, 0);
+        assert!(Arc::ptr_eq(&kept, c.get("/es/index.html").unwrap()));
+        let edited = Bytes::from(format!("{text}<p>más</p>"));
+        let (_, changed) = c.with_changes(vec![(
+            "/es/index.html".into(),
+            Body::Packed(Packed::new(&edited)),
+        )]);
+        assert_eq!(changed, 1);
+    }
+
+    #[test]
+    fn a_full_rebuild_of_the_same_inputs_changes_nothing() {
+        use crate::engine::session::{Output, Session};
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut session = Session::new(root, crate::engine::Options::default());
+        let mut full = || match session.rebuild(None).output {
+            Output::Full(files) => files,
+            _ => panic!("the repository builds"),
+        };
+        let first = full();
+        assert!(first.iter().any(|(_, b)| matches!(b, Body::Search(_))));
+        let (a, _) = Build::new(first, String::new(), None);
+        // A search bundle made in between is kept, made.
+        let search = a.searches.keys().next().expect("a search bundle").clone();
+        let made = a.searches[&search].make().len();
+        assert!(made > 0);
+        let (b, changed) = Build::new(full(), String::new(), Some(&a));
+        assert_eq!(changed, 0, "nothing to reload");
+        assert!(Arc::ptr_eq(&a.searches[&search], &b.searches[&search]));
+        assert!(b.searches[&search].entries.get().is_some());
+    }
+
+    #[test]
     fn changes_replace_only_the_files_that_differ() {
         let (a, _) = Build::new(
-            vec![OutFile::new("/a.txt", "a"), OutFile::new("/b.txt", "b")],
+            vec![file("/a.txt", "a"), file("/b.txt", "b")],
             String::new(),
             None,
         );
@@ -727,10 +803,10 @@ mod tests {
             crate::model::site::sha256_hex(config.as_bytes())
         );
         let files = vec![
-            OutFile::new(format!("{dir}files.txt"), "SHA256SUMS\nconfig.env\n"),
-            OutFile::new(format!("{dir}SHA256SUMS"), sums),
-            OutFile::new(format!("{dir}config.env"), config.to_string()),
-            OutFile::new("/index.html", "<body></body>"),
+            file(format!("{dir}files.txt"), "SHA256SUMS\nconfig.env\n"),
+            file(format!("{dir}SHA256SUMS"), sums),
+            file(format!("{dir}config.env"), config.to_string()),
+            file("/index.html", "<body></body>"),
         ];
         Arc::new(Build::new(files, String::new(), None).0)
     }

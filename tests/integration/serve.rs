@@ -7,7 +7,7 @@ use crate::download::run_loop;
 use crate::support::*;
 use basepress::engine::{
     self,
-    session::{Output, Session},
+    session::{Body, Output, Session},
 };
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -745,9 +745,21 @@ fn the_page_cache_renders_what_a_full_render_renders() {
     let mut cache = Session::new(root, engine::Options::default());
     let same = |cache: &mut Session, what: &str| {
         let rebuilt = cache.rebuild(None);
-        let Output::Full(cached) = rebuilt.output else {
+        let Output::Full(kept) = rebuilt.output else {
             panic!("{what}: {:?}", rebuilt.outcome.diagnostics)
         };
+        // What is kept in memory: every page packed, each version's
+        // search bundle one entry made on first request.
+        let packed = kept
+            .iter()
+            .filter(|(_, b)| matches!(b, Body::Packed(_)))
+            .count();
+        assert!(packed >= count_pages(root), "{what}: {packed} packed");
+        assert!(
+            kept.iter().any(|(_, b)| matches!(b, Body::Search(_))),
+            "{what}"
+        );
+        let cached = cache.files().expect("the files of a good build");
         let (full, _) = engine::render_site(root, &engine::Options::default());
         let full = full.unwrap();
         assert_eq!(cached.len(), full.len(), "{what}");
