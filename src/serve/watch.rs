@@ -7,7 +7,7 @@ use super::App;
 use crate::load::config;
 use notify::{RecursiveMode, Watcher as _};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -178,7 +178,8 @@ struct Inputs {
     watcher: notify::RecommendedWatcher,
     /// Folders watched, and whether recursively.
     watched: HashMap<PathBuf, RecursiveMode>,
-    digests: HashMap<PathBuf, [u8; 32]>,
+    /// In path order, so that the inputs below a folder are one range.
+    digests: BTreeMap<PathBuf, [u8; 32]>,
     /// site.yaml and the image data file it names, as of the last look.
     files: Vec<PathBuf>,
 }
@@ -189,7 +190,7 @@ impl Inputs {
             root,
             watcher,
             watched: HashMap::new(),
-            digests: HashMap::new(),
+            digests: BTreeMap::new(),
             files: Vec::new(),
         }
     }
@@ -291,11 +292,14 @@ impl Inputs {
             }
             seen.insert(path.to_path_buf());
         }
-        // Inputs at or below `path` that are no longer there.
+        // Inputs at or below `path` that are no longer there: paths order
+        // by component, so those below `path` come right after it.
         let gone: Vec<PathBuf> = self
             .digests
-            .keys()
-            .filter(|k| k.starts_with(path) && !seen.contains(*k))
+            .range::<Path, _>((std::ops::Bound::Included(path), std::ops::Bound::Unbounded))
+            .map(|(k, _)| k)
+            .take_while(|k| k.starts_with(path))
+            .filter(|k| !seen.contains(*k))
             .cloned()
             .collect();
         for k in gone {
