@@ -10,12 +10,12 @@
 //! them and on the pages that link into them with an anchor, renders the
 //! pages that show them (the page, its untranslated copies and its
 //! translations, whose language switcher lists its headings), and makes
-//! the search bundle of a docs version again only when the words of its
-//! sections changed (on first request). After a front matter edit (a
+//! the search bundle of a docs version in a language again only when the
+//! words of its sections changed (on first request). After a front matter edit (a
 //! title, weight or description), the pages of the same version and
 //! language whose template input outside their own Markdown (their
 //! *frame*: sidebar, pager, breadcrumbs…) changed are rendered too, and
-//! the version's search bundle is made again. Anything else (a new or
+//! the search bundle of that version and language is made again. Anything else (a new or
 //! removed file, a page that moved, an asset, a base, a template,
 //! site.yaml, the image data) runs every stage again, with the render
 //! cache.
@@ -38,9 +38,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// What one site path holds: a file's bytes, a page's bytes packed, or
-/// (at a docs version's search folder, below [`SEARCH_DIR`]) that
-/// version's whole search bundle, made when first asked for (only a
-/// reader who searches needs it).
+/// (at the search folder of a docs version in a language, below
+/// [`SEARCH_DIR`]) that whole search bundle, made when first asked for
+/// (only a reader who searches needs it).
 #[derive(Clone)]
 pub enum Body {
     Ready(Bytes),
@@ -48,9 +48,9 @@ pub enum Body {
     Search(Arc<LazySearch>),
 }
 
-/// The folder of the search bundles: a fast rebuild gives a docs
-/// version's bundle under its folder below this one, replacing every file
-/// there.
+/// The folder of the search bundles: a rebuild gives the bundle of a docs
+/// version in a language under its folder below this one, replacing every
+/// file there.
 pub const SEARCH_DIR: &str = crate::model::layout::SEARCH_DIR;
 
 impl Body {
@@ -97,68 +97,65 @@ impl Body {
     }
 }
 
-/// A docs version's search bundle, made on first use from the documents
-/// of a build, which it keeps.
+/// The search bundle of a docs version in one language, made on first use
+/// from the documents of a build, which it keeps.
 pub struct LazySearch {
-    /// Its folder (`/search/next/`).
+    /// Its folder (`/search/next/es/`).
     pub dir: String,
-    /// Title, URL, language and document of each page, in the order a
-    /// build indexes them.
-    pages: Vec<(String, String, String, Arc<Document>)>,
+    lang: String,
+    /// Title, URL and document of each page, in the order a build indexes
+    /// them.
+    pages: Vec<(String, String, Arc<Document>)>,
     files: OnceLock<BTreeMap<String, Bytes>>,
 }
 
 impl LazySearch {
-    /// The bundle of docs version `v`, from the pages of `orders` (each
-    /// version's and language's pages in reading order) as `analysis`
-    /// holds them now.
-    fn new(analysis: &Analysis, orders: &BTreeMap<(usize, String), Vec<usize>>, v: usize) -> Self {
+    /// The bundle of docs version `v` in `lang`, from its pages in
+    /// reading order (`orders`) as `analysis` holds them now.
+    fn new(
+        analysis: &Analysis,
+        orders: &BTreeMap<(usize, String), Vec<usize>>,
+        v: usize,
+        lang: &str,
+    ) -> Self {
         let site = &analysis.site;
         let pages = orders
-            .iter()
-            .filter(|((w, _), _)| *w == v)
-            .flat_map(|(_, order)| order)
+            .get(&(v, lang.to_string()))
+            .into_iter()
+            .flatten()
             .map(|&i| {
                 let p = &site.pages[i];
                 (
                     p.title.clone(),
                     p.url.clone(),
-                    p.lang.clone(),
                     Arc::clone(&analysis.docs[i]),
                 )
             })
             .collect();
         LazySearch {
-            dir: crate::model::layout::search_dir(site, v),
+            dir: crate::model::layout::search_bundle_dir(site, v, lang),
+            lang: lang.to_string(),
             pages,
             files: OnceLock::new(),
         }
     }
 
     /// The files of the bundle by site path (`/search/next/es/index.json`),
-    /// made now when they were not yet; none when indexing failed (a full
-    /// build reports why).
+    /// made now when they were not yet.
     pub fn files(&self) -> &BTreeMap<String, Bytes> {
         self.files.get_or_init(|| {
             let entries: Vec<render::search::Entry> = self
                 .pages
                 .iter()
-                .map(|(title, url, lang, doc)| render::search::Entry {
+                .map(|(title, url, doc)| render::search::Entry {
                     title,
                     url,
-                    lang,
+                    lang: &self.lang,
                     doc,
                 })
                 .collect();
-            let mut by_lang: BTreeMap<&str, Vec<render::search::Entry>> = BTreeMap::new();
-            for e in entries {
-                by_lang.entry(e.lang).or_default().push(e);
-            }
-            by_lang
-                .iter()
-                .flat_map(|(lang, entries)| {
-                    render::search::bundle(&format!("{}{lang}/", self.dir), entries)
-                })
+            render::search::bundle(&self.dir, &entries)
+                .into_iter()
                 .map(|f| (f.path, f.bytes))
                 .collect()
         })
@@ -169,17 +166,16 @@ impl LazySearch {
     }
 
     /// Whether `other` makes the same bundle: the same folder, and the
-    /// same title, URL, language, headings and sections of each page, in
-    /// the same order (all a bundle reads).
+    /// same title, URL, headings and sections of each page, in the same
+    /// order (all a bundle reads).
     pub fn same_input(&self, other: &LazySearch) -> bool {
         self.dir == other.dir
             && self.pages.len() == other.pages.len()
             && self.pages.iter().zip(&other.pages).all(|(a, b)| {
                 a.0 == b.0
                     && a.1 == b.1
-                    && a.2 == b.2
-                    && (Arc::ptr_eq(&a.3, &b.3)
-                        || (a.3.headings == b.3.headings && a.3.sections == b.3.sections))
+                    && (Arc::ptr_eq(&a.2, &b.2)
+                        || (a.2.headings == b.2.headings && a.2.sections == b.2.sections))
             })
     }
 }
@@ -250,9 +246,9 @@ struct Files {
     /// Whether the versions pages, which show the latest version's
     /// sidebar, must be rendered again.
     stale_versions_pages: bool,
-    /// The docs versions whose search bundle must be made again, for the
-    /// same reason.
-    stale_search: BTreeSet<usize>,
+    /// The search bundles (by docs version and language) that must be
+    /// made again, for the same reason.
+    stale_search: BTreeSet<(usize, String)>,
 }
 
 impl Session {
@@ -371,13 +367,8 @@ impl Session {
                     let analysis = &checked.analysis;
                     let published =
                         |v: usize| analysis.site.versions.get(v).is_none_or(|v| v.published);
-                    let versions: BTreeSet<usize> = orders
-                        .keys()
-                        .map(|(v, _)| *v)
-                        .filter(|&v| published(v))
-                        .collect();
-                    for v in versions {
-                        let search = LazySearch::new(analysis, &orders, v);
+                    for (v, lang) in orders.keys().filter(|(v, _)| published(*v)) {
+                        let search = LazySearch::new(analysis, &orders, *v, lang);
                         all.push((search.dir.clone(), Body::Search(Arc::new(search))));
                     }
                     all.sort_by(|a, b| a.0.cmp(&b.0));
@@ -507,15 +498,19 @@ impl State {
             self.orders = render::reading_orders(site);
         }
 
-        // A version's search bundle: when the text of a section of one of
-        // its pages changed, or a page's title or place.
-        let mut search_changed: BTreeSet<usize> = before
+        // A search bundle (of a docs version in a language): when the text
+        // of a section of one of its pages changed (copies included), or a
+        // page's title or place.
+        let mut search_changed: BTreeSet<(usize, String)> = before
             .iter()
             .filter(|(i, old)| {
                 let new = &analysis.docs[*i];
                 old.sections != new.sections || old.headings != new.headings
             })
-            .filter_map(|(i, _)| Some(site.pages.get(*i)?.version))
+            .filter_map(|(i, _)| analysis.graph.by_source.get(&site.pages.get(*i)?.source))
+            .flatten()
+            .filter_map(|&j| site.pages.get(j))
+            .map(|p| (p.version, p.lang.clone()))
             .collect();
         // The pages whose front matter changed, copies included, and the
         // pages that may show them: those of the same docs version and
@@ -530,7 +525,7 @@ impl State {
             .filter_map(|&j| site.pages.get(j))
             .map(|p| (p.version, p.lang.as_str()))
             .collect();
-        search_changed.extend(trees.iter().map(|(v, _)| *v));
+        search_changed.extend(trees.iter().map(|(v, lang)| (*v, lang.to_string())));
         let neighbours = site
             .pages
             .iter()
@@ -608,12 +603,21 @@ impl State {
                 }
             }
         }
-        // The rendered pages are scanned as a build scans them.
-        let sources = super::output_sources(site);
-        let leaks: Vec<Diagnostic> = pages
+        // The rendered pages are scanned as a build scans them (the source
+        // of each page, for the findings, only when there are some).
+        let leaking = pages
             .iter()
-            .flat_map(|f| super::scan_output(tools, &sources, f))
-            .collect();
+            .any(|f| !tools.credentials.scan_file(&f.path, &f.bytes).is_empty());
+        let leaks: Vec<Diagnostic> = match leaking {
+            false => Vec::new(),
+            true => {
+                let sources = super::output_sources(site);
+                pages
+                    .iter()
+                    .flat_map(|f| super::scan_output(tools, &sources, f))
+                    .collect()
+            }
+        };
         let mut diagnostics = diagnostics;
         if !leaks.is_empty() {
             let leaks = check::finish(Some(&site.config), leaks);
@@ -635,8 +639,8 @@ impl State {
             })
             .collect();
         let published = |v: usize| site.versions.get(v).is_none_or(|v| v.published);
-        for &v in files.stale_search.iter().filter(|&&v| published(v)) {
-            let lazy = LazySearch::new(analysis, &self.orders, v);
+        for (v, lang) in files.stale_search.iter().filter(|(v, _)| published(*v)) {
+            let lazy = LazySearch::new(analysis, &self.orders, *v, lang);
             files.by_path.retain(|path, _| !path.starts_with(&lazy.dir));
             changed.push((lazy.dir.clone(), Body::Search(Arc::new(lazy))));
         }

@@ -89,10 +89,11 @@ pub fn etag(body: &[u8]) -> String {
 /// The files of one successful build, by site path (`/es/install/index.html`).
 #[derive(Default)]
 pub struct Build {
-    files: HashMap<String, Arc<Entry>>,
-    /// The search bundles a page edit made stale, by folder (below
-    /// [`SEARCH_DIR`], one per docs version): their files are made on
-    /// first request.
+    /// Keys are shared, so that a page edit's new build copies the map
+    /// without copying 20,000 paths.
+    files: HashMap<Arc<str>, Arc<Entry>>,
+    /// The search bundles, by folder (below [`SEARCH_DIR`], one per docs
+    /// version and language): their files are made on first request.
     searches: BTreeMap<String, Arc<LazyBundle>>,
     /// The base URL's path (`/docs`, or empty): the site is served below it,
     /// as it will be once published.
@@ -165,7 +166,7 @@ impl Build {
                 searches.insert(path, bundle);
                 continue;
             }
-            let old = previous.and_then(|p| p.files.get(&path));
+            let old = previous.and_then(|p| p.files.get(path.as_str()));
             let entry = match old {
                 // A page kept by the render cache is the same buffer.
                 Some(e) if e.body.same(&body) => Arc::clone(e),
@@ -174,10 +175,14 @@ impl Build {
                     Arc::new(Entry::new(&path, body))
                 }
             };
-            map.insert(path, entry);
+            map.insert(Arc::from(path), entry);
         }
         if let Some(p) = previous {
-            changed += p.files.keys().filter(|k| !map.contains_key(*k)).count();
+            changed += p
+                .files
+                .keys()
+                .filter(|k| !map.contains_key(k.as_ref()))
+                .count();
             changed += p
                 .searches
                 .keys()
@@ -193,8 +198,8 @@ impl Build {
     }
 
     /// This build with some files replaced (none added or removed, but
-    /// for a docs version's new search bundle, which replaces every file
-    /// of its folder), and how many of them differ.
+    /// for a new search bundle, which replaces every file of its folder),
+    /// and how many of them differ.
     pub fn with_changes(&self, changes: Vec<(String, Body)>) -> (Build, usize) {
         let mut files = self.files.clone();
         let mut searches = self.searches.clone();
@@ -206,11 +211,13 @@ impl Build {
                 changed += 1;
                 continue;
             }
-            let same = files.get(&path).is_some_and(|old| old.body.same(&body));
+            let same = files
+                .get(path.as_str())
+                .is_some_and(|old| old.body.same(&body));
             if !same {
                 changed += 1;
                 let entry = Arc::new(Entry::new(&path, body));
-                files.insert(path, entry);
+                files.insert(Arc::from(path), entry);
             }
         }
         let build = Build {
@@ -257,7 +264,7 @@ impl Build {
             };
         }
         if path.ends_with('/') {
-            return match self.files.get(&format!("{path}index.html")) {
+            return match self.files.get(format!("{path}index.html").as_str()) {
                 Some(e) => Found::File(e),
                 None => Found::Missing,
             };
@@ -265,7 +272,10 @@ impl Build {
         if let Some(e) = self.files.get(path) {
             return Found::File(e);
         }
-        if self.files.contains_key(&format!("{path}/index.html")) {
+        if self
+            .files
+            .contains_key(format!("{path}/index.html").as_str())
+        {
             return Found::Redirect(format!("{path}/"));
         }
         Found::Missing
