@@ -53,7 +53,7 @@ impl LinkIndex {
                     .or_insert_with(HashMap::new)
                     .insert(p.rel.clone(), i);
             }
-            if site.versions.get(p.version).is_none_or(|v| v.published) {
+            if site.version_published(p.version) {
                 by_url.insert(p.url.clone(), i);
             }
         }

@@ -436,8 +436,7 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     {
         claim(path, "basepress (a sitemap)".into(), &mut diagnostics);
     }
-    let published_versions = (0..site.versions.len().max(1))
-        .filter(|&v| site.versions.get(v).is_none_or(|v| v.published));
+    let published_versions = (0..site.versions.len().max(1)).filter(|&v| site.version_published(v));
     let mut search_files = std::collections::BTreeSet::new();
     for v in published_versions {
         for l in &site.config.languages {
@@ -458,7 +457,7 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
         let owner = || format!("basepress (the {} versions page)", l.code);
         claim(layout::versions_file(&l.code), owner(), &mut diagnostics);
     }
-    let published = |p: &&Page| site.versions.get(p.version).is_none_or(|v| v.published);
+    let published = |p: &&Page| site.version_published(p.version);
     for p in site.pages.iter().filter(published) {
         claim(
             layout::page_file(p),

@@ -365,9 +365,10 @@ impl Session {
                 Ok((_, warnings)) => {
                     let mut all = rendered.into_inner().unwrap_or_default();
                     let analysis = &checked.analysis;
-                    let published =
-                        |v: usize| analysis.site.versions.get(v).is_none_or(|v| v.published);
-                    for (v, lang) in orders.keys().filter(|(v, _)| published(*v)) {
+                    for (v, lang) in orders
+                        .keys()
+                        .filter(|(v, _)| analysis.site.version_published(*v))
+                    {
                         let search = LazySearch::new(analysis, &orders, *v, lang);
                         all.push((search.dir.clone(), Body::Search(Arc::new(search))));
                     }
@@ -638,8 +639,11 @@ impl State {
                 false => (f.path.clone(), Body::of(f)),
             })
             .collect();
-        let published = |v: usize| site.versions.get(v).is_none_or(|v| v.published);
-        for (v, lang) in files.stale_search.iter().filter(|(v, _)| published(*v)) {
+        for (v, lang) in files
+            .stale_search
+            .iter()
+            .filter(|(v, _)| site.version_published(*v))
+        {
             let lazy = LazySearch::new(analysis, &self.orders, *v, lang);
             files.by_path.retain(|path, _| !path.starts_with(&lazy.dir));
             changed.push((lazy.dir.clone(), Body::Search(Arc::new(lazy))));

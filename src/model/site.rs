@@ -122,6 +122,12 @@ pub struct DocsVersion {
 }
 
 impl Site {
+    /// Whether docs version `v` is published (a project without docs
+    /// versions publishes its one version).
+    pub fn version_published(&self, v: usize) -> bool {
+        self.versions.get(v).is_none_or(|v| v.published)
+    }
+
     /// The docs version whose folder holds `file` (relative to the root):
     /// an index in `versions`, or 0 for `content/` of a project without
     /// versions.

@@ -814,17 +814,13 @@ impl<'a> Renderer<'a> {
 
     /// Whether a page is published (its docs version is).
     fn published(&self, page: &Page) -> bool {
-        self.site
-            .versions
-            .get(page.version)
-            .is_none_or(|v| v.published)
+        self.site.version_published(page.version)
     }
 
     /// Whether the files of docs version `v` are rendered: published, and
     /// not reused from the previous build.
     fn renders(&self, v: usize) -> bool {
-        self.site.versions.get(v).is_none_or(|v| v.published)
-            && !self.analysis.reused.get(v).copied().unwrap_or(false)
+        self.site.version_published(v) && !self.analysis.reused.get(v).copied().unwrap_or(false)
     }
 
     /// Renders the pages `which` (indexes in `site.pages`) through
