@@ -29,7 +29,7 @@ use crate::check::{self, Tools};
 use crate::diagnostics::Diagnostic;
 use crate::load;
 use crate::model::document::{Document, Heading};
-use crate::model::packed::Packed;
+use crate::model::packed::{self, Packed};
 use crate::model::site::Page;
 use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
 use bytes::Bytes;
@@ -85,9 +85,7 @@ impl Body {
     /// is made again from what changed).
     pub fn same(&self, other: &Body) -> bool {
         match (self, other) {
-            (Body::Ready(a), Body::Ready(b)) => {
-                (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
-            }
+            (Body::Ready(a), Body::Ready(b)) => packed::same_bytes(a, b),
             (Body::Packed(a), Body::Packed(b)) => a.same(b),
             (Body::Ready(a), Body::Packed(p)) | (Body::Packed(p), Body::Ready(a)) => {
                 p.len() == a.len() && p.unpack() == a

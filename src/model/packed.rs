@@ -80,8 +80,13 @@ impl Packed {
             (Repr::Zstd(a, m), Repr::Zstd(b, n)) if m == n => (a, b),
             _ => return false,
         };
-        (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
+        same_bytes(a, b)
     }
+}
+
+/// Whether `a` and `b` are the same buffer or hold the same bytes.
+pub fn same_bytes(a: &Bytes, b: &Bytes) -> bool {
+    (a.as_ptr() == b.as_ptr() && a.len() == b.len()) || a == b
 }
 
 #[cfg(test)]
