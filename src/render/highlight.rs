@@ -18,8 +18,12 @@
 //!
 //! A [`Highlighter`] sets its grammars up when the first block needs them
 //! and keeps them for as long as it lives: a build makes one, the preview
-//! server keeps one.
+//! server keeps one. A render of a whole site also makes [`Repeats`]: a
+//! block whose language and text occur on several pages (as the same
+//! install step does in the docs of every version) is highlighted once.
 
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use syntect::parsing::{ParseState, Scope, ScopeStack, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
@@ -199,6 +203,125 @@ impl Highlighter {
         }
         html
     }
+}
+
+/// What highlights the blocks of a page: the highlighter and, in a render
+/// of the whole site, the blocks that repeat.
+#[derive(Clone, Copy)]
+pub struct Highlight<'a> {
+    pub highlighter: &'a Highlighter,
+    pub repeats: Option<&'a Repeats>,
+}
+
+impl Highlight<'_> {
+    /// [`Highlighter::highlight`], the HTML of a repeated block made once.
+    pub fn block(&self, lang: &str, code: &str) -> Option<String> {
+        match self.repeats {
+            Some(repeats) => repeats.highlight(self.highlighter, lang, code),
+            None => self.highlighter.highlight(lang, code),
+        }
+    }
+}
+
+impl<'a> From<&'a Highlighter> for Highlight<'a> {
+    fn from(highlighter: &'a Highlighter) -> Self {
+        Highlight {
+            highlighter,
+            repeats: None,
+        }
+    }
+}
+
+/// The code blocks that one render highlights more than once, by the
+/// digest of their language and text. The first use highlights a block and
+/// keeps its HTML; the last use takes it out. Memory holds only blocks that
+/// repeat and have uses still to come, and nothing outlives the render.
+#[derive(Default)]
+pub struct Repeats {
+    left: Mutex<HashMap<[u8; 32], Repeat>>,
+}
+
+struct Repeat {
+    uses: usize,
+    /// What [`Highlighter::highlight`] gave, once a use has made it.
+    html: Option<Option<String>>,
+}
+
+impl Repeats {
+    /// The blocks, each a language and its text, that occur more than once
+    /// among `blocks` (every block the render will highlight).
+    pub fn of<'b>(blocks: impl IntoIterator<Item = (&'b str, &'b str)>) -> Repeats {
+        let mut uses: HashMap<[u8; 32], usize> = HashMap::new();
+        for (lang, code) in blocks {
+            *uses.entry(key(lang, code)).or_default() += 1;
+        }
+        let left = uses
+            .into_iter()
+            .filter(|&(_, n)| n > 1)
+            .map(|(k, uses)| (k, Repeat { uses, html: None }))
+            .collect();
+        Repeats {
+            left: Mutex::new(left),
+        }
+    }
+
+    /// How many blocks are kept or still to come.
+    pub fn len(&self) -> usize {
+        self.left.lock().map_or(0, |l| l.len())
+    }
+
+    /// Whether no block repeats (or every repeat has been used).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// `highlighter.highlight(lang, code)`, made once for a repeated block.
+    /// Two threads at the first use of the same block may both make it:
+    /// the output is the same.
+    pub fn highlight(&self, highlighter: &Highlighter, lang: &str, code: &str) -> Option<String> {
+        let k = key(lang, code);
+        let Ok(mut left) = self.left.lock() else {
+            return highlighter.highlight(lang, code);
+        };
+        let Some(repeat) = left.get_mut(&k) else {
+            drop(left);
+            return highlighter.highlight(lang, code);
+        };
+        let html = match &repeat.html {
+            Some(html) => html.clone(),
+            None => {
+                drop(left);
+                let html = highlighter.highlight(lang, code);
+                left = match self.left.lock() {
+                    Ok(again) => again,
+                    Err(_) => return html,
+                };
+                match left.get_mut(&k) {
+                    Some(repeat) => {
+                        repeat.html.get_or_insert_with(|| html.clone());
+                    }
+                    None => return html,
+                }
+                html
+            }
+        };
+        if let Some(repeat) = left.get_mut(&k) {
+            repeat.uses = repeat.uses.saturating_sub(1);
+            if repeat.uses == 0 {
+                left.remove(&k);
+            }
+        }
+        html
+    }
+}
+
+/// A block's key: its language and text.
+fn key(lang: &str, code: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update((lang.len() as u64).to_le_bytes());
+    h.update(lang);
+    h.update(code);
+    h.finalize().into()
 }
 
 fn highlight_events(
@@ -451,5 +574,52 @@ mod tests {
             assert_eq!(text(&html), code, "{lang}");
             lines_stand_alone(&html);
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Any order of blocks, repeated or not, in known or unknown
+        /// languages, gets what the highlighter alone gives, on several
+        /// threads at once; every repeat is let go after its last use.
+        #[test]
+        fn repeats_give_what_the_highlighter_gives_and_keep_nothing_after(
+            picks in proptest::collection::vec(0usize..6, 0..40),
+        ) {
+            const BLOCKS: [(&str, &str); 6] = [
+                ("yaml", "kind: Deployment\nmetadata:\n  name: agent # x\n"),
+                ("yaml", "kind: Service\n"),
+                ("bash", "kubectl apply -k \"$DIR\"\n"),
+                ("text", "plain <b>\n"),
+                ("python", "def f():\n    return 1\n"),
+                ("nosuchlanguage", "x < y\n"),
+            ];
+            let highlighter = Highlighter::default();
+            let blocks: Vec<(&str, &str)> = picks.iter().map(|&i| BLOCKS[i]).collect();
+            let repeats = Repeats::of(blocks.iter().copied());
+            let distinct: std::collections::BTreeSet<usize> = picks.iter().copied().collect();
+            proptest::prop_assert_eq!(repeats.len(), distinct.len() - picks_once(&picks));
+            let with = Highlight { highlighter: &highlighter, repeats: Some(&repeats) };
+            let (left, right) = blocks.split_at(blocks.len() / 2);
+            let (a, b) = std::thread::scope(|s| {
+                let run = |part: &[(&str, &str)]| -> Vec<Option<String>> {
+                    part.iter().map(|(l, c)| with.block(l, c)).collect()
+                };
+                let a = s.spawn(move || run(left));
+                let b = run(right);
+                (a.join().expect("no panic"), b)
+            });
+            let alone: Vec<Option<String>> = blocks.iter().map(|(l, c)| highlighter.highlight(l, c)).collect();
+            proptest::prop_assert_eq!([a, b].concat(), alone);
+            proptest::prop_assert!(repeats.is_empty());
+        }
+    }
+
+    /// How many of `picks` occur exactly once.
+    fn picks_once(picks: &[usize]) -> usize {
+        let mut n = std::collections::BTreeMap::new();
+        for p in picks {
+            *n.entry(p).or_insert(0) += 1;
+        }
+        n.values().filter(|&&c| c == 1).count()
     }
 }

@@ -19,7 +19,7 @@
 //! the reader chose last on any page when it is there.
 
 use super::escape::escape;
-use super::highlight::Highlighter;
+use super::highlight::Highlight;
 use crate::analyze::markdown::options;
 use crate::model::document::{CodeBlock, Document};
 use crate::model::i18n::Strings;
@@ -50,7 +50,7 @@ fn tab_name(block: &CodeBlock) -> Option<String> {
 pub fn body(
     markdown: &str,
     doc: &Document,
-    highlighter: &Highlighter,
+    highlight: Highlight<'_>,
     strings: &Strings,
     rewrite: &dyn Fn(&str) -> String,
 ) -> String {
@@ -73,7 +73,7 @@ pub fn body(
             let Some(block) = blocks.next() else {
                 return out;
             };
-            let code = code_block_html(block, highlighter);
+            let code = code_block_html(block, highlight);
             let html = match tab_name(block) {
                 Some(name) => {
                     let open = if in_tabs { "" } else { "<div class=\"tabs\">\n" };
@@ -168,7 +168,7 @@ pub fn body(
 /// HTML of a code block, highlighted when its language is one the
 /// highlighter knows. The language and file name ride along as data
 /// attributes for the page's script and styles.
-pub fn code_block_html(block: &CodeBlock, highlighter: &Highlighter) -> String {
+pub fn code_block_html(block: &CodeBlock, highlight: Highlight<'_>) -> String {
     let mut html = String::from("<pre class=\"code\"");
     if !block.lang.is_empty() {
         html.push_str(&format!(" data-lang=\"{}\"", escape(&block.lang)));
@@ -182,7 +182,7 @@ pub fn code_block_html(block: &CodeBlock, highlighter: &Highlighter) -> String {
         html.push_str(&format!(" class=\"language-{}\"", escape(&block.lang)));
     }
     html.push('>');
-    match highlighter.highlight(&block.lang, &block.code) {
+    match highlight.block(&block.lang, &block.code) {
         Some(highlighted) => html.push_str(&highlighted),
         None => html.push_str(&escape(&block.code)),
     }
@@ -207,7 +207,8 @@ mod tests {
     fn body_with(body: &str, doc: &Document, rewrite: &dyn Fn(&str) -> String) -> String {
         let mut strings = Strings::default();
         strings.0.insert("warning".into(), "Atención".into());
-        super::body(body, doc, &Highlighter::default(), &strings, rewrite)
+        let highlighter = super::super::highlight::Highlighter::default();
+        super::body(body, doc, (&highlighter).into(), &strings, rewrite)
     }
 
     #[test]

@@ -27,7 +27,7 @@ use crate::model::layout;
 use crate::model::packed::Packed;
 use crate::model::site::{Page, Site, VersionKind};
 use bytes::Bytes;
-use highlight::Highlighter;
+use highlight::{Highlight, Highlighter, Repeats};
 use nav::{NavNode, Tree};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -261,6 +261,9 @@ pub struct Renderer<'a> {
     /// The link index's digest, part of every cached page's key: computed
     /// once per renderer (it hashes every page's place and path).
     index_digest: std::sync::OnceLock<[u8; 32]>,
+    /// The code blocks a render of the whole site highlights more than
+    /// once: set by [`Renderer::site_into`], for its own pages.
+    repeats: std::sync::OnceLock<Repeats>,
 }
 
 impl<'a> Renderer<'a> {
@@ -330,6 +333,7 @@ impl<'a> Renderer<'a> {
             nav_data: templates::project_reads(site, "nav"),
             no_strings: Strings::default(),
             index_digest: std::sync::OnceLock::new(),
+            repeats: std::sync::OnceLock::new(),
         }
     }
 
@@ -505,7 +509,11 @@ impl<'a> Renderer<'a> {
         let index = &self.analysis.index;
         let strings = self.strings(&page.lang);
         let docs = &self.analysis.docs;
-        html::body(markdown, doc, self.highlighter, strings, &|d| {
+        let highlight = Highlight {
+            highlighter: self.highlighter,
+            repeats: self.repeats.get(),
+        };
+        html::body(markdown, doc, highlight, strings, &|d| {
             crate::analyze::anchors::rewrite_link(index, docs, page, d)
         })
     }
@@ -975,10 +983,20 @@ impl<'a> Renderer<'a> {
                 .collect(),
             None => HashMap::new(),
         };
+        let rendered = || {
+            (0..site.pages.len().min(self.analysis.docs.len()))
+                .filter(|&i| self.renders(site.pages[i].version))
+        };
+        self.repeats.get_or_init(|| {
+            Repeats::of(rendered().flat_map(|i| {
+                let blocks = &self.analysis.docs[i].code_blocks;
+                blocks.iter().map(|b| (b.lang.as_str(), b.code.as_str()))
+            }))
+        });
         let early: std::sync::Mutex<Vec<Rendered>> = Default::default();
-        let pages: Vec<Rendered> = (0..site.pages.len().min(self.analysis.docs.len()))
+        let pages: Vec<Rendered> = rendered()
+            .collect::<Vec<_>>()
             .into_par_iter()
-            .filter(|&i| self.renders(site.pages[i].version))
             .filter_map(|i| {
                 while let Some(file) = wanted.and_then(|w| w()) {
                     if let Some(&j) = by_file.get(&file) {

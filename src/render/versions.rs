@@ -126,7 +126,7 @@ fn shell_block(code: &str, highlighter: &Highlighter) -> String {
         code: code.to_string(),
         line: 1,
     };
-    code_block_html(&block, highlighter)
+    code_block_html(&block, highlighter.into())
 }
 
 /// The download loop of the docs, for `tag`, against the site at `base_url`.
