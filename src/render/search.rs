@@ -318,7 +318,8 @@ impl Words {
         } = self;
         tokens(&folded, |t| {
             let (w, stemmed) = match t {
-                Token::Word(w) if stop.contains(&w) => return,
+                // The list is sorted (a test holds it so).
+                Token::Word(w) if stop.binary_search(&w).is_ok() => return,
                 Token::Word(w) => (w, true),
                 Token::Joined(w) => (w, false),
             };
