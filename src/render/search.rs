@@ -318,14 +318,17 @@ impl Words {
         } = self;
         tokens(&folded, |t| {
             let (w, stemmed) = match t {
-                // The list is sorted (a test holds it so).
-                Token::Word(w) if stop.binary_search(&w).is_ok() => return,
                 Token::Word(w) => (w, true),
                 Token::Joined(w) => (w, false),
             };
             let at = (page, section * 8 + flags);
+            // A stop word is never indexed, so a word found is not one:
+            // only a word not seen yet is looked up in the (sorted) list.
             if let Some(p) = by_word.get_mut(w) {
                 p.note(at);
+                return;
+            }
+            if stemmed && stop.binary_search(&w).is_ok() {
                 return;
             }
             // A word's stem is worked out once, when it is first seen.
