@@ -223,6 +223,17 @@ fn leaks() -> Vec<Case> {
         "aws-access-key-id",
         format!("clave: {} ñ", akia(&mut f)),
     ));
+    // Key spellings that hold no other keyword of the rule: the keyword
+    // pass must still let the rule run.
+    for (name, key, sep) in [
+        ("auth.key alone", "auth.key", ": "),
+        ("AUTH-KEY alone", "AUTH-KEY", "="),
+        ("access.key alone", "access.key", ": "),
+        ("private.key alone", "private.key", " = "),
+    ] {
+        let value = format!("{}9{}", f.s(ALNUM, 12), f.s(LOWER_DIGITS, 12));
+        cases.push(leak(name, "generic-secret", format!("{key}{sep}{value}\n")));
+    }
     cases
 }
 
@@ -517,4 +528,78 @@ fn the_repository_s_own_inputs_are_clean() {
     }
     assert!(files > 30, "{files} files");
     assert!(flagged.is_empty(), "{}", flagged.join("\n"));
+}
+
+/// `regex` with its anchors and word boundaries dropped: a regex that
+/// matches more, and that proptest can generate texts for.
+fn without_looks(hir: &regex_syntax::hir::Hir) -> regex_syntax::hir::Hir {
+    use regex_syntax::hir::{Capture, Hir, HirKind, Repetition};
+    match hir.kind() {
+        HirKind::Look(_) => Hir::empty(),
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            sub: Box::new(without_looks(&r.sub)),
+            ..r.clone()
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            sub: Box::new(without_looks(&c.sub)),
+            ..c.clone()
+        }),
+        HirKind::Concat(subs) => Hir::concat(subs.iter().map(without_looks).collect()),
+        HirKind::Alternation(subs) => Hir::alternation(subs.iter().map(without_looks).collect()),
+        _ => hir.clone(),
+    }
+}
+
+/// A rule's keywords decide whether its regex runs at all, so they must be
+/// a necessary condition of it: every text the regex matches holds one of
+/// them. A keyword list that misses a spelling the regex accepts (a key
+/// written `auth.key` when only `auth_key` is listed) silently turns off
+/// the rule for a file that has nothing else. Texts drawn from each regex
+/// check it, for every rule that has keywords.
+#[test]
+fn every_match_of_a_rule_holds_one_of_its_keywords() {
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+    for rule in Scanner::new().rules().filter(|r| !r.keywords.is_empty()) {
+        let hir = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(&rule.regex)
+            .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        let texts = proptest::string::bytes_regex_parsed(&without_looks(&hir))
+            .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        let regex = RegexBuilder::new(&rule.regex)
+            .unicode(false)
+            .build()
+            .unwrap_or_else(|e| panic!("{}: {e}", rule.id));
+        let keywords: Vec<Vec<u8>> = rule
+            .keywords
+            .iter()
+            .map(|k| k.to_ascii_lowercase().into_bytes())
+            .collect();
+        let mut runner = TestRunner::new(Config {
+            cases: 200,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let outcome = runner.run(&texts, |text| {
+            for m in regex.find_iter(&text) {
+                let lower = m.as_bytes().to_ascii_lowercase();
+                if !keywords
+                    .iter()
+                    .any(|k| memchr::memmem::find(&lower, k).is_some())
+                {
+                    return Err(TestCaseError::fail(format!(
+                        "{:?} matches but holds none of the keywords {:?}",
+                        String::from_utf8_lossy(m.as_bytes()),
+                        rule.keywords
+                    )));
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            panic!("{}: {e}", rule.id);
+        }
+    }
 }
