@@ -73,29 +73,42 @@ pub fn base_name(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
 
-/// The script of a shell invocation `SHELL [-opts] -c SCRIPT [NAME ARGS…]`
-/// (`-c` may be joined with other options, as in `-ec`), if `argv` is one.
+/// The script of a shell invocation `SHELL [OPTIONS] -c SCRIPT [NAME ARGS…]`,
+/// if `argv` is one, read as the shell reads its options: `-c` may sit in
+/// a cluster (`-ec`, `-co pipefail`) or anywhere before the script; each
+/// `o` or `O` of a cluster (`-o NAME`, `+o NAME`, `-euo pipefail`, bash's
+/// `-O SHOPT`) and bash's `--rcfile FILE` and `--init-file FILE` take the
+/// next word; `--` or `-` ends the options. The script is the first word
+/// that is not an option.
 pub fn script_of(argv: &[String]) -> Option<&str> {
     let shell = base_name(argv.first()?);
     if !SHELLS.contains(&shell) {
         return None;
     }
     let mut has_c = false;
-    for (i, a) in argv.iter().enumerate().skip(1) {
-        if a == "--" {
-            return has_c.then(|| argv.get(i + 1).map(String::as_str)).flatten();
+    // Words still owed to options as their arguments.
+    let mut owed = 0usize;
+    let mut words = argv.iter().skip(1);
+    while let Some(a) = words.next() {
+        if owed > 0 {
+            owed -= 1;
+            continue;
         }
-        match a.strip_prefix('-') {
-            Some(opts) if !opts.is_empty() && !a.starts_with("--") => {
-                if opts.contains('c') {
-                    has_c = true;
-                }
-                // `-o NAME` takes the next word.
-                if opts.ends_with('o') {
-                    continue;
-                }
+        if a == "--" || a == "-" {
+            return words.next().filter(|_| has_c).map(String::as_str);
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                owed += 1;
             }
-            Some(_) if a.starts_with("--") => {}
+            continue;
+        }
+        let cluster = a.strip_prefix('-').or_else(|| a.strip_prefix('+'));
+        match cluster {
+            Some(letters) if !letters.is_empty() => {
+                has_c |= a.starts_with('-') && letters.contains('c');
+                owed += letters.chars().filter(|&l| l == 'o' || l == 'O').count();
+            }
             _ => return has_c.then_some(a.as_str()),
         }
     }
@@ -389,14 +402,109 @@ mod tests {
             script_of(&argv(&["/bin/bash", "-ec", "x", "name"])),
             Some("x")
         );
-        assert_eq!(
-            script_of(&argv(&["bash", "-o", "pipefail", "-c", "x"])),
-            None
-        );
+        for words in [
+            &["bash", "-o", "pipefail", "-c", "x"][..],
+            &["bash", "-euo", "pipefail", "-c", "x"],
+            &["sh", "+o", "errexit", "-c", "x"],
+            &["bash", "-O", "extglob", "-c", "x"],
+            &["bash", "-co", "pipefail", "x"],
+            &["bash", "-c", "-o", "pipefail", "x"],
+            &["bash", "-oo", "pipefail", "errexit", "-c", "x"],
+            &["bash", "--rcfile", "/dev/null", "-c", "x"],
+            &["bash", "--norc", "-c", "x"],
+            &["sh", "-c", "--", "x", "name"],
+            &["sh", "-c", "-", "x"],
+        ] {
+            assert_eq!(script_of(&argv(words)), Some("x"), "{words:?}");
+        }
+        assert_eq!(script_of(&argv(&["sh", "-o", "-c", "x"])), None);
+        assert_eq!(script_of(&argv(&["sh", "--", "-c", "x"])), None);
         assert_eq!(script_of(&argv(&["bash", "-e", "-c", "x"])), Some("x"));
         assert_eq!(script_of(&argv(&["sh", "script.sh"])), None);
         assert_eq!(script_of(&argv(&["node", "-c", "x"])), None);
         assert_eq!(script_of(&argv(&["sh", "-c"])), None);
+    }
+
+    /// `script_of` against the shells themselves: for argvs made of the
+    /// options shells take, in any order, the real `bash` and `dash` run
+    /// the script exactly when `script_of` names it.
+    #[test]
+    fn scripts_are_found_as_the_shells_find_them() {
+        use proptest::prelude::*;
+        use proptest::test_runner::{Config, TestRunner};
+        const SCRIPT: &str = "echo script-ran";
+        let common: Vec<&[&str]> = vec![
+            &["-e"],
+            &["-eu"],
+            &["-o", "errexit"],
+            &["+o", "nounset"],
+            &["-euo", "errexit"],
+            &["-oo", "errexit", "nounset"],
+            &["-c"],
+            &["-ec"],
+            &["-ce"],
+            &["-co", "errexit"],
+            &["-oc", "nounset"],
+        ];
+        let bash_only: Vec<&[&str]> = vec![&["-O", "extglob"], &["+O", "nullglob"]];
+        let bash_leading: Vec<&[&str]> =
+            vec![&["--norc"], &["--noprofile"], &["--rcfile", "/dev/null"]];
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        for shell in ["bash", "dash"] {
+            if std::process::Command::new(shell)
+                .arg("-c")
+                .arg(":")
+                .output()
+                .is_err()
+            {
+                assert!(!ci, "`{shell}` is required when CI=true");
+                eprintln!("skipping: `{shell}` is not installed");
+                continue;
+            }
+            let mut units = common.clone();
+            let mut leading: Vec<&[&str]> = vec![&[]];
+            if shell == "bash" {
+                units.extend(&bash_only);
+                leading.extend(&bash_leading);
+            }
+            let argvs = (
+                proptest::sample::select(leading),
+                proptest::collection::vec(proptest::sample::select(units), 0..5),
+                proptest::sample::select(vec![&[][..], &["--"], &["-"]]),
+                any::<bool>(),
+                any::<bool>(),
+            )
+                .prop_map(move |(lead, units, end, script, args)| {
+                    let mut words = vec![shell];
+                    words.extend(lead);
+                    units.iter().for_each(|u| words.extend(*u));
+                    words.extend(end);
+                    if script {
+                        words.push(SCRIPT);
+                    }
+                    if args {
+                        words.extend(["name", "arg"]);
+                    }
+                    argv(&words)
+                });
+            let mut runner = TestRunner::new(Config {
+                cases: 96,
+                failure_persistence: None,
+                ..Config::default()
+            });
+            runner
+                .run(&argvs, |argv| {
+                    let out = std::process::Command::new(&argv[0])
+                        .args(&argv[1..])
+                        .stdin(std::process::Stdio::null())
+                        .output()
+                        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    let ran = String::from_utf8_lossy(&out.stdout).contains("script-ran");
+                    prop_assert_eq!(ran, script_of(&argv) == Some(SCRIPT), "{:?}", argv);
+                    Ok(())
+                })
+                .unwrap_or_else(|e| panic!("{shell}: {e}"));
+        }
     }
 
     #[test]

@@ -635,6 +635,25 @@ fn commands_behind_a_shell_are_checked() {
     );
     let line = a.line_of("statefulset.yaml", "/bin/sh");
     a.finding_at("liveness-uses-readiness", "statefulset.yaml", line);
+
+    // Shell options before the script, each taking a word of its own
+    // (`-o NAME`, `-euo NAME`, bash's `-O SHOPT`): the script is still
+    // the shell's, and still checked.
+    for shell in [
+        "sh, -o, errexit, -c",
+        "bash, -euo, pipefail, -c",
+        "bash, -O, extglob, -c",
+        "sh, -co, errexit",
+    ] {
+        let a = Agent::new("v1.28.0");
+        a.edit(
+            "statefulset.yaml",
+            "command: [whystack-health, live]",
+            &format!("command: [{shell}, \"whystack-health live\"]"),
+        );
+        let line = a.line_of("statefulset.yaml", shell);
+        a.finding_at("probe-command-missing", "statefulset.yaml", line);
+    }
 }
 
 #[test]
