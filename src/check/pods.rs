@@ -904,10 +904,13 @@ fn run_as_non_root(ctx: &mut Ctx, w: &Workload) {
 fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env) {
     let v = ctx.version;
     for s in &env.settings {
-        if env.referenced.contains(&s.key) {
-            continue;
-        }
         let Some(fact) = ctx.images.env_fact(v, &s.key) else {
+            // A helper that other values refer to (`$(POD_NAME)`) is for
+            // Kubernetes to expand, not for the image to read. A key the
+            // image reads is checked below, referred to or not.
+            if env.referenced.contains(&s.key) {
+                continue;
+            }
             let other = ctx.images.env.iter().find(|e| e.key == s.key);
             let (why, help) = match other {
                 Some(e) => (

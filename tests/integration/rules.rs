@@ -457,6 +457,15 @@ fn secrets_in_the_base() {
     );
     a.finding_at("secret-in-base", "config.env", 3);
 
+    // Referred to by the container's arguments too: a key the image reads
+    // is checked whether or not another value refers to it.
+    a.edit(
+        "statefulset.yaml",
+        "          image: whystack-agent\n",
+        "          image: whystack-agent\n          args: [\"--token=$(RUNNER_BOOTSTRAP_TOKEN)\"]\n",
+    );
+    a.finding_at("secret-in-base", "config.env", 3);
+
     let a = Agent::new("v1.29.0");
     a.add("secret.yaml", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: whystack-agent-env\nstringData:\n  RUNNER_BOOTSTRAP_TOKEN: abc\n");
     a.edit(
@@ -747,6 +756,22 @@ fn an_invalid_drain_timeout_does_not_switch_the_grace_check_off() {
     let line = a.line_of("statefulset.yaml", "terminationGracePeriodSeconds");
     let f = a.finding_at("termination-grace-too-short", "statefulset.yaml", line);
     assert!(message(&f).contains("image default"), "{f:#}");
+}
+
+#[test]
+fn a_key_the_image_reads_is_checked_when_another_value_refers_to_it() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "config.env",
+        "RUNNER_DRAIN_TIMEOUT_MS=120000",
+        "RUNNER_DRAIN_TIMEOUT_MS=2m",
+    );
+    a.edit(
+        "statefulset.yaml",
+        "          image: whystack-agent\n",
+        "          image: whystack-agent\n          args: [\"--drain=$(RUNNER_DRAIN_TIMEOUT_MS)\"]\n",
+    );
+    a.finding_at("env-value-invalid", "config.env", 5);
 }
 
 #[test]
