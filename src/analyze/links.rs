@@ -209,6 +209,25 @@ impl LinkIndex {
         }
     }
 
+    /// For a link published as written (raw HTML, which is not rewritten),
+    /// the destination to write instead when `dest` only resolves the way
+    /// a Markdown link is read: a source path (`install.md`), or a
+    /// site-absolute path without the base URL's path prefix.
+    pub fn as_written(&self, from: &Page, dest: &str) -> Option<String> {
+        let path = dest.split(['#', '?']).next().unwrap_or(dest);
+        let prefix = self.prefix.as_str();
+        let unprefixed = !prefix.is_empty()
+            && path.starts_with('/')
+            && path != prefix
+            && !path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('/'));
+        if !(path.ends_with(".md") || unprefixed) {
+            return None;
+        }
+        Some(self.rewrite(from, dest)).filter(|w| w != dest)
+    }
+
     /// The destination to publish for a link: source paths become URLs,
     /// site-absolute paths get the base URL's prefix.
     pub fn rewrite(&self, from: &Page, dest: &str) -> String {

@@ -106,7 +106,38 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     // Whether the next text starts a block (written on a line of its own,
     // so that text of two blocks never reads as one line).
     let mut block = true;
+    // The HTML block being read: its text, and where each of its pieces
+    // starts in it and in the body (a block inside a list or quote comes
+    // in pieces, one a line, without the container's marks).
+    let mut html = String::new();
+    let mut pieces: Vec<(usize, usize)> = Vec::new();
+    let raw_links = |text: &str, pieces: &[(usize, usize)], doc: &mut Document| {
+        for (at, dest) in html_links(text) {
+            let k = pieces.partition_point(|&(start, _)| start <= at).max(1) - 1;
+            let (start, from) = pieces.get(k).copied().unwrap_or_default();
+            let (line, column) = position(from + (at - start));
+            doc.links.push(Link {
+                dest,
+                line,
+                column,
+                raw_html: true,
+            });
+        }
+    };
     for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+        match &event {
+            Event::Html(t) => {
+                pieces.push((html.len(), range.start));
+                html.push_str(t);
+            }
+            Event::InlineHtml(t) => raw_links(t, &[(0, range.start)], &mut doc),
+            Event::End(TagEnd::HtmlBlock) => {
+                raw_links(&html, &pieces, &mut doc);
+                html.clear();
+                pieces.clear();
+            }
+            _ => {}
+        }
         match (&mut inside, event) {
             (Inside::Text, Event::Start(Tag::Heading { level, id, .. })) => {
                 inside = Inside::Heading(level, id.map(|i| i.to_string()), String::new());
@@ -163,6 +194,7 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
                     dest: dest_url.to_string(),
                     line,
                     column,
+                    raw_html: false,
                 });
             }
             (Inside::Text, Event::Text(t) | Event::Code(t)) => add_text(&mut doc, &t, &mut block),
@@ -195,6 +227,78 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
         s.text.shrink_to_fit();
     }
     doc
+}
+
+/// The destinations of the `href` and `src` attributes of the tags in a
+/// piece of raw HTML, each with the offset of its value. Comments are
+/// skipped; `&amp;` in a value is read as `&`; an empty value (the page
+/// itself, in HTML) is left out.
+fn html_links(html: &str) -> Vec<(usize, String)> {
+    let b = html.as_bytes();
+    let space = |c: u8| c.is_ascii_whitespace();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(lt) = memchr::memchr(b'<', &b[i..]) {
+        let mut j = i + lt + 1;
+        if b[j..].starts_with(b"!--") {
+            i = memchr::memmem::find(&b[j..], b"-->").map_or(b.len(), |e| j + e + 3);
+            continue;
+        }
+        if !b.get(j).is_some_and(u8::is_ascii_alphabetic) {
+            i = j;
+            continue;
+        }
+        while j < b.len() && !space(b[j]) && b[j] != b'>' && b[j] != b'/' {
+            j += 1;
+        }
+        // Attributes, up to the end of the tag.
+        loop {
+            while j < b.len() && (space(b[j]) || b[j] == b'/') {
+                j += 1;
+            }
+            if j >= b.len() || b[j] == b'>' {
+                break;
+            }
+            let name_start = j;
+            while j < b.len() && !space(b[j]) && !matches!(b[j], b'=' | b'>' | b'/') {
+                j += 1;
+            }
+            let name = &html[name_start..j];
+            while j < b.len() && space(b[j]) {
+                j += 1;
+            }
+            if b.get(j) != Some(&b'=') {
+                continue;
+            }
+            j += 1;
+            while j < b.len() && space(b[j]) {
+                j += 1;
+            }
+            // The value, and where reading goes on after it.
+            let (start, end, next) = match b.get(j) {
+                Some(&q) if q == b'"' || q == b'\'' => {
+                    let end = memchr::memchr(q, &b[j + 1..]).map_or(b.len(), |e| j + 1 + e);
+                    (j + 1, end, (end + 1).min(b.len()))
+                }
+                _ => {
+                    let end = b[j..]
+                        .iter()
+                        .position(|&c| space(c) || c == b'>')
+                        .map_or(b.len(), |e| j + e);
+                    (j, end, end)
+                }
+            };
+            j = next;
+            let value = &html[start..end];
+            if (name.eq_ignore_ascii_case("href") || name.eq_ignore_ascii_case("src"))
+                && !value.trim().is_empty()
+            {
+                out.push((start, value.trim().replace("&amp;", "&")));
+            }
+        }
+        i = j;
+    }
+    out
 }
 
 /// Adds text to the section being read: on a new line when it starts a
@@ -258,6 +362,42 @@ mod tests {
         assert_eq!((d.links[0].line, d.links[0].column), (12, 5));
         assert_eq!(d.links[1].line, 13);
         assert_eq!(d.links[0].dest, "a.md#b");
+    }
+
+    #[test]
+    fn links_in_raw_html_are_links_too() {
+        let body = "Intro <a href=\"a.md#b\">a</a> and <img src='/i/x.svg' alt=\"x\">.\n\n\
+                    <div class=\"figure\">\n  <img\n    width=600\n    src=../i/y.svg>\n\
+                    <!-- <a href=\"gone.md\"> -->\n  <a HREF=\"/q?a=1&amp;b=2\" href=\"\">q</a>\n</div>\n\n\
+                    - item <a href=c.md>c</a>\n\n\
+                    ```html\n<a href=\"in-code.md\">\n```\n";
+        let d = analyze(body, 1);
+        let got: Vec<_> = d
+            .links
+            .iter()
+            .map(|l| (l.dest.as_str(), l.line, l.column, l.raw_html))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a.md#b", 1, 16, true),
+                ("/i/x.svg", 1, 44, true),
+                ("../i/y.svg", 6, 9, true),
+                ("/q?a=1&b=2", 8, 12, true),
+                ("c.md", 11, 16, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn html_links_survive_any_text() {
+        use proptest::prelude::*;
+        proptest!(|(text in "[<>a-z =\"'/!-]{0,80}")| {
+            for (at, dest) in html_links(&text) {
+                prop_assert!(at <= text.len());
+                prop_assert!(!dest.is_empty());
+            }
+        });
     }
 
     #[test]

@@ -15,7 +15,27 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut suggested = 0;
     for link in &doc.links {
         let at = Location::at(&page.source, link.line, link.column);
-        match index.resolve(page, &link.dest) {
+        let target = index.resolve(page, &link.dest);
+        let written = match &target {
+            Target::Broken(_) => None,
+            _ if link.raw_html => index.as_written(page, &link.dest),
+            _ => None,
+        };
+        if let Some(url) = written {
+            out.push(
+                Diagnostic::new(
+                    rule::LINK_BROKEN,
+                    format!(
+                        "link to `{}` goes nowhere once published: raw HTML is published as written, and only a Markdown link's destination becomes the page's URL",
+                        link.dest
+                    ),
+                )
+                .at(at)
+                .help(format!("write `{url}`, or make it a Markdown link")),
+            );
+            continue;
+        }
+        match target {
             Target::External => {}
             Target::Broken(why) => {
                 let mut d = Diagnostic::new(

@@ -18,6 +18,9 @@ pub struct Link {
     /// 1-based line in the page's source file.
     pub line: usize,
     pub column: usize,
+    /// Written in raw HTML (`<a href>`, `<img src>`): published as written,
+    /// where a Markdown link's source path becomes the page's URL.
+    pub raw_html: bool,
 }
 
 /// A fenced code block.

@@ -330,6 +330,92 @@ fn broken_link_and_missing_anchor() {
 }
 
 #[test]
+fn links_in_raw_html_are_checked_as_published() {
+    // An image that is not there, written as a tag to give it a width.
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\n<img src=\"img/arch.svg\" width=\"600\">\n",
+            );
+        },
+        1,
+        "link-broken",
+    );
+    assert_at(&f, "content/en/index.md", Some(6));
+    assert_eq!(f["location"]["column"], 11);
+
+    // A source path resolves for a Markdown link, but raw HTML is not
+    // rewritten: the published `href` would be `install.md`.
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\nSee <a href=\"install.md#steps\" target=\"_blank\">the steps</a>.\n",
+            );
+        },
+        1,
+        "link-broken",
+    );
+    assert_at(&f, "content/en/index.md", Some(6));
+    assert!(
+        f["remedy"].as_str().unwrap().contains("/en/install/#steps"),
+        "{f:#}"
+    );
+
+    // A URL of the site, and an anchor that is there, are fine.
+    let p = Project::new();
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n# Home\n\n<p><a href=\"/en/install/#steps\">steps</a> <a href=\"#home\">top</a> <a href=\"https://example.com/\">out</a></p>\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+
+    // Under a base URL with a path, a site-absolute path needs it: a
+    // Markdown link gets it, a tag is published as written.
+    let p = Project::new();
+    p.write(
+        "site.yaml",
+        &SITE_YAML.replace("https://docs.example.com", "https://example.com/docs/"),
+    );
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n# Home\n\n[fine](/en/install/) <a href=\"/en/install/\">not</a> <a href=\"/docs/en/install/\">fine</a>\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let broken: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "link-broken")
+        .collect();
+    assert_eq!(broken.len(), 1, "{report:#}");
+    assert_eq!(broken[0]["location"]["column"], 31, "{report:#}");
+    assert!(
+        broken[0]["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("/docs/en/install/"),
+        "{report:#}"
+    );
+
+    // A wrong anchor is still caught.
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\n<a href=\"/en/install/#stpes\">steps</a>\n",
+            );
+        },
+        1,
+        "anchor-missing",
+    );
+    assert_at(&f, "content/en/index.md", Some(6));
+}
+
+#[test]
 fn links_across_languages_and_by_url_resolve() {
     let p = Project::new();
     p.write(
