@@ -234,6 +234,15 @@ fn leaks() -> Vec<Case> {
         let value = format!("{}9{}", f.s(ALNUM, 12), f.s(LOWER_DIGITS, 12));
         cases.push(leak(name, "generic-secret", format!("{key}{sep}{value}\n")));
     }
+    // A password that starts with a sign that also starts references.
+    for sign in ["%", "*", "&", "@"] {
+        let value = format!("{sign}{}7{}", f.s(ALNUM, 10), f.s(LOWER_DIGITS, 6));
+        cases.push(leak(
+            "password after a sign",
+            "generic-secret",
+            format!("DB_PASSWORD={value}\n"),
+        ));
+    }
     cases
 }
 
@@ -292,6 +301,11 @@ fn look_alikes() -> Vec<Case> {
         fine("a token audience", "tokenAudience: whystack-enroll\n"),
         fine("a version under a token key", "tokenVersion: v1.29.0\n"),
         fine("a key id next to letters", format!("xAKIA{}", f.s(B32, 16))),
+        fine("a Windows variable", "password: %DB_PASSWORD_FROM_VAULT%\n"),
+        fine("a Python format field", "password = \"%(db_password)s\"\n"),
+        fine("a YAML alias", "auth_token: *shared-runner-token\n"),
+        fine("a YAML anchor", "api_key: &runner-api-key\n  valueFrom: vault\n"),
+        fine("a file given with @", "curl -d client_secret=@secrets/client-secret.txt\n"),
     ]
 }
 

@@ -70,8 +70,17 @@ pub fn is_placeholder(value: &[u8]) -> bool {
     if v.is_empty() {
         return true;
     }
-    if matches!(v[0], b'$' | b'%' | b'{' | b'[' | b'(' | b'*' | b'&' | b'@') {
+    if matches!(v[0], b'$' | b'{' | b'[' | b'(') {
         return true;
+    }
+    // `%NAME%`, `%(name)s`, a YAML alias `*name` or anchor `&name`, a file
+    // `@name.txt`: a sign, then a name. A sign before random characters
+    // (`%Tq8vL2…`) is part of a secret.
+    if let [b'%' | b'*' | b'&' | b'@', rest @ ..] = v {
+        let rest = rest.strip_suffix(b"%").unwrap_or(rest);
+        if rest.starts_with(b"(") || reads_as_name(rest) {
+            return true;
+        }
     }
     let lower = v.to_ascii_lowercase();
     if PLACEHOLDER_MARKS
