@@ -109,10 +109,19 @@ impl LinkIndex {
         };
         let path = rest.split('?').next().unwrap_or(rest);
         if path.is_empty() {
+            // The page itself, published or not (an unpublished next has
+            // no URLs in the index, but its anchors are still checked).
+            let page = self.by_url.get(&from.url).copied().or_else(|| {
+                self.by_source
+                    .get(from.version)
+                    .and_then(|v| v.get(&from.lang))
+                    .and_then(|pages| pages.get(&from.rel))
+                    .copied()
+            });
             return Target::Internal {
                 path: from.url.clone(),
                 anchor,
-                page: self.by_url.get(&from.url).copied(),
+                page,
             };
         }
         if path.ends_with(".md") {

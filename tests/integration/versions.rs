@@ -169,6 +169,22 @@ fn next_can_stay_unpublished() {
 }
 
 #[test]
+fn an_anchor_of_the_same_page_is_checked_in_an_unpublished_next() {
+    let p = versioned();
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write("site.yaml", &format!("{site}versions:\n  next: false\n"));
+    p.write(
+        "content/en/upgrade.md",
+        "---\ntitle: Upgrade\n---\n# Upgrade next\n\nBack to [the top](#upgrade-nxt), [here](#upgrade-next).\n",
+    );
+    let (code, found) = findings(&p, "anchor-missing");
+    assert_eq!(code, 1);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["location"]["file"], "content/en/upgrade.md");
+    assert_eq!(found[0]["location"]["line"], 6);
+}
+
+#[test]
 fn a_link_to_a_page_only_another_version_has_is_an_error() {
     let p = versioned();
     p.write(
