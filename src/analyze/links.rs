@@ -127,15 +127,8 @@ impl LinkIndex {
         if path.ends_with(".md") {
             return self.resolve_source(from, path, anchor);
         }
-        let prefix = &self.prefix;
-        let absolute = if let Some(p) = path.strip_prefix('/') {
-            let p = format!("/{p}");
-            match p.strip_prefix(prefix.as_str()) {
-                Some(stripped) if !prefix.is_empty() && stripped.starts_with('/') => {
-                    stripped.to_string()
-                }
-                _ => p,
-            }
+        let absolute = if path.starts_with('/') {
+            self.below_prefix(path).unwrap_or(path).to_string()
         } else {
             format!("{}{}", from.url, path)
         };
@@ -224,17 +217,19 @@ impl LinkIndex {
     /// site-absolute path without the base URL's path prefix.
     pub fn as_written(&self, from: &Page, dest: &str) -> Option<String> {
         let path = dest.split(['#', '?']).next().unwrap_or(dest);
-        let prefix = self.prefix.as_str();
-        let unprefixed = !prefix.is_empty()
-            && path.starts_with('/')
-            && path != prefix
-            && !path
-                .strip_prefix(prefix)
-                .is_some_and(|rest| rest.starts_with('/'));
+        let unprefixed =
+            !self.prefix.is_empty() && path.starts_with('/') && self.below_prefix(path).is_none();
         if !(path.ends_with(".md") || unprefixed) {
             return None;
         }
         Some(self.rewrite(from, dest)).filter(|w| w != dest)
+    }
+
+    /// A site-absolute path without the base URL's path prefix, when it
+    /// starts with it (`/docs/en/` → `/en/` under `/docs`).
+    fn below_prefix<'p>(&self, path: &'p str) -> Option<&'p str> {
+        path.strip_prefix(self.prefix.as_str())
+            .filter(|rest| !self.prefix.is_empty() && rest.starts_with('/'))
     }
 
     /// The destination to publish for a link: source paths become URLs,
