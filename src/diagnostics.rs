@@ -181,7 +181,7 @@ pub mod rule {
             "A fenced yaml block in a page does not parse.",
             "Fix the YAML: readers copy it as it is.";
         DOC_OVERLAY_INVALID = "doc-overlay-invalid", Check, Error,
-            "The overlay a page shows (its `file=` blocks) cannot be built on the base: no `file=kustomization.yaml` block, two blocks for one file, or `resources` that does not name the base.",
+            "The overlay a page shows (its `file=` blocks) cannot be built on the base: no `file=kustomization.yaml` block, two blocks for one file, `resources` that does not name the base, or a documented release with no published base to build it on.",
             "Show every file the overlay's kustomization.yaml names as a `file=NAME` block on the same page, with `resources: [base]`.";
         DOC_PATCH_UNKNOWN_NAME = "doc-patch-unknown-name", Check, Error,
             "A strategic-merge patch names a container or volume the base does not have: instead of changing it, the patch silently adds a broken one.",

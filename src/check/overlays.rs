@@ -67,22 +67,40 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     if blocks.is_empty() {
         return Vec::new();
     }
-    let Some(version) = documented_version(site, page) else {
-        return Vec::new();
-    };
-    let Some(b) = site.bases.iter().position(|b| &b.version == version) else {
-        return Vec::new();
-    };
-    // A base Kustomize refuses has findings of its own.
-    let Some(base_build) = ctx.analysis.built.get(b).and_then(Option::as_ref) else {
-        return Vec::new();
-    };
-    let base = &site.bases[b];
     let overlay = Overlay { page, blocks };
     let mut out = Vec::new();
     let Some(k) = overlay.kustomization(&mut out) else {
         return out;
     };
+    let version = documented_version(site, page);
+    let Some(b) = version.and_then(|v| site.bases.iter().position(|b| &b.version == v)) else {
+        // A `base:` with no published base is `doc-base-unknown` already.
+        if page.base.is_some() {
+            return out;
+        }
+        // Nothing to build it on: a reader could not build it either.
+        let what = version.map_or("no release".to_string(), |v| format!("v{v}"));
+        let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
+        out.push(
+            Diagnostic::new(
+                rule::DOC_OVERLAY_INVALID,
+                format!(
+                    "the overlay builds on the base of the release the page documents ({what}), and this site publishes no such base, so it cannot be built or checked"
+                ),
+            )
+            .at(overlay.at(k.block, &k.positions, ""))
+            .help(format!(
+                "set `base:` in the front matter to a published base ({}), or add the base under bases/",
+                published.join(", ")
+            )),
+        );
+        return out;
+    };
+    // A base Kustomize refuses has findings of its own.
+    let Some(base_build) = ctx.analysis.built.get(b).and_then(Option::as_ref) else {
+        return out;
+    };
+    let base = &site.bases[b];
 
     // The files as a reader has them: the overlay's, and the base's where
     // the overlay's `resources` names it.

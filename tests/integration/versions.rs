@@ -782,3 +782,65 @@ fn a_static_file_where_a_versions_sitemap_goes_is_a_conflict() {
         "{found:?}"
     );
 }
+
+/// An overlay shown on a page of a release line with no base (the
+/// repository's 1.28 came without one) cannot be built, so it is an error
+/// rather than an example nobody checked; naming a published base in the
+/// front matter builds it on that base.
+#[test]
+fn an_overlay_on_a_line_without_a_base_is_an_error() {
+    let repo = copy_repo_with_versions();
+    let page = repo.path().join("versions/1.28/content/en/index.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let overlay = "```yaml file=kustomization.yaml\nresources:\n  - base\nnamespace: agents\n```\n";
+    // The block's first line: `resources:`.
+    let line = text.lines().count() + 5;
+    std::fs::write(&page, format!("{text}\nAn overlay:\n\n{overlay}")).unwrap();
+    let check = || {
+        let o = run(&[
+            "check",
+            "--root",
+            &repo.path().to_string_lossy(),
+            "--format",
+            "json",
+        ]);
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let found: Vec<_> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "doc-overlay-invalid")
+            .cloned()
+            .collect();
+        (o.status.code(), found, report)
+    };
+    let (code, found, report) = check();
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(
+        found[0]["location"]["file"],
+        "versions/1.28/content/en/index.md"
+    );
+    assert_eq!(found[0]["location"]["line"], line as u64, "{report:#}");
+    assert!(
+        found[0]["message"].as_str().unwrap().contains("v1.28.0"),
+        "{report:#}"
+    );
+
+    // On a published base it builds, and is checked like any overlay.
+    let text = std::fs::read_to_string(&page).unwrap();
+    let text = text.replacen("weight: 1\n", "weight: 1\nbase: v1.29.0\n", 1);
+    std::fs::write(&page, &text).unwrap();
+    let (_, found, report) = check();
+    assert!(found.is_empty(), "{report:#}");
+    std::fs::write(&page, text.replace("  - base\n", "  - elsewhere\n")).unwrap();
+    let (code, found, report) = check();
+    assert_eq!(code, Some(1), "{report:#}");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not name the base"),
+        "{report:#}"
+    );
+}
