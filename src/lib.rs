@@ -35,6 +35,9 @@ pub mod signing;
 pub mod tls;
 pub mod yaml;
 
+#[cfg(test)]
+mod testing;
+
 pub mod model;
 
 pub mod oci;

@@ -449,7 +449,7 @@ mod tests {
         let bash_only: Vec<&[&str]> = vec![&["-O", "extglob"], &["+O", "nullglob"]];
         let bash_leading: Vec<&[&str]> =
             vec![&["--norc"], &["--noprofile"], &["--rcfile", "/dev/null"]];
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        let ci = crate::testing::tools_required();
         for shell in ["bash", "dash"] {
             if std::process::Command::new(shell)
                 .arg("-c")

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 /// The top-level modules, lowest first. A module may import the ones of a
 /// lower layer only.
 const LAYERS: &[&[&str]] = &[
-    &["diagnostics", "tls", "yaml"],
+    &["diagnostics", "testing", "tls", "yaml"],
     &["input", "kustomize", "secrets"],
     &["report"],
     &["oci"],
