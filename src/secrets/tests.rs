@@ -177,6 +177,7 @@ fn leaks() -> Vec<Case> {
         leak("kubeconfig static token", "generic-secret", format!("users:\n- name: ci\n  user:\n    token: {}\n", f.s(LOWER_DIGITS, 40))),
         leak("ConfigMap binaryData with a PEM key", "private-key-base64", format!("apiVersion: v1\nkind: ConfigMap\nbinaryData:\n  signing.key: {}\n", b64(f.pem("RSA").as_bytes()))),
         leak("ConfigMap binaryData with an env file", "base64-encoded-credential", format!("binaryData:\n  agent.env: {}\n", b64(format!("RUNNER_BOOTSTRAP_TOKEN=wst_{}\n", f.s(LOWER_DIGITS, 24)).as_bytes()))),
+        leak("an env file deep in a large binaryData value", "base64-encoded-credential", format!("binaryData:\n  agent.env: {}\n", b64(format!("{}RUNNER_BOOTSTRAP_TOKEN=wst_{}\n", "LOG_LEVEL=info\n".repeat(20_000), f.s(LOWER_DIGITS, 24)).as_bytes()))),
         leak("Secret data with a base64 password", "generic-secret", format!("kind: Secret\ndata:\n  password: {}\n", b64(f.s(ALNUM, 18).as_bytes()))),
         leak("token in a literal block scalar", "generic-secret", format!("token: |\n  {}\n", f.s(ALNUM, 32))),
         leak("token in a folded block scalar", "generic-secret", format!("RUNNER_BOOTSTRAP_TOKEN: >-\n    wst_{}\n", f.s(LOWER_DIGITS, 24))),
