@@ -444,6 +444,18 @@ impl Scanner {
     /// in the middle, as in a block scalar's first line, decodes as far as
     /// it goes).
     fn decode_base64(&self, value: &[u8]) -> Option<Vec<u8>> {
+        // A value wrapped in lines decodes as one, as Kubernetes reads it.
+        let joined: Vec<u8>;
+        let value = if value.iter().any(u8::is_ascii_whitespace) {
+            joined = value
+                .iter()
+                .copied()
+                .filter(|b| !b.is_ascii_whitespace())
+                .collect();
+            &joined[..]
+        } else {
+            value
+        };
         let trimmed: &[u8] = {
             let end = value.iter().rposition(|&b| b != b'=').map_or(0, |p| p + 1);
             &value[..end]

@@ -103,6 +103,15 @@ fn html_fine(name: &'static str, text: impl Into<Vec<u8>>) -> Case {
     }
 }
 
+/// `text` in lines of 76 characters, each after `indent`, as `base64 -w 76`
+/// writes it into a block scalar.
+fn wrap(text: &str, indent: &str) -> String {
+    text.as_bytes()
+        .chunks(76)
+        .map(|c| format!("{indent}{}\n", String::from_utf8_lossy(c)))
+        .collect()
+}
+
 /// Leak shapes: each must be found by the rule named.
 fn leaks() -> Vec<Case> {
     let mut f = Fake(0x5eed_f4ce);
@@ -178,6 +187,7 @@ fn leaks() -> Vec<Case> {
         leak("ConfigMap binaryData with a PEM key", "private-key-base64", format!("apiVersion: v1\nkind: ConfigMap\nbinaryData:\n  signing.key: {}\n", b64(f.pem("RSA").as_bytes()))),
         leak("ConfigMap binaryData with an env file", "base64-encoded-credential", format!("binaryData:\n  agent.env: {}\n", b64(format!("RUNNER_BOOTSTRAP_TOKEN=wst_{}\n", f.s(LOWER_DIGITS, 24)).as_bytes()))),
         leak("an env file deep in a large binaryData value", "base64-encoded-credential", format!("binaryData:\n  agent.env: {}\n", b64(format!("{}RUNNER_BOOTSTRAP_TOKEN=wst_{}\n", "LOG_LEVEL=info\n".repeat(20_000), f.s(LOWER_DIGITS, 24)).as_bytes()))),
+        leak("an env file as wrapped base64 in a block scalar", "base64-encoded-credential", format!("binaryData:\n  agent.env: |\n{}", wrap(&b64(format!("LOG_LEVEL=info\nRUNNER_BOOTSTRAP_TOKEN=wst_{}\n", f.s(LOWER_DIGITS, 24)).as_bytes()), "    "))),
         leak("Secret data with a base64 password", "generic-secret", format!("kind: Secret\ndata:\n  password: {}\n", b64(f.s(ALNUM, 18).as_bytes()))),
         leak("token in a literal block scalar", "generic-secret", format!("token: |\n  {}\n", f.s(ALNUM, 32))),
         leak("token in a folded block scalar", "generic-secret", format!("RUNNER_BOOTSTRAP_TOKEN: >-\n    wst_{}\n", f.s(LOWER_DIGITS, 24))),
@@ -299,6 +309,7 @@ fn look_alikes() -> Vec<Case> {
         fine("a basic-auth placeholder", "Authorization: Basic <base64 of user:password>"),
         fine("a UUID under a non-secret key", "runner_id: 123e4567-e89b-12d3-a456-426614174000\n"),
         fine("a ConfigMap of JSON as base64", format!("binaryData:\n  config.json: {}\n", b64(b"{\"log\": {\"level\": \"info\"}, \"format\": \"json\"}"))),
+        fine("a wrapped base64 ConfigMap of settings", format!("binaryData:\n  agent.env: |\n{}  other.env: {}\n", wrap(&b64("LOG_LEVEL=info\nRUNNER_HEALTH_DIR=/var/run/whystack\n".repeat(4).as_bytes()), "    "), b64(b"MODE=quiet\n"))),
         fine("a token audience", "tokenAudience: whystack-enroll\n"),
         fine("a version under a token key", "tokenVersion: v1.29.0\n"),
         fine("a key id next to letters", format!("xAKIA{}", f.s(B32, 16))),
