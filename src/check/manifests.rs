@@ -104,7 +104,7 @@ pub enum Problem {
     /// A required field is missing (the path of the field), or an item
     /// list the API server needs non-empty is empty (the path of the
     /// list); the text says which requirement it is.
-    Missing(Vec<Segment>, &'static str),
+    Missing(Vec<Segment>, String),
 }
 
 /// The keys `written` (the object read into its type and serialized
@@ -122,7 +122,7 @@ fn gained(read: &Value, written: &Value, path: &mut Vec<Segment>, out: &mut Vec<
                 match r.get(k) {
                     None | Some(Value::Null) => out.push(Problem::Missing(
                         path.clone(),
-                        "a required property of its Kubernetes OpenAPI schema",
+                        "a required property of its Kubernetes OpenAPI schema".to_string(),
                     )),
                     Some(rv) => gained(rv, wv, path, out),
                 }
@@ -140,46 +140,6 @@ fn gained(read: &Value, written: &Value, path: &mut Vec<Segment>, out: &mut Vec<
     }
 }
 
-/// Requirements of the API server's validation
-/// (k8s.io/kubernetes pkg/apis/core/validation) that the OpenAPI schema
-/// does not state, as (kind, pointer of a list of objects or "" for the
-/// object itself, pointer inside each, what it is).
-const REQUIRED_BY_VALIDATION: &[(&str, &str, &str, &str)] = &[
-    // ValidatePodSpec: "must have at least one container".
-    (
-        "Pod",
-        "",
-        "/spec/containers",
-        "a pod needs at least one container",
-    ),
-    // ValidatePersistentVolumeClaimSpec: "at least 1 access mode is
-    // required" and "storage request is required".
-    (
-        "PersistentVolumeClaim",
-        "",
-        "/spec/accessModes",
-        "a volume claim needs at least one access mode",
-    ),
-    (
-        "PersistentVolumeClaim",
-        "",
-        "/spec/resources/requests/storage",
-        "a volume claim needs a storage request",
-    ),
-    (
-        "StatefulSet",
-        "/spec/volumeClaimTemplates",
-        "/spec/accessModes",
-        "a volume claim template needs at least one access mode",
-    ),
-    (
-        "StatefulSet",
-        "/spec/volumeClaimTemplates",
-        "/spec/resources/requests/storage",
-        "a volume claim template needs a storage request",
-    ),
-];
-
 /// Splits a JSON pointer into segments (numbers are list indexes).
 fn segments_of(pointer: &str) -> Vec<Segment> {
     pointer
@@ -195,42 +155,41 @@ fn segments_of(pointer: &str) -> Vec<Segment> {
         .collect()
 }
 
-/// The validation requirements `value` (an object of `kind`) misses.
+/// Requirements of the API server's validation
+/// (k8s.io/kubernetes pkg/apis/core/validation) that the OpenAPI schema
+/// does not state, that `value` (an object of `kind`) misses.
 fn validation_problems(kind: &str, value: &Value) -> Vec<Problem> {
     let mut out = Vec::new();
-    let pod = crate::kustomize::pod_spec_pointer(kind);
-    for &(k, list, inner, what) in REQUIRED_BY_VALIDATION {
-        // Pod containers apply to every kind that runs pods.
-        let inner = match (k, pod) {
-            ("Pod", Some(p)) => format!("{p}/containers"),
-            (k, _) if k == kind => inner.to_string(),
-            _ => continue,
+    let mut need = |ptr: String, what: String| {
+        let empty = match value.pointer(&ptr) {
+            None | Some(Value::Null) => true,
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(Value::String(s)) => s.is_empty(),
+            Some(_) => false,
         };
-        let items: Vec<String> = if list.is_empty() {
-            vec![String::new()]
-        } else {
-            let n = value
-                .pointer(list)
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            (0..n).map(|i| format!("{list}/{i}")).collect()
-        };
-        for item in items {
-            let ptr = format!("{item}{inner}");
-            // A missing list of containers is a missing required field.
-            if k == "Pod" && value.pointer(&ptr).is_none() {
-                continue;
-            }
-            let empty = match value.pointer(&ptr) {
-                None | Some(Value::Null) => true,
-                Some(Value::Array(a)) => a.is_empty(),
-                Some(Value::String(s)) => s.is_empty(),
-                Some(_) => false,
-            };
-            if empty {
-                out.push(Problem::Missing(segments_of(&ptr), what));
-            }
+        if empty {
+            out.push(Problem::Missing(segments_of(&ptr), what));
         }
+    };
+    // ValidatePodSpec: "must have at least one container" (a missing list
+    // is a missing required field).
+    if let Some(pod) = crate::kustomize::pod_spec_pointer(kind) {
+        let ptr = format!("{pod}/containers");
+        if value.pointer(&ptr).is_some() {
+            need(ptr, "a pod needs at least one container".to_string());
+        }
+    }
+    // ValidatePersistentVolumeClaimSpec: "at least 1 access mode is
+    // required" and "storage request is required", wherever a claim is.
+    for (claim, what) in crate::kustomize::claim_specs(kind, value) {
+        need(
+            format!("{claim}/accessModes"),
+            format!("a {what} needs at least one access mode"),
+        );
+        need(
+            format!("{claim}/resources/requests/storage"),
+            format!("a {what} needs a storage request"),
+        );
     }
     out
 }

@@ -236,7 +236,13 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
                     .at(at),
                 );
             }
-            if image_repository(image) != product {
+            let of_product = image_repository(image) == product;
+            let agent = of_product && ctx.known && ctx.runs_product(c);
+            if ctx.known && !agent {
+                // The agent's are checked with the rest of its environment.
+                credentials(ctx, &Env::of(ctx, w, c, &ptr));
+            }
+            if !of_product {
                 continue;
             }
             runs_product = true;
@@ -245,7 +251,7 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
             }
             // Whatever a container of the image runs must be in the image.
             exec_commands(ctx, w, c, &ptr);
-            if !ctx.runs_product(c) {
+            if !agent {
                 continue;
             }
             runs_agent = true;
@@ -869,36 +875,83 @@ fn container_user(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
     }
 }
 
+/// Every container, init containers too, must run as non-root: a
+/// container's own `runAsNonRoot` wins over the pod's.
 fn run_as_non_root(ctx: &mut Ctx, w: &Workload) {
     let pod = w
         .pod
         .security_context
         .as_ref()
         .and_then(|s| s.run_as_non_root);
-    let all_containers = w
-        .pod
-        .containers
-        .iter()
-        .all(|c| c.security_context.as_ref().and_then(|s| s.run_as_non_root) == Some(true));
-    if pod == Some(true) || all_containers {
-        return;
+    let no_init = Vec::new();
+    let groups = [
+        ("containers", &w.pod.containers),
+        (
+            "initContainers",
+            w.pod.init_containers.as_ref().unwrap_or(&no_init),
+        ),
+    ];
+    for (field, containers) in groups {
+        for (i, c) in containers.iter().enumerate() {
+            let own = c.security_context.as_ref().and_then(|s| s.run_as_non_root);
+            if own.or(pod) == Some(true) {
+                continue;
+            }
+            let (pointer, whose) = match (own, pod) {
+                (Some(_), _) => (
+                    format!("{}/{field}/{i}/securityContext/runAsNonRoot", w.pod_ptr),
+                    format!("container `{}` sets", c.name),
+                ),
+                (None, Some(_)) => (
+                    format!("{}/securityContext/runAsNonRoot", w.pod_ptr),
+                    format!("container `{}` inherits", c.name),
+                ),
+                (None, None) => (
+                    format!("{}/securityContext", w.pod_ptr),
+                    format!("neither the pod nor container `{}` sets", c.name),
+                ),
+            };
+            let at = w.object.locate(&pointer);
+            ctx.push(
+                Diagnostic::new(
+                    rule::RUN_AS_NON_ROOT_MISSING,
+                    format!(
+                        "{} `{}` does not set securityContext.runAsNonRoot: true ({whose} {})",
+                        w.object.kind(),
+                        w.object.name(),
+                        if own.or(pod).is_some() {
+                            "runAsNonRoot: false"
+                        } else {
+                            "runAsNonRoot"
+                        }
+                    ),
+                )
+                .at(at),
+            );
+            // One finding a workload: the fix is the same for all.
+            return;
+        }
     }
-    let pointer = match pod {
-        Some(_) => format!("{}/securityContext/runAsNonRoot", w.pod_ptr),
-        None => format!("{}/securityContext", w.pod_ptr),
-    };
-    let at = w.object.locate(&pointer);
-    ctx.push(
-        Diagnostic::new(
-            rule::RUN_AS_NON_ROOT_MISSING,
-            format!(
-                "{} `{}` does not set securityContext.runAsNonRoot: true",
-                w.object.kind(),
-                w.object.name()
-            ),
-        )
-        .at(at),
-    );
+}
+
+/// A credential of the image (`secret: true`) given a value, in any
+/// container: the base would publish it, whoever reads it.
+fn credentials(ctx: &mut Ctx, env: &Env) {
+    for s in &env.settings {
+        let secret = ctx
+            .images
+            .env_fact(ctx.version, &s.key)
+            .is_some_and(|fact| fact.secret);
+        if secret && s.value.as_deref().is_some_and(|v| !v.is_empty()) {
+            ctx.push(
+                Diagnostic::new(
+                    rule::SECRET_IN_BASE,
+                    format!("`{}` is a credential, and the base gives it a value", s.key),
+                )
+                .at(s.at.clone()),
+            );
+        }
+    }
 }
 
 fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env) {
@@ -968,16 +1021,8 @@ fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env)
                 );
             }
         }
-        if fact.secret && s.value.as_deref().is_some_and(|v| !v.is_empty()) {
-            ctx.push(
-                Diagnostic::new(
-                    rule::SECRET_IN_BASE,
-                    format!("`{}` is a credential, and the base gives it a value", s.key),
-                )
-                .at(s.at.clone()),
-            );
-        }
     }
+    credentials(ctx, env);
 
     // Values and their requirements, for every key the image reads,
     // whether the base sets it or the image default applies.
@@ -1144,38 +1189,39 @@ fn learned_store(ctx: &mut Ctx, w: &Workload, c: &Container, env: &Env) {
 fn carried_environment(ctx: &mut Ctx) {
     for m in ctx.objects {
         let (kind, name) = (m.kind(), m.name());
-        if kind == "StatefulSet" {
-            for (i, t) in m.value["spec"]["volumeClaimTemplates"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .enumerate()
+        for (claim, what) in crate::kustomize::claim_specs(kind, &m.value) {
+            let field = format!("{claim}/storageClassName");
+            if !m
+                .value
+                .pointer(&field)
+                .is_some_and(serde_json::Value::is_string)
             {
-                if t["spec"]["storageClassName"].is_string() {
-                    let at = m.locate(&format!(
-                        "/spec/volumeClaimTemplates/{i}/spec/storageClassName"
-                    ));
-                    ctx.push(
-                        Diagnostic::new(
-                            rule::STORAGE_CLASS_SET,
-                            format!(
-                                "volume claim template `{}` names a StorageClass",
-                                t["metadata"]["name"].as_str().unwrap_or("")
-                            ),
-                        )
-                        .at(at),
-                    );
-                }
+                continue;
             }
-        }
-        if kind == "PersistentVolumeClaim" && m.value["spec"]["storageClassName"].is_string() {
-            let at = m.locate("/spec/storageClassName");
+            // A template's own name, else the object's (a claim).
+            let parent = claim.trim_end_matches("/spec");
+            let own = m
+                .value
+                .pointer(&format!("{parent}/metadata/name"))
+                .or_else(|| {
+                    // An ephemeral volume's claim is named after the volume.
+                    let volume = parent.trim_end_matches("/ephemeral/volumeClaimTemplate");
+                    (volume != parent)
+                        .then(|| m.value.pointer(&format!("{volume}/name")))
+                        .flatten()
+                })
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(name);
             ctx.push(
                 Diagnostic::new(
                     rule::STORAGE_CLASS_SET,
-                    format!("PersistentVolumeClaim `{name}` names a StorageClass"),
+                    if kind == "PersistentVolumeClaim" {
+                        format!("{kind} `{name}` names a StorageClass")
+                    } else {
+                        format!("{what} `{own}` of {kind} `{name}` names a StorageClass")
+                    },
                 )
-                .at(at),
+                .at(m.locate(&field)),
             );
         }
         if kind != "Secret" {

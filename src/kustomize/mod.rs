@@ -143,6 +143,42 @@ pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
     }
 }
 
+/// Every volume claim spec in an object of `kind`, as (JSON pointer, what
+/// it is for messages): a PersistentVolumeClaim's own, a StatefulSet's
+/// `volumeClaimTemplates`, and the claim template of each generic
+/// ephemeral volume of a pod spec. The only place that knows where claims
+/// live.
+pub fn claim_specs(kind: &str, value: &Value) -> Vec<(String, &'static str)> {
+    let items = |list: &str| {
+        value
+            .pointer(list)
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len)
+    };
+    let mut out = Vec::new();
+    if kind == "PersistentVolumeClaim" {
+        out.push(("/spec".to_string(), "volume claim"));
+    }
+    if kind == "StatefulSet" {
+        for i in 0..items("/spec/volumeClaimTemplates") {
+            out.push((
+                format!("/spec/volumeClaimTemplates/{i}/spec"),
+                "volume claim template",
+            ));
+        }
+    }
+    if let Some(pod) = pod_spec_pointer(kind) {
+        let volumes = format!("{pod}/volumes");
+        for i in 0..items(&volumes) {
+            let claim = format!("{volumes}/{i}/ephemeral/volumeClaimTemplate");
+            if value.pointer(&claim).is_some_and(Value::is_object) {
+                out.push((format!("{claim}/spec"), "ephemeral volume's claim template"));
+            }
+        }
+    }
+    out
+}
+
 /// The pointer, in `patch`, of the node at `pointer` in `merged` (the
 /// result of merging `patch` into an object of `kind`), when the patch
 /// sets that node. List items are matched by their merge key (containers

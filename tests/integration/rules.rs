@@ -808,3 +808,100 @@ fn a_byte_order_mark_and_crlf_line_ends_are_read_as_kustomize_reads_them() {
     let (code, report) = a.project.check_json();
     assert_eq!(code, 0, "{report:#}");
 }
+
+/// Every container of a pod runs as non-root, init containers too, and a
+/// container's own `runAsNonRoot: false` wins over the pod's `true`.
+#[test]
+fn run_as_non_root_holds_for_every_container() {
+    let init = "      initContainers:\n        - name: prepare\n          image: busybox\n          command: [sh, -c, \"mkdir -p /tmp/x\"]\n";
+    // The pod's setting moved to the agent container only.
+    let a = Agent::new("v1.29.0");
+    a.edit("statefulset.yaml", "        runAsNonRoot: true\n", "")
+        .edit(
+            "statefulset.yaml",
+            "            allowPrivilegeEscalation: false",
+            "            runAsNonRoot: true\n            allowPrivilegeEscalation: false",
+        )
+        .edit(
+            "statefulset.yaml",
+            "      containers:\n",
+            &format!("{init}      containers:\n"),
+        );
+    let f = a.finding_at(
+        "run-as-non-root-missing",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "securityContext:"),
+    );
+    assert!(message(&f).contains("`prepare`"), "{f:#}");
+
+    // The pod says true, a container says false.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "            allowPrivilegeEscalation: false",
+        "            runAsNonRoot: false\n            allowPrivilegeEscalation: false",
+    );
+    let f = a.finding_at(
+        "run-as-non-root-missing",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "runAsNonRoot: false"),
+    );
+    assert!(message(&f).contains("`agent`"), "{f:#}");
+}
+
+/// A credential of the image given a value is published whichever
+/// container carries it: an init container of the image, or of another.
+#[test]
+fn a_credential_in_any_container_is_in_the_base() {
+    for (image, command) in [
+        ("whystack-agent", "[whystack-health, live]"),
+        ("busybox", "[sh, -c, \"true\"]"),
+    ] {
+        let a = Agent::new("v1.29.0");
+        a.edit(
+            "statefulset.yaml",
+            "      containers:\n",
+            &format!("      initContainers:\n        - name: enroll\n          image: {image}\n          command: {command}\n          env:\n            - name: RUNNER_BOOTSTRAP_TOKEN\n              value: bt9f8a7b6c5d4e3f2a1b0c\n      containers:\n"),
+        );
+        a.finding_at(
+            "secret-in-base",
+            "statefulset.yaml",
+            a.line_of("statefulset.yaml", "name: RUNNER_BOOTSTRAP_TOKEN"),
+        );
+    }
+}
+
+/// A generic ephemeral volume's claim template is a volume claim: it must
+/// not name a StorageClass, and it needs access modes and a size.
+#[test]
+fn an_ephemeral_volume_is_a_volume_claim() {
+    let ephemeral = |spec: &str| {
+        format!("        - name: tmp\n          ephemeral:\n            volumeClaimTemplate:\n              spec:\n{spec}")
+    };
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "        - name: tmp\n          emptyDir: {}\n",
+        &ephemeral("                accessModes: [ReadWriteOnce]\n                storageClassName: fast-ssd\n                resources:\n                  requests:\n                    storage: 1Gi\n"),
+    );
+    let f = a.finding_at(
+        "storage-class-set",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "storageClassName: fast-ssd"),
+    );
+    assert!(message(&f).contains("`tmp`"), "{f:#}");
+
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "        - name: tmp\n          emptyDir: {}\n",
+        &ephemeral("                resources: {}\n"),
+    );
+    let found = a.findings("manifest-required-field-missing");
+    let messages: Vec<_> = found.iter().map(message).collect();
+    assert!(
+        messages.iter().any(|m| m.contains("access mode"))
+            && messages.iter().any(|m| m.contains("storage request")),
+        "{messages:#?}"
+    );
+}
