@@ -68,8 +68,13 @@ pub fn info_words(kind: &CodeBlockKind) -> (String, Vec<(String, String)>) {
         CodeBlockKind::Fenced(info) => info.as_ref(),
         CodeBlockKind::Indented => "",
     };
-    let mut words = info.split_whitespace();
-    let lang = words.next().unwrap_or("").to_string();
+    let mut words = info.split_whitespace().peekable();
+    // Languages are named in any case (```YAML): one spelling for all. A
+    // first word with `=` is an attribute: the block names no language.
+    let lang = words
+        .next_if(|w| !w.contains('='))
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let attrs = words
         .filter_map(|w| w.split_once('='))
         .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))

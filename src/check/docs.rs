@@ -39,11 +39,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
             );
         }
     }
-    for block in doc
-        .code_blocks
-        .iter()
-        .filter(|b| b.lang == "yaml" || b.lang == "yml")
-    {
+    for block in doc.code_blocks.iter().filter(|b| b.is_yaml()) {
         if let Err(e) = yaml::documents(&block.code) {
             let line = block.line + e.line.unwrap_or(1) - 1;
             out.push(

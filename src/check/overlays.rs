@@ -238,12 +238,25 @@ impl<'a> Overlay<'a> {
             );
             return None;
         };
-        // A block that does not parse is reported by the YAML check.
+        // A block that does not parse is `doc-yaml-invalid` (the YAML
+        // check reads every block that `is_yaml`, as this one is).
         let doc = yaml::documents_with_positions(&block.code)
             .ok()?
             .into_iter()
-            .next()?;
-        doc.value.is_object().then_some(Kustomization {
+            .next()
+            .filter(|d| d.value.is_object());
+        let Some(doc) = doc else {
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_OVERLAY_INVALID,
+                    "the overlay's kustomization.yaml is empty or not a mapping, so Kustomize refuses to build it",
+                )
+                .at(Location::at(&self.page.source, block.line, 1))
+                .help("write the overlay's kustomization: at least `resources: [base]`"),
+            );
+            return None;
+        };
+        Some(Kustomization {
             block,
             value: doc.value,
             positions: doc.positions,

@@ -26,7 +26,7 @@ pub struct Link {
 /// A fenced code block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeBlock {
-    /// First word of the info string (`yaml`).
+    /// First word of the info string, in lowercase (`yaml`).
     pub lang: String,
     /// `key=value` words after it (`file=kustomization.yaml`).
     pub attrs: Vec<(String, String)>,
@@ -41,6 +41,16 @@ impl CodeBlock {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the block is YAML: by its language, or by the name of the
+    /// file it shows (`file=patch.yaml`).
+    pub fn is_yaml(&self) -> bool {
+        let named = self.attr("file").is_some_and(|f| {
+            let f = f.to_ascii_lowercase();
+            f.ends_with(".yaml") || f.ends_with(".yml")
+        });
+        named || self.lang == "yaml" || self.lang == "yml"
     }
 }
 

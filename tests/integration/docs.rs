@@ -509,3 +509,42 @@ fn external_links_are_left_alone_and_listed_on_request() {
         "{v:#}"
     );
 }
+
+/// Languages are named in any case, and a block that shows a YAML file is
+/// YAML whatever its language: each is checked as YAML, and an overlay
+/// written so is built and checked.
+#[test]
+fn yaml_blocks_are_known_by_any_name() {
+    let bad = "resources:\n  - base\n   namespace: x\n";
+    for fence in ["YAML", "Yml", "text file=patch.yaml", "file=extra.yml"] {
+        let p = agent_docs("", &format!("Intro.\n\n```{fence}\n{bad}```\n"));
+        let f = only(&p, "doc-yaml-invalid");
+        assert_eq!(
+            f["location"]["line"],
+            page_line(&p, "   namespace"),
+            "{fence}"
+        );
+    }
+
+    let gen = format!("{OVERLAY}configMapGenerator:\n  - name: whystack-agent-config\n    behavior: merge\n    literals:\n      - RUNNER_ATTESTATION_MODE=eks-oidc\n");
+    let p = agent_docs(
+        "",
+        &format!("Intro.\n\n```YAML file=kustomization.yaml\n{gen}```\n"),
+    );
+    only(&p, "env-value-not-implemented");
+}
+
+/// An overlay whose kustomization.yaml holds nothing (a comment, a list)
+/// is refused, as Kustomize refuses it, instead of going unchecked.
+#[test]
+fn an_empty_overlay_kustomization_is_refused() {
+    for body in ["# to be written\n", "- base\n"] {
+        let p = overlay_page(body, None);
+        let f = only(&p, "doc-overlay-invalid");
+        assert_eq!(
+            f["location"]["line"],
+            page_line(&p, body.trim_end()),
+            "{body}"
+        );
+    }
+}
