@@ -267,24 +267,20 @@ impl<'a> Overlay<'a> {
     /// target (kind and name) and where it is written.
     fn patches(&self, k: &Kustomization<'a>, files: &MemFiles) -> Vec<Patch> {
         let mut out = Vec::new();
-        let mut from_text = |text: &str, line: usize, target: Option<(String, String)>| {
+        let mut from_text = |text: &str, line: usize, target: Option<&Value>| {
             let Ok(docs) = yaml::documents_with_positions(text) else {
                 return;
             };
             for doc in docs.into_iter().filter(|d| d.value.is_object()) {
-                let (kind, name) = match &target {
-                    Some(t) => t.clone(),
-                    None => (
-                        doc.value["kind"].as_str().unwrap_or_default().to_string(),
-                        doc.value["metadata"]["name"]
-                            .as_str()
-                            .unwrap_or_default()
-                            .to_string(),
-                    ),
-                };
+                // Without a target, a patch names its object itself.
+                let target = target.cloned().unwrap_or_else(|| {
+                    serde_json::json!({
+                        "kind": doc.value["kind"].as_str().unwrap_or_default(),
+                        "name": doc.value["metadata"]["name"].as_str().unwrap_or_default(),
+                    })
+                });
                 out.push(Patch {
-                    kind,
-                    name,
+                    target,
                     value: doc.value,
                     positions: doc.positions,
                     line,
@@ -304,10 +300,7 @@ impl<'a> Overlay<'a> {
             .flatten()
             .enumerate()
         {
-            let target = p.get("target").map(|t| {
-                let s = |f: &str| t[f].as_str().unwrap_or_default().to_string();
-                (s("kind"), s("name"))
-            });
+            let target = p.get("target").filter(|t| t.is_object());
             if let Some((text, offset)) = p["path"].as_str().and_then(file_text) {
                 from_text(&text, offset + 1, target);
             } else if let Some(inline) = p["patch"].as_str() {
@@ -350,14 +343,16 @@ impl<'a> Overlay<'a> {
         base: &[Object],
         out: &mut Vec<Diagnostic>,
     ) {
-        for patch in self.patches(k, files) {
-            let Some(pod_ptr) = pod_spec_pointer(&patch.kind) else {
-                continue;
-            };
-            let Some(object) = base
-                .iter()
-                .find(|o| o.kind() == patch.kind && o.name() == patch.name)
-            else {
+        let patches = self.patches(k, files);
+        // Every object a patch targets: a target may name a kind alone, a
+        // name pattern or labels, and so pick several.
+        let targeted = patches.iter().flat_map(|patch| {
+            base.iter()
+                .filter(|o| kustomize::target_selects(&patch.target, &o.value) == Some(true))
+                .map(move |o| (patch, o))
+        });
+        for (patch, object) in targeted {
+            let Some(pod_ptr) = pod_spec_pointer(object.kind()) else {
                 continue;
             };
             let base_pod = object.value.pointer(pod_ptr);
@@ -466,8 +461,8 @@ impl<'a> Overlay<'a> {
 
 /// One strategic-merge patch document of an overlay.
 struct Patch {
-    kind: String,
-    name: String,
+    /// The objects it applies to, as a kustomization `target`.
+    target: Value,
     value: Value,
     positions: Positions,
     /// The page line of the document's first line.

@@ -143,6 +143,15 @@ pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether a patch's `target` (as written in a kustomization) picks the
+/// built object `object`; `None` when the target is not a valid selector
+/// (the build reports that).
+pub fn target_selects(target: &Value, object: &Value) -> Option<bool> {
+    let selector: kustomization::Selector = serde_json::from_value(target.clone()).ok()?;
+    let compiled = select::Compiled::new(&selector).ok()?;
+    Some(compiled.selects_object(object))
+}
+
 /// Every volume claim spec in an object of `kind`, as (JSON pointer, what
 /// it is for messages): a PersistentVolumeClaim's own, a StatefulSet's
 /// `volumeClaimTemplates`, and the claim template of each generic

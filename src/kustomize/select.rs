@@ -8,7 +8,7 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::kustomization::Selector;
-use super::resource::Res;
+use super::resource::{Id, Res};
 
 /// A selector, compiled.
 pub struct Compiled {
@@ -54,7 +54,16 @@ impl Compiled {
     /// Whether the selector picks `res`: namespace and name by the
     /// original or the current id, group, version and kind by the current.
     pub fn selects(&self, res: &Res) -> bool {
-        let (org, cur) = (res.org(), res.cur());
+        self.picks(&res.org(), &res.cur(), &res.value)
+    }
+
+    /// Whether the selector picks a built object, known by its id alone.
+    pub fn selects_object(&self, value: &Value) -> bool {
+        let id = Id::of(value);
+        self.picks(&id, &id, value)
+    }
+
+    fn picks(&self, org: &Id, cur: &Id, value: &Value) -> bool {
         (matches(&self.namespace, org.effective_namespace())
             || matches(&self.namespace, cur.effective_namespace()))
             && (matches(&self.name, &org.name) || matches(&self.name, &cur.name))
@@ -64,11 +73,11 @@ impl Compiled {
             && self
                 .labels
                 .iter()
-                .all(|r| r.matches(&string_map(&res.value, "labels")))
+                .all(|r| r.matches(&string_map(value, "labels")))
             && self
                 .annotations
                 .iter()
-                .all(|r| r.matches(&string_map(&res.value, "annotations")))
+                .all(|r| r.matches(&string_map(value, "annotations")))
     }
 }
 

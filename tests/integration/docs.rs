@@ -548,3 +548,25 @@ fn an_empty_overlay_kustomization_is_refused() {
         );
     }
 }
+
+/// A patch whose `target` picks its objects by kind alone, by a name
+/// pattern or by labels is held to the names of the objects it picks.
+#[test]
+fn a_patch_is_checked_on_every_object_its_target_picks() {
+    for target in [
+        "{kind: StatefulSet}",
+        "{kind: StatefulSet, name: \"whystack-.*\"}",
+        "{labelSelector: \"app.kubernetes.io/name=whystack-agent\"}",
+    ] {
+        let k = format!(
+            "{OVERLAY}patches:\n  - target: {target}\n    patch: |-\n      apiVersion: apps/v1\n      kind: StatefulSet\n      metadata:\n        name: any\n      spec:\n        template:\n          spec:\n            containers:\n              - name: agnet\n                resources:\n                  limits: {{memory: 1Gi}}\n"
+        );
+        let p = overlay_page(&k, None);
+        let f = only(&p, "doc-patch-unknown-name");
+        assert_eq!(
+            f["location"]["line"],
+            page_line(&p, "name: agnet"),
+            "{target}"
+        );
+    }
+}
