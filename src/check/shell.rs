@@ -81,6 +81,18 @@ pub fn base_name(program: &str) -> &str {
 /// next word; `--` or `-` ends the options. The script is the first word
 /// that is not an option.
 pub fn script_of(argv: &[String]) -> Option<&str> {
+    shell_operand(argv).and_then(|(has_c, word)| has_c.then_some(word))
+}
+
+/// The script file a shell runs without `-c` (`sh /probe.sh`): its
+/// commands are in a file of the image, which basepress does not read.
+fn script_file_of(argv: &[String]) -> Option<&str> {
+    shell_operand(argv).and_then(|(has_c, word)| (!has_c).then_some(word))
+}
+
+/// The first word of a shell invocation that is not an option, and
+/// whether `-c` came before it (then it is the script, else a file).
+fn shell_operand(argv: &[String]) -> Option<(bool, &str)> {
     let shell = base_name(argv.first()?);
     if !SHELLS.contains(&shell) {
         return None;
@@ -95,7 +107,7 @@ pub fn script_of(argv: &[String]) -> Option<&str> {
             continue;
         }
         if a == "--" || a == "-" {
-            return words.next().filter(|_| has_c).map(String::as_str);
+            return words.next().map(|w| (has_c, w.as_str()));
         }
         if let Some(long) = a.strip_prefix("--") {
             if matches!(long, "rcfile" | "init-file") {
@@ -109,10 +121,67 @@ pub fn script_of(argv: &[String]) -> Option<&str> {
                 has_c |= a.starts_with('-') && letters.contains('c');
                 owed += letters.chars().filter(|&l| l == 'o' || l == 'O').count();
             }
-            _ => return has_c.then_some(a.as_str()),
+            _ => return Some((has_c, a.as_str())),
         }
     }
     None
+}
+
+/// Programs that run the command given after their own options, and
+/// (options that take the next word, words before the command):
+/// `env [OPTION|NAME=VALUE]… CMD`, `timeout [OPTION]… DURATION CMD`, …
+const WRAPPERS: &[(&str, &[&str], usize)] = &[
+    ("env", &["-u", "--unset", "-C", "--chdir"], 0),
+    ("nohup", &[], 0),
+    ("nice", &["-n", "--adjustment"], 0),
+    ("timeout", &["-s", "--signal", "-k", "--kill-after"], 1),
+    (
+        "stdbuf",
+        &["-i", "-o", "-e", "--input", "--output", "--error"],
+        0,
+    ),
+    ("setsid", &[], 0),
+    ("tini", &["-p", "-e"], 0),
+    ("dumb-init", &["-r", "--rewrite"], 0),
+];
+
+/// The command a wrapper (`env`, `nohup`, `timeout`, `tini`, …) runs, as
+/// the words from that command on; `Err` says why it cannot be known.
+fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String> {
+    let Some(program) = argv.first().and_then(|p| p.as_deref()) else {
+        return Ok(None);
+    };
+    let name = base_name(program);
+    let Some(&(_, takes_value, before)) = WRAPPERS.iter().find(|(w, _, _)| *w == name) else {
+        return Ok(None);
+    };
+    let unknown = || format!("`{name}` runs a command only known when it runs");
+    let mut i = 1;
+    while let Some(word) = argv.get(i) {
+        let Some(w) = word.as_deref() else {
+            return Err(unknown());
+        };
+        if w == "--" {
+            i += 1;
+            break;
+        }
+        if name == "env"
+            && (matches!(w, "-S" | "--split-string") || w.starts_with("--split-string="))
+        {
+            return Err(format!("`{name} {w}` splits its command out of a string"));
+        }
+        if w.len() > 1 && w.starts_with('-') {
+            i += if takes_value.contains(&w) { 2 } else { 1 };
+            continue;
+        }
+        if name == "env" && w.contains('=') {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    let i = i + before;
+    Ok(argv.get(i..).filter(|rest| !rest.is_empty()))
 }
 
 /// Every command `argv` (a container command, a probe's or a hook's exec)
@@ -120,17 +189,40 @@ pub fn script_of(argv: &[String]) -> Option<&str> {
 /// the script.
 pub fn calls(argv: &[String]) -> Calls {
     let mut out = Calls::default();
-    if argv.is_empty() {
-        return out;
-    }
-    out.calls.push(Call {
-        argv: argv.iter().cloned().map(Some).collect(),
-        in_script: false,
-    });
-    if let Some(script) = script_of(argv) {
-        read_script(script, 0, &mut out);
-    }
+    follow(argv.iter().cloned().map(Some).collect(), false, 0, &mut out);
     out
+}
+
+/// One call, and what it runs in turn: the command of a wrapper
+/// (`env CMD`), the script of a shell (`sh -c SCRIPT`), or a script file,
+/// which is named as not analysed.
+fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Calls) {
+    if argv.is_empty() {
+        return;
+    }
+    let inner = match wrapped(&argv) {
+        Ok(inner) => inner.map(<[_]>::to_vec),
+        Err(why) => {
+            out.dynamic.push(why);
+            None
+        }
+    };
+    let known: Option<Vec<String>> = argv.iter().cloned().collect();
+    out.calls.push(Call { argv, in_script });
+    if let Some(inner) = inner {
+        follow(inner, in_script, depth, out);
+    }
+    let Some(known) = known else {
+        return;
+    };
+    if let Some(script) = script_of(&known) {
+        read_script(script, depth, out);
+    } else if let Some(file) = script_file_of(&known) {
+        out.dynamic.push(format!(
+            "`{}` runs the commands of the file {file}",
+            known.join(" ").chars().take(60).collect::<String>()
+        ));
+    }
 }
 
 fn read_script(script: &str, depth: usize, out: &mut Calls) {
@@ -271,36 +363,8 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
         p if BUILTINS.contains(&p) || functions.iter().any(|f| f == p) => return,
         _ => {}
     }
-    let call = Call {
-        argv: words,
-        in_script: true,
-    };
-    // A shell inside the script: its script too.
-    let inner: Option<Vec<String>> = call.argv.iter().cloned().collect();
-    // `env [-opts] [NAME=VALUE]… CMD` runs CMD as well.
-    let after_env: Option<Vec<Option<String>>> = (base_name(&program) == "env").then(|| {
-        call.argv
-            .iter()
-            .skip(1)
-            .skip_while(|w| {
-                w.as_deref()
-                    .is_some_and(|w| w.starts_with('-') || w.contains('='))
-            })
-            .cloned()
-            .collect()
-    });
-    out.calls.push(call);
-    if let Some(argv) = after_env.filter(|a| !a.is_empty()) {
-        out.calls.push(Call {
-            argv,
-            in_script: true,
-        });
-    }
-    if let Some(argv) = inner {
-        if let Some(script) = script_of(&argv) {
-            read_script(script, depth + 1, out);
-        }
-    }
+    // A wrapper's command and a shell's script inside the script too.
+    follow(words, true, depth + 1, out);
 }
 
 /// The value of a word as the shell passes it, when it is known before
@@ -538,6 +602,72 @@ mod tests {
             p[1..],
             ["sh -c exec whystack-health live", "whystack-health live"]
         );
+    }
+
+    #[test]
+    fn wrappers_run_their_command() {
+        let cases: &[(&[&str], &[&str])] = &[
+            (
+                &["env", "whystack-health", "ready"],
+                &["whystack-health ready"],
+            ),
+            (
+                &["/usr/bin/env", "-i", "-u", "HOME", "A=b", "--", "node", "x"],
+                &["node x"],
+            ),
+            (
+                &["env", "-C", "/tmp", "sh", "-c", "whystack-health live"],
+                &["sh -c whystack-health live", "whystack-health live"],
+            ),
+            (
+                &["timeout", "-s", "KILL", "5", "whystack-health", "live"],
+                &["whystack-health live"],
+            ),
+            (
+                &["nice", "-n", "5", "nohup", "node"],
+                &["nohup node", "node"],
+            ),
+            (&["tini", "--", "node", "main.js"], &["node main.js"]),
+            (&["dumb-init", "-r", "15:2", "node"], &["node"]),
+            (&["stdbuf", "-oL", "node"], &["node"]),
+            (
+                &["sh", "-c", "env X=1 sh -c 'whystack-health live'"],
+                &[
+                    "env X=1 sh -c whystack-health live",
+                    "sh -c whystack-health live",
+                    "whystack-health live",
+                ],
+            ),
+            (&["env"], &[]),
+        ];
+        for (argv_, want) in cases {
+            let (p, d) = programs(argv_);
+            assert!(d.is_empty(), "{argv_:?}: {d:?}");
+            // The argv's own program, then what it runs.
+            assert_eq!(p[0], argv_.join(" "), "{argv_:?}");
+            // Every level of wrapping and scripting, in order.
+            let rest: Vec<&str> = p[1..].iter().map(String::as_str).collect();
+            assert_eq!(&rest[..], *want, "{argv_:?}: {p:?}");
+        }
+        let (_, d) = programs(&["env", "-S", "node main.js"]);
+        assert!(d[0].contains("splits its command"), "{d:?}");
+    }
+
+    #[test]
+    fn a_script_file_is_named_as_not_read() {
+        for argv_ in [
+            &["sh", "/tmp/probe.sh"][..],
+            &["bash", "-e", "/probe.sh", "x"],
+            &["sh", "-c", "sh /tmp/probe.sh"],
+        ] {
+            let (_, d) = programs(argv_);
+            assert_eq!(d.len(), 1, "{argv_:?}: {d:?}");
+            assert!(d[0].contains("runs the commands of the file"), "{d:?}");
+        }
+        // Reading its script from standard input or -c is not a file.
+        for argv_ in [&["sh", "-s"][..], &["sh", "-c", "true"]] {
+            assert!(programs(argv_).1.is_empty(), "{argv_:?}");
+        }
     }
 
     #[test]

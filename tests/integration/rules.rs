@@ -905,3 +905,55 @@ fn an_ephemeral_volume_is_a_volume_claim() {
         "{messages:#?}"
     );
 }
+
+/// A wrapper (`env`, `timeout`, `tini`, …) runs the command after its own
+/// options: that command is checked like the container's own, and an
+/// agent started through one is still the agent.
+#[test]
+fn commands_behind_a_wrapper_are_checked() {
+    let with_env = |a: &Agent| {
+        let path = a.project.path("image-releases.yaml");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replacen(
+            "commands:\n",
+            "commands:\n  - name: env\n    versions: \"*\"\n    description: coreutils env.\n    args: any\n",
+            1,
+        );
+        std::fs::write(path, text).unwrap();
+    };
+    let a = Agent::new("v1.29.0");
+    with_env(&a);
+    a.edit(
+        "statefulset.yaml",
+        "command: [whystack-health, live]",
+        "command: [env, -u, HOME, whystack-health, ready]",
+    );
+    let line = a.line_of("statefulset.yaml", "command: [env");
+    a.finding_at("liveness-uses-readiness", "statefulset.yaml", line);
+
+    let a = Agent::new("v1.29.0");
+    with_env(&a);
+    a.edit(
+        "statefulset.yaml",
+        "command: [whystack-health, live]",
+        "command: [/usr/bin/env, sh, -c, \"whystack-healthz live\"]",
+    );
+    let line = a.line_of("statefulset.yaml", "whystack-healthz");
+    a.finding_at("probe-command-missing", "statefulset.yaml", line);
+
+    // The agent started through env is the agent: its grace period is
+    // held to the drain timeout.
+    let a = Agent::new("v1.29.0");
+    with_env(&a);
+    a.edit(
+        "statefulset.yaml",
+        "          image: whystack-agent\n",
+        "          image: whystack-agent\n          command: [env, node, apps/runner/dist/main.js]\n",
+    )
+    .edit(
+        "statefulset.yaml",
+        "terminationGracePeriodSeconds: 150",
+        "terminationGracePeriodSeconds: 30",
+    );
+    a.findings("termination-grace-too-short");
+}
