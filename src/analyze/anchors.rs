@@ -12,17 +12,22 @@ use crate::model::site::Page;
 /// id, else the one whose id is the anchor percent-decoded, else the one
 /// whose id is the anchor folded as ids are.
 pub fn find<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a Heading> {
+    find_exact(headings, anchor).or_else(|| {
+        let folded = fold(&decode(anchor));
+        headings.iter().find(|h| h.id == folded)
+    })
+}
+
+/// The heading a browser finds for `anchor` as it is published: its id
+/// as written, or percent-decoded; nothing folded.
+pub fn find_exact<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a Heading> {
     if let Some(h) = headings.iter().find(|h| h.id == anchor) {
         return Some(h);
     }
     let decoded = decode(anchor);
-    if decoded != anchor {
-        if let Some(h) = headings.iter().find(|h| h.id == decoded) {
-            return Some(h);
-        }
-    }
-    let folded = fold(&decoded);
-    headings.iter().find(|h| h.id == folded)
+    (decoded != anchor)
+        .then(|| headings.iter().find(|h| h.id == decoded))
+        .flatten()
 }
 
 /// `anchor` folded the way heading ids are made from text: accents and

@@ -1,6 +1,7 @@
 //! Every internal link and anchor resolves.
 
 use super::Context;
+use crate::analyze::anchors;
 use crate::analyze::links::Target;
 use crate::diagnostics::{rule, Diagnostic, Location};
 
@@ -60,10 +61,27 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                     continue;
                 };
                 let headings = &target_doc.headings;
-                if crate::analyze::anchors::find(headings, &anchor).is_none() {
+                if link.raw_html && anchors::find_exact(headings, &anchor).is_none() {
+                    // Raw HTML is published as written: only a Markdown
+                    // link's anchor is rewritten to the heading's id.
+                    if let Some(h) = anchors::find(headings, &anchor) {
+                        out.push(
+                            Diagnostic::new(
+                                rule::ANCHOR_MISSING,
+                                format!(
+                                    "`{}` has no heading with id `{anchor}` as written: raw HTML is published as written, and browsers match ids exactly",
+                                    site.pages[target].source.display()
+                                ),
+                            )
+                            .at(at)
+                            .help(format!("write `#{}`, or make it a Markdown link", h.id)),
+                        );
+                        continue;
+                    }
+                }
+                if anchors::find(headings, &anchor).is_none() {
                     let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
-                    let folded =
-                        crate::analyze::anchors::fold(&crate::analyze::anchors::decode(&anchor));
+                    let folded = anchors::fold(&anchors::decode(&anchor));
                     let help = match crate::diagnostics::closest(&folded, known.iter().copied()) {
                         Some(near) => format!("did you mean `{near}`?"),
                         None => format!("use one of: {}", known.join(", ")),

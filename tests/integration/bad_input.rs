@@ -413,6 +413,23 @@ fn links_in_raw_html_are_checked_as_published() {
         "anchor-missing",
     );
     assert_at(&f, "content/en/index.md", Some(6));
+
+    // An anchor a Markdown link may write another way (case, accents) is
+    // rewritten to the heading's id; a tag's is published as written, and
+    // the browser would not find it.
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\n[fine](/en/install/#Steps) <a href=\"/en/install/#Steps\">steps</a>\n",
+            );
+        },
+        1,
+        "anchor-missing",
+    );
+    assert_at(&f, "content/en/index.md", Some(6));
+    assert_eq!(f["location"]["column"], 37, "{f:#}");
+    assert!(f["remedy"].as_str().unwrap().contains("`#steps`"), "{f:#}");
 }
 
 #[test]
