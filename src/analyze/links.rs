@@ -30,6 +30,8 @@ pub enum Target {
 pub struct LinkIndex {
     /// The base URL's path (`/docs`, or empty).
     prefix: String,
+    /// The base URL's host: a full URL to it is a link into the site.
+    host: Option<String>,
     /// Each page's URL, in `Site::pages` order.
     urls: Vec<String>,
     /// Docs version → language → path below `content/<lang>/` → page.
@@ -59,6 +61,9 @@ impl LinkIndex {
         }
         LinkIndex {
             prefix: site.config.path_prefix(),
+            host: url::Url::parse(&site.config.base_url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string)),
             urls: site.pages.iter().map(|p| p.url.clone()).collect(),
             by_source,
             version_ids: site.versions.iter().map(|v| v.id.clone()).collect(),
@@ -91,7 +96,7 @@ impl LinkIndex {
             .collect();
         pages.sort_unstable();
         let mut h = Sha256::new();
-        let all = (&self.prefix, pages, &self.paths);
+        let all = (&self.prefix, &self.host, pages, &self.paths);
         let _ = serde_json::to_writer(&mut h, &all);
         h.finalize().into()
     }
@@ -227,6 +232,23 @@ impl LinkIndex {
 
     /// A site-absolute path without the base URL's path prefix, when it
     /// starts with it (`/docs/en/` → `/en/` under `/docs`).
+    /// For a full URL of the site itself (`https://docs.example.com/en/`,
+    /// http or https), its site-absolute path and anchor, as published:
+    /// such a link is checked like a path of the site.
+    pub fn own_path(&self, dest: &str) -> Option<String> {
+        let host = self.host.as_deref()?;
+        let url = url::Url::parse(dest).ok()?;
+        if !matches!(url.scheme(), "http" | "https") || url.host_str() != Some(host) {
+            return None;
+        }
+        let mut path = url.path().to_string();
+        if let Some(anchor) = url.fragment() {
+            path.push('#');
+            path.push_str(anchor);
+        }
+        Some(path)
+    }
+
     fn below_prefix<'p>(&self, path: &'p str) -> Option<&'p str> {
         path.strip_prefix(self.prefix.as_str())
             .filter(|rest| !self.prefix.is_empty() && rest.starts_with('/'))

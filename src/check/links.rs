@@ -16,23 +16,35 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut suggested = 0;
     for link in &doc.links {
         let at = Location::at(&page.source, link.line, link.column);
-        let target = index.resolve(page, &link.dest);
+        // A full URL of the site is a link into it, published as written.
+        let own = index.own_path(&link.dest);
+        let dest = own.as_deref().unwrap_or(&link.dest);
+        let as_written = link.raw_html || own.is_some();
+        let target = index.resolve(page, dest);
         let written = match &target {
             Target::Broken(_) => None,
-            _ if link.raw_html => index.as_written(page, &link.dest),
+            _ if as_written => index.as_written(page, dest),
             _ => None,
         };
         if let Some(url) = written {
+            let (why, help) = if own.is_some() {
+                (
+                    "a full URL is published as written, and the site's pages are below its base URL's path",
+                    format!("write the site's URL with `{url}`, or a Markdown link to the page"),
+                )
+            } else {
+                (
+                    "raw HTML is published as written, and only a Markdown link's destination becomes the page's URL",
+                    format!("write `{url}`, or make it a Markdown link"),
+                )
+            };
             out.push(
                 Diagnostic::new(
                     rule::LINK_BROKEN,
-                    format!(
-                        "link to `{}` goes nowhere once published: raw HTML is published as written, and only a Markdown link's destination becomes the page's URL",
-                        link.dest
-                    ),
+                    format!("link to `{}` goes nowhere once published: {why}", link.dest),
                 )
                 .at(at)
-                .help(format!("write `{url}`, or make it a Markdown link")),
+                .help(help),
             );
             continue;
         }
@@ -46,7 +58,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                 .at(at);
                 if suggested < super::suggest::MAX_PER_PAGE {
                     suggested += 1;
-                    if let Some(near) = super::suggest::nearest_page(site, page, &link.dest) {
+                    if let Some(near) = super::suggest::nearest_page(site, page, dest) {
                         d = d.help(format!("did you mean `{near}`?"));
                     }
                 }
@@ -61,15 +73,15 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                     continue;
                 };
                 let headings = &target_doc.headings;
-                if link.raw_html && anchors::find_exact(headings, &anchor).is_none() {
-                    // Raw HTML is published as written: only a Markdown
-                    // link's anchor is rewritten to the heading's id.
+                if as_written && anchors::find_exact(headings, &anchor).is_none() {
+                    // Raw HTML and full URLs are published as written: only
+                    // a Markdown link's anchor is rewritten to the heading's id.
                     if let Some(h) = anchors::find(headings, &anchor) {
                         out.push(
                             Diagnostic::new(
                                 rule::ANCHOR_MISSING,
                                 format!(
-                                    "`{}` has no heading with id `{anchor}` as written: raw HTML is published as written, and browsers match ids exactly",
+                                    "`{}` has no heading with id `{anchor}` as written: the link is published as written, and browsers match ids exactly",
                                     site.pages[target].source.display()
                                 ),
                             )

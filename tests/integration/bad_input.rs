@@ -432,6 +432,75 @@ fn links_in_raw_html_are_checked_as_published() {
     assert!(f["remedy"].as_str().unwrap().contains("`#steps`"), "{f:#}");
 }
 
+/// A full URL of the site itself is a link into the site: checked like a
+/// path of it, as published (written as is, anchors exact).
+#[test]
+fn full_urls_of_the_site_are_checked() {
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\nSee [it](https://docs.example.com/en/instal/).\n",
+            );
+        },
+        1,
+        "link-broken",
+    );
+    assert_at(&f, "content/en/index.md", Some(6));
+    assert!(
+        f["remedy"].as_str().unwrap().contains("/en/install/"),
+        "{f:#}"
+    );
+
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/index.md",
+                "---\ntitle: Home\n---\n# Home\n\n[it](http://docs.example.com/en/install/#Steps)\n",
+            );
+        },
+        1,
+        "anchor-missing",
+    );
+    assert!(f["remedy"].as_str().unwrap().contains("`#steps`"), "{f:#}");
+
+    // Fine: a page, a published file, another host.
+    let p = Project::new();
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n# Home\n\n[a](https://docs.example.com/en/install/#steps) [b](https://docs.example.com/kubernetes/v1.1.0/base/files.txt) [c](https://example.com/en/instal/)\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+
+    // Under a base URL with a path, the full URL needs that path.
+    let p = Project::new();
+    p.write(
+        "site.yaml",
+        &SITE_YAML.replace("https://docs.example.com", "https://example.com/docs/"),
+    );
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n# Home\n\n[ok](https://example.com/docs/en/install/) [not](https://example.com/en/install/)\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let broken: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "link-broken")
+        .collect();
+    assert_eq!(broken.len(), 1, "{report:#}");
+    assert!(
+        broken[0]["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("/docs/en/install/"),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn links_across_languages_and_by_url_resolve() {
     let p = Project::new();
