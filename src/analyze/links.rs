@@ -208,6 +208,26 @@ impl LinkIndex {
         }
     }
 
+    /// The untranslated copies of `page` published in other languages
+    /// (pages whose `fallback_from` is its language), by index.
+    pub fn copies_of<'s>(
+        &'s self,
+        site: &'s Site,
+        page: &'s Page,
+    ) -> impl Iterator<Item = usize> + 's {
+        let langs = self.by_source.get(page.version);
+        langs
+            .into_iter()
+            .flat_map(|langs| langs.iter())
+            .filter(move |(lang, _)| **lang != page.lang)
+            .filter_map(move |(_, pages)| pages.get(&page.rel).copied())
+            .filter(move |&j| {
+                site.pages
+                    .get(j)
+                    .is_some_and(|c| c.fallback_from.as_deref() == Some(page.lang.as_str()))
+            })
+    }
+
     fn page_target(&self, i: usize, anchor: Option<String>) -> Target {
         Target::Internal {
             path: self.urls.get(i).cloned().unwrap_or_default(),
@@ -273,6 +293,14 @@ impl LinkIndex {
             _ => dest.to_string(),
         }
     }
+}
+
+/// Whether a destination is a URL relative to the page's own (`../x/`,
+/// `img/a.svg`): the only kind that leads elsewhere from an untranslated
+/// copy of a page than from its original.
+pub fn is_relative_url(dest: &str) -> bool {
+    let path = dest.split(['#', '?']).next().unwrap_or(dest);
+    !path.is_empty() && !path.starts_with('/') && !path.ends_with(".md") && !is_external(dest)
 }
 
 /// Whether a destination leaves the site: a scheme (`https:`, `mailto:`)

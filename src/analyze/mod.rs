@@ -226,7 +226,7 @@ impl Analysis {
         }
         for &i in &changed.recheck {
             self.graph
-                .relink(i, targets(&self.index, &self.site.pages[i], &self.docs[i]));
+                .relink(i, targets(&self.site, &self.index, i, &self.docs[i]));
         }
         for &j in &changed.pages {
             changed
@@ -258,8 +258,9 @@ impl Graph {
         self.outbound = site
             .pages
             .par_iter()
+            .enumerate()
             .zip(docs)
-            .map(|(page, doc)| targets(index, page, doc))
+            .map(|((i, _), doc)| targets(site, index, i, doc))
             .collect();
         self.inbound = vec![BTreeSet::new(); site.pages.len()];
         for (from, to) in self.outbound.iter().enumerate() {
@@ -296,21 +297,36 @@ impl Graph {
     }
 }
 
-/// The pages a page's links point into with an anchor.
-fn targets(index: &LinkIndex, page: &Page, doc: &Document) -> Vec<usize> {
-    if page.fallback_from.is_some() {
+/// The pages a page's links point into with an anchor, from the page and
+/// (for a link relative to its URL) from its untranslated copies, whose
+/// links the page's check reads too.
+fn targets(site: &Site, index: &LinkIndex, i: usize, doc: &Document) -> Vec<usize> {
+    let Some(page) = site.pages.get(i).filter(|p| p.fallback_from.is_none()) else {
         return Vec::new();
-    }
+    };
+    let copies: Vec<&Page> = index
+        .copies_of(site, page)
+        .filter_map(|j| site.pages.get(j))
+        .collect();
     let mut out: Vec<usize> = doc
         .links
         .iter()
-        .filter_map(|l| match index.resolve(page, &l.dest) {
-            Target::Internal {
-                anchor: Some(_),
-                page: Some(t),
-                ..
-            } => Some(t),
-            _ => None,
+        .flat_map(|l| {
+            let from_copies = if links::is_relative_url(&l.dest) {
+                &copies[..]
+            } else {
+                &[]
+            };
+            std::iter::once(page)
+                .chain(from_copies.iter().copied())
+                .filter_map(|from| match index.resolve(from, &l.dest) {
+                    Target::Internal {
+                        anchor: Some(_),
+                        page: Some(t),
+                        ..
+                    } => Some(t),
+                    _ => None,
+                })
         })
         .collect();
     out.sort_unstable();

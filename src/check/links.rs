@@ -2,134 +2,172 @@
 
 use super::Context;
 use crate::analyze::anchors;
-use crate::analyze::links::Target;
+use crate::analyze::links::{is_relative_url, Target};
 use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::model::document::Link;
+use crate::model::site::Page;
 
 /// The links of page `i` resolve, and so do their anchors: this reads its
 /// document and the headings of the pages it links to with an anchor.
+///
+/// A link relative to the page's URL (`../x/#y`) leads elsewhere from each
+/// untranslated copy of the page, published under another language: when
+/// it holds from the page, it is checked from every copy too.
 pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let (site, docs, index) = (ctx.site, &ctx.analysis.docs, &ctx.analysis.index);
     let (Some(page), Some(doc)) = (site.pages.get(i), docs.get(i)) else {
         return out;
     };
+    let copies: Vec<&Page> = index
+        .copies_of(site, page)
+        .filter_map(|j| site.pages.get(j))
+        .collect();
     let mut suggested = 0;
     for link in &doc.links {
-        let at = Location::at(&page.source, link.line, link.column);
-        // A full URL of the site is a link into it, published as written.
-        let own = index.own_path(&link.dest);
-        let dest = own.as_deref().unwrap_or(&link.dest);
-        let as_written = link.raw_html || own.is_some();
-        let target = index.resolve(page, dest);
-        let written = match &target {
-            Target::Broken(_) => None,
-            _ if as_written => index.as_written(page, dest),
-            _ => None,
-        };
-        if let Some(url) = written {
-            let (why, help) = if own.is_some() {
-                (
-                    "a full URL is published as written, and the site's pages are below its base URL's path",
-                    format!("write the site's URL with `{url}`, or a Markdown link to the page"),
-                )
-            } else {
-                (
-                    "raw HTML is published as written, and only a Markdown link's destination becomes the page's URL",
-                    format!("write `{url}`, or make it a Markdown link"),
-                )
-            };
-            out.push(
-                Diagnostic::new(
-                    rule::LINK_BROKEN,
-                    format!("link to `{}` goes nowhere once published: {why}", link.dest),
-                )
-                .at(at)
-                .help(help),
-            );
+        let before = out.len();
+        check_link(ctx, page, page, link, &mut suggested, &mut out);
+        if out.len() > before || !is_relative_url(&link.dest) {
             continue;
         }
-        match target {
-            Target::External => {}
-            Target::Broken(why) => {
-                let mut d = Diagnostic::new(
-                    rule::LINK_BROKEN,
-                    format!("link to `{}` goes nowhere: {why}", link.dest),
-                )
-                .at(at);
-                if suggested < super::suggest::MAX_PER_PAGE {
-                    suggested += 1;
-                    if let Some(near) = super::suggest::nearest_page(site, page, dest) {
-                        d = d.help(format!("did you mean `{near}`?"));
-                    }
-                }
-                out.push(d);
+        for copy in &copies {
+            let before = out.len();
+            check_link(ctx, page, copy, link, &mut suggested, &mut out);
+            for d in &mut out[before..] {
+                d.message = format!(
+                    "{} (in the untranslated copy published at {})",
+                    d.message, copy.url
+                );
             }
-            Target::Internal {
-                anchor: Some(anchor),
-                page: Some(target),
-                ..
-            } => {
-                let Some(target_doc) = docs.get(target) else {
-                    continue;
-                };
-                let headings = &target_doc.headings;
-                if as_written && anchors::find_exact(headings, &anchor).is_none() {
-                    // Raw HTML and full URLs are published as written: only
-                    // a Markdown link's anchor is rewritten to the heading's id.
-                    if let Some(h) = anchors::find(headings, &anchor) {
-                        out.push(
-                            Diagnostic::new(
-                                rule::ANCHOR_MISSING,
-                                format!(
-                                    "`{}` has no heading with id `{anchor}` as written: the link is published as written, and browsers match ids exactly",
-                                    site.pages[target].source.display()
-                                ),
-                            )
-                            .at(at)
-                            .help(format!("write `#{}`, or make it a Markdown link", h.id)),
-                        );
-                        continue;
-                    }
+        }
+    }
+    out
+}
+
+/// Link `link` of `page`'s document, as published on `from` (the page, or
+/// an untranslated copy of it).
+fn check_link(
+    ctx: &Context,
+    page: &Page,
+    from: &Page,
+    link: &Link,
+    suggested: &mut usize,
+    out: &mut Vec<Diagnostic>,
+) {
+    let (site, docs, index) = (ctx.site, &ctx.analysis.docs, &ctx.analysis.index);
+    let at = Location::at(&page.source, link.line, link.column);
+    // A full URL of the site is a link into it, published as written.
+    let own = index.own_path(&link.dest);
+    let dest = own.as_deref().unwrap_or(&link.dest);
+    let as_written = link.raw_html || own.is_some();
+    let target = index.resolve(from, dest);
+    let written = match &target {
+        Target::Broken(_) => None,
+        _ if as_written => index.as_written(from, dest),
+        _ => None,
+    };
+    if let Some(url) = written {
+        let (why, help) = if own.is_some() {
+            (
+                "a full URL is published as written, and the site's pages are below its base URL's path",
+                format!("write the site's URL with `{url}`, or a Markdown link to the page"),
+            )
+        } else {
+            (
+                "raw HTML is published as written, and only a Markdown link's destination becomes the page's URL",
+                format!("write `{url}`, or make it a Markdown link"),
+            )
+        };
+        out.push(
+            Diagnostic::new(
+                rule::LINK_BROKEN,
+                format!("link to `{}` goes nowhere once published: {why}", link.dest),
+            )
+            .at(at)
+            .help(help),
+        );
+        return;
+    }
+    match target {
+        Target::External => {}
+        Target::Broken(why) => {
+            let mut d = Diagnostic::new(
+                rule::LINK_BROKEN,
+                format!("link to `{}` goes nowhere: {why}", link.dest),
+            )
+            .at(at);
+            if *suggested < super::suggest::MAX_PER_PAGE {
+                *suggested += 1;
+                if let Some(near) = super::suggest::nearest_page(site, from, dest) {
+                    d = d.help(format!("did you mean `{near}`?"));
                 }
-                if anchors::find(headings, &anchor).is_none() {
-                    let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
-                    let folded = anchors::fold(&anchors::decode(&anchor));
-                    let help = match crate::diagnostics::closest(&folded, known.iter().copied()) {
-                        Some(near) => format!("did you mean `{near}`?"),
-                        None => format!("use one of: {}", known.join(", ")),
-                    };
+            }
+            out.push(d);
+        }
+        Target::Internal {
+            anchor: Some(anchor),
+            page: Some(target),
+            ..
+        } => {
+            let Some(target_doc) = docs.get(target) else {
+                return;
+            };
+            let headings = &target_doc.headings;
+            if as_written && anchors::find_exact(headings, &anchor).is_none() {
+                // Raw HTML and full URLs are published as written: only
+                // a Markdown link's anchor is rewritten to the heading's id.
+                if let Some(h) = anchors::find(headings, &anchor) {
                     out.push(
                         Diagnostic::new(
                             rule::ANCHOR_MISSING,
                             format!(
-                                "`{}` has no heading with id `{anchor}`",
+                                "`{}` has no heading with id `{anchor}` as written: the link is published as written, and browsers match ids exactly",
                                 site.pages[target].source.display()
                             ),
                         )
                         .at(at)
-                        .help(help),
+                        .help(format!("write `#{}`, or make it a Markdown link", h.id)),
                     );
+                    return;
                 }
             }
-            Target::OtherVersion { source, versions } => {
-                let own = site
-                    .versions
-                    .get(page.version)
-                    .map_or("this", |v| v.id.as_str());
+            if anchors::find(headings, &anchor).is_none() {
+                let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
+                let folded = anchors::fold(&anchors::decode(&anchor));
+                let help = match crate::diagnostics::closest(&folded, known.iter().copied()) {
+                    Some(near) => format!("did you mean `{near}`?"),
+                    None => format!("use one of: {}", known.join(", ")),
+                };
                 out.push(
                     Diagnostic::new(
-                        rule::LINK_OTHER_VERSION,
+                        rule::ANCHOR_MISSING,
                         format!(
-                            "link to `{}` goes nowhere in the docs of {own}: content/{source} is a page of {} only",
-                            link.dest,
-                            versions.join(", ")
+                            "`{}` has no heading with id `{anchor}`",
+                            site.pages[target].source.display()
                         ),
                     )
-                    .at(at),
+                    .at(at)
+                    .help(help),
                 );
             }
-            Target::Internal { .. } => {}
         }
+        Target::OtherVersion { source, versions } => {
+            let own = site
+                .versions
+                .get(from.version)
+                .map_or("this", |v| v.id.as_str());
+            out.push(
+                Diagnostic::new(
+                    rule::LINK_OTHER_VERSION,
+                    format!(
+                        "link to `{}` goes nowhere in the docs of {own}: content/{source} is a page of {} only",
+                        link.dest,
+                        versions.join(", ")
+                    ),
+                )
+                .at(at),
+            );
+        }
+        Target::Internal { .. } => {}
     }
-    out
 }

@@ -844,3 +844,43 @@ fn an_overlay_on_a_line_without_a_base_is_an_error() {
         "{report:#}"
     );
 }
+
+/// A link relative to the page's URL leads elsewhere from an untranslated
+/// copy of the page: `../health-probes/#x` from /pt/next/container/ goes to
+/// the Portuguese page, whose headings have Portuguese ids. It is checked
+/// from the copy too, and reported at the original's line.
+#[test]
+fn a_relative_link_is_checked_from_each_untranslated_copy() {
+    let repo = copy_repo_with_versions();
+    std::fs::remove_file(repo.path().join("content/pt/container.md")).unwrap();
+    let page = repo.path().join("content/es/container.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let line = text.lines().count() + 2;
+    let link = "[sondas](../health-probes/#imagenes-anteriores-a-1-29-0)";
+    std::fs::write(&page, format!("{text}\n{link}\n")).unwrap();
+    let o = run(&[
+        "check",
+        "--root",
+        &repo.path().to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let found: Vec<_> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "anchor-missing")
+        .collect();
+    assert_eq!(o.status.code(), Some(1), "{report:#}");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["location"]["file"], "content/es/container.md");
+    assert_eq!(found[0]["location"]["line"], line as u64);
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(message.contains("content/pt/health-probes.md"), "{message}");
+    assert!(message.contains("/pt/next/container/"), "{message}");
+    assert!(
+        found[0]["remedy"].as_str().unwrap().contains("imagens-anteriores"),
+        "{report:#}"
+    );
+}
