@@ -142,8 +142,8 @@ pub mod rule {
             "runAsUser, runAsGroup or fsGroup differ from the image's user, which then cannot write its own files.",
             "Use the image's uid and gid (from the image data), or leave the field out.";
         RUN_AS_NON_ROOT_MISSING = "run-as-non-root-missing", Check, Error,
-            "The pod does not set runAsNonRoot: true, which the restricted Pod Security profile requires.",
-            "Set securityContext.runAsNonRoot: true on the pod.";
+            "A container of the pod (init containers too) does not run with runAsNonRoot: true, set on the pod or on the container (whose own value wins), which the restricted Pod Security profile requires.",
+            "Set securityContext.runAsNonRoot: true on the pod, and remove any container's runAsNonRoot: false.";
         REPLICAS_NOT_ONE = "replicas-not-one", Check, Error,
             "The agent's workload has more than one replica: the bootstrap token is single use, so the second pod fails to enroll.",
             "Keep replicas: 1; run N agents as N installs, each with its own namespace, Secret and token.";
@@ -319,7 +319,7 @@ pub mod rule {
             "A generated ConfigMap or Secret has a key that is not a valid environment variable name or data key. Kustomize builds it; basepress refuses it, since the API server rejects the object.",
             "Use letters, digits, `-`, `_` and `.` in keys (env file keys must not start with a digit).";
         SHELL_SCRIPT_DYNAMIC = "shell-script-dynamic", Check, Warning,
-            "A container runs a shell script (`sh -c`) with a command basepress cannot name before it runs (a command name from a variable or a substitution, `eval`, a sourced file, a script that does not parse), so that command is not checked against the image.",
+            "A container runs a shell script (`sh -c`) with a command basepress cannot name before it runs (a command name from a variable or a substitution, `eval`, a sourced file, a script file given to the shell, `env -S`, a script that does not parse), so that command is not checked against the image.",
             "Write the command out in the script (`exec whystack-health live`), or call it directly without a shell.";
         MANIFEST_REQUIRED_FIELD_MISSING = "manifest-required-field-missing", Check, Error,
             "A built object lacks a field the API server requires: a required property of its Kubernetes OpenAPI schema, or one the API's validation requires (a container in a pod, an access mode and a storage request in a volume claim), so `kubectl apply` fails.",
