@@ -1,8 +1,9 @@
 //! Nothing that looks like a real credential is published: not in a base
 //! file, not in a page, not in an asset or a template. The rules are the
-//! scanner's ([`crate::secrets`], data in `src/secrets/rules.yaml`); the
-//! rendered site is scanned once more before it is written
-//! (`engine::render`), for what templates and variables put in pages.
+//! scanner's ([`crate::secrets`], data in `src/secrets/rules.yaml`). A page
+//! is scanned with its variables replaced; the rendered site is scanned
+//! once more before it is written (`engine::render`), for what templates
+//! put in pages.
 
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location};
@@ -35,16 +36,24 @@ pub fn base(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
         .collect()
 }
 
-/// The text of page `i`.
+/// The text of page `i`, as published: with its `{{ variables }}`
+/// replaced, so that a value the image data or the site gives them is
+/// scanned by `check` too, not only in the rendered page.
 pub fn page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let Some(page) = ctx.site.pages.get(i) else {
         return Vec::new();
     };
+    let text = ctx
+        .analysis
+        .docs
+        .get(i)
+        .and_then(|d| d.expanded.as_deref())
+        .unwrap_or(&page.body);
     let mut out = report(
         &ctx.tools.credentials,
         &page.source,
         page.body_line,
-        page.body.as_bytes(),
+        text.as_bytes(),
     );
     // The front matter's values are published too (title, description).
     let front = format!(

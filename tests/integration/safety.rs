@@ -144,6 +144,28 @@ fn credentials_are_never_published() {
         assert_eq!(f["location"]["file"], file);
         assert_eq!(f["location"]["line"], line);
     }
+    // A credential a variable puts in a page: `check` finds it at the
+    // line that uses the variable, before anything is rendered.
+    let p = Project::new();
+    p.write(
+        "image-releases.yaml",
+        &format!("{IMAGES_YAML}env:\n  - key: TELEMETRY_URL\n    versions: \"*\"\n    default: https://agent:Zq8vL2mN4pR7tX1k@telemetry.example.com/v1\n"),
+    );
+    p.write(
+        "content/en/telemetry.md",
+        "---\ntitle: T\n---\n# T\n\nIt sends to `{{ env.TELEMETRY_URL }}`.\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "credential-leak")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(f["location"]["file"], "content/en/telemetry.md");
+    assert_eq!(f["location"]["line"], 6);
+
     // A placeholder is fine.
     let p = Project::new();
     p.write(

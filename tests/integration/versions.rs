@@ -880,7 +880,10 @@ fn a_relative_link_is_checked_from_each_untranslated_copy() {
     assert!(message.contains("content/pt/health-probes.md"), "{message}");
     assert!(message.contains("/pt/next/container/"), "{message}");
     assert!(
-        found[0]["remedy"].as_str().unwrap().contains("imagens-anteriores"),
+        found[0]["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("imagens-anteriores"),
         "{report:#}"
     );
 }
