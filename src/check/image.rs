@@ -74,49 +74,38 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let version = &subject.base.version;
     let mut out = Vec::new();
     for w in workloads(subject.objects) {
-        let no_init = Vec::new();
-        let groups = [
-            ("containers", &w.pod.containers),
-            (
-                "initContainers",
-                w.pod.init_containers.as_ref().unwrap_or(&no_init),
-            ),
-        ];
-        for (field, containers) in groups {
-            for (i, c) in containers.iter().enumerate() {
-                if image_repository(c.image.as_deref().unwrap_or("")) != product {
-                    continue;
-                }
-                let ptr = format!("{}/{field}/{i}", w.pod_ptr);
-                for exec in execs(c, &ptr) {
-                    let runs = shell::calls(&exec.argv);
-                    let script_at = shell::script_of(&exec.argv)
-                        .and_then(|s| exec.argv.iter().position(|a| a == s))
-                        .and_then(|i| exec.words.get(i))
-                        .map_or_else(|| w.object.locate(&exec.pointer), |p| w.object.locate(p));
-                    for call in &runs.calls {
-                        let Some(program) = call.program() else {
+        for (_, ptr, c) in w.containers() {
+            if image_repository(c.image.as_deref().unwrap_or("")) != product {
+                continue;
+            }
+            for exec in execs(c, &ptr) {
+                let runs = shell::calls(&exec.argv);
+                let script_at = shell::script_of(&exec.argv)
+                    .and_then(|s| exec.argv.iter().position(|a| a == s))
+                    .and_then(|i| exec.words.get(i))
+                    .map_or_else(|| w.object.locate(&exec.pointer), |p| w.object.locate(p));
+                for call in &runs.calls {
+                    let Some(program) = call.program() else {
+                        continue;
+                    };
+                    let at = if call.in_script {
+                        script_at.clone()
+                    } else {
+                        exec_location(w.object, &exec)
+                    };
+                    for platform in &image.platforms {
+                        let (uid, gids) = identity(platform, &w, c);
+                        let Err(why) = platform.may_execute(program, uid, &gids) else {
                             continue;
                         };
-                        let at = if call.in_script {
-                            script_at.clone()
-                        } else {
-                            exec_location(w.object, &exec)
-                        };
-                        for platform in &image.platforms {
-                            let (uid, gids) = identity(platform, &w, c);
-                            let Err(why) = platform.may_execute(program, uid, &gids) else {
-                                continue;
-                            };
-                            out.push(missing(
-                                ctx,
-                                (version, platform, image),
-                                (program, exec.what, &c.name, call.in_script),
-                                uid,
-                                &why,
-                                at.clone(),
-                            ));
-                        }
+                        out.push(missing(
+                            ctx,
+                            (version, platform, image),
+                            (program, exec.what, &c.name, call.in_script),
+                            uid,
+                            &why,
+                            at.clone(),
+                        ));
                     }
                 }
             }

@@ -27,6 +27,25 @@ pub(super) struct Workload<'a> {
     claims: Vec<String>,
 }
 
+impl Workload<'_> {
+    /// Every container of the pod, its init containers after the others:
+    /// the field it is in (`containers`, `initContainers`), its JSON
+    /// pointer and the container.
+    pub fn containers(&self) -> impl Iterator<Item = (&'static str, String, &Container)> {
+        let init = self.pod.init_containers.as_deref().unwrap_or_default();
+        [
+            ("containers", &self.pod.containers[..]),
+            ("initContainers", init),
+        ]
+        .into_iter()
+        .flat_map(move |(field, list)| {
+            list.iter()
+                .enumerate()
+                .map(move |(i, c)| (field, format!("{}/{field}/{i}", self.pod_ptr), c))
+        })
+    }
+}
+
 pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
     let mut out = Vec::new();
     for m in objects {
@@ -208,61 +227,50 @@ pub fn check(context: &Context, subject: &Subject) -> Vec<Diagnostic> {
 
 fn check_workload(ctx: &mut Ctx, w: &Workload) {
     let product = ctx.site.config.image.name.clone();
-    let no_init = Vec::new();
-    let groups = [
-        ("containers", &w.pod.containers),
-        (
-            "initContainers",
-            w.pod.init_containers.as_ref().unwrap_or(&no_init),
-        ),
-    ];
     let mut runs_product = false;
     let mut runs_agent = false;
-    for (field, containers) in groups {
-        for (i, c) in containers.iter().enumerate() {
-            let ptr = format!("{}/{field}/{i}", w.pod_ptr);
-            let image = c.image.as_deref().unwrap_or("");
-            if image != image_repository(image) {
-                let at = w.object.locate(&format!("{ptr}/image"));
-                ctx.push(
-                    Diagnostic::new(
-                        rule::IMAGE_NOT_BARE,
-                        format!(
-                            "container `{}` pins image `{image}`; a base names the bare image `{}`",
-                            c.name,
-                            image_repository(image)
-                        ),
-                    )
-                    .at(at),
-                );
-            }
-            let of_product = image_repository(image) == product;
-            let agent = of_product && ctx.known && ctx.runs_product(c);
-            if ctx.known && !agent {
-                // The agent's are checked with the rest of its environment.
-                credentials(ctx, &Env::of(ctx, w, c, &ptr));
-            }
-            if !of_product {
-                continue;
-            }
-            runs_product = true;
-            if !ctx.known {
-                continue;
-            }
-            // Whatever a container of the image runs must be in the image.
-            exec_commands(ctx, w, c, &ptr);
-            if !agent {
-                continue;
-            }
-            runs_agent = true;
-            let env = Env::of(ctx, w, c, &ptr);
-            probes_need_ports(ctx, w, c, &ptr);
-            health_dir_writable(ctx, w, c, &ptr, &env);
-            container_user(ctx, w, c, &ptr);
-            environment(ctx, w, c, &ptr, &env);
-            if field == "containers" {
-                termination_grace(ctx, w, &env);
-            }
+    for (field, ptr, c) in w.containers() {
+        let image = c.image.as_deref().unwrap_or("");
+        if image != image_repository(image) {
+            let at = w.object.locate(&format!("{ptr}/image"));
+            ctx.push(
+                Diagnostic::new(
+                    rule::IMAGE_NOT_BARE,
+                    format!(
+                        "container `{}` pins image `{image}`; a base names the bare image `{}`",
+                        c.name,
+                        image_repository(image)
+                    ),
+                )
+                .at(at),
+            );
+        }
+        let of_product = image_repository(image) == product;
+        let agent = of_product && ctx.known && ctx.runs_product(c);
+        if ctx.known && !agent {
+            // The agent's are checked with the rest of its environment.
+            credentials(ctx, &Env::of(ctx, w, c, &ptr));
+        }
+        if !of_product {
+            continue;
+        }
+        runs_product = true;
+        if !ctx.known {
+            continue;
+        }
+        // Whatever a container of the image runs must be in the image.
+        exec_commands(ctx, w, c, &ptr);
+        if !agent {
+            continue;
+        }
+        runs_agent = true;
+        let env = Env::of(ctx, w, c, &ptr);
+        probes_need_ports(ctx, w, c, &ptr);
+        health_dir_writable(ctx, w, c, &ptr, &env);
+        container_user(ctx, w, c, &ptr);
+        environment(ctx, w, c, &ptr, &env);
+        if field == "containers" {
+            termination_grace(ctx, w, &env);
         }
     }
     if !runs_product {
@@ -883,54 +891,44 @@ fn run_as_non_root(ctx: &mut Ctx, w: &Workload) {
         .security_context
         .as_ref()
         .and_then(|s| s.run_as_non_root);
-    let no_init = Vec::new();
-    let groups = [
-        ("containers", &w.pod.containers),
-        (
-            "initContainers",
-            w.pod.init_containers.as_ref().unwrap_or(&no_init),
-        ),
-    ];
-    for (field, containers) in groups {
-        for (i, c) in containers.iter().enumerate() {
-            let own = c.security_context.as_ref().and_then(|s| s.run_as_non_root);
-            if own.or(pod) == Some(true) {
-                continue;
-            }
-            let (pointer, whose) = match (own, pod) {
-                (Some(_), _) => (
-                    format!("{}/{field}/{i}/securityContext/runAsNonRoot", w.pod_ptr),
-                    format!("container `{}` sets", c.name),
-                ),
-                (None, Some(_)) => (
-                    format!("{}/securityContext/runAsNonRoot", w.pod_ptr),
-                    format!("container `{}` inherits", c.name),
-                ),
-                (None, None) => (
-                    format!("{}/securityContext", w.pod_ptr),
-                    format!("neither the pod nor container `{}` sets", c.name),
-                ),
-            };
-            let at = w.object.locate(&pointer);
-            ctx.push(
-                Diagnostic::new(
-                    rule::RUN_AS_NON_ROOT_MISSING,
-                    format!(
-                        "{} `{}` does not set securityContext.runAsNonRoot: true ({whose} {})",
-                        w.object.kind(),
-                        w.object.name(),
-                        if own.or(pod).is_some() {
-                            "runAsNonRoot: false"
-                        } else {
-                            "runAsNonRoot"
-                        }
-                    ),
-                )
-                .at(at),
-            );
-            // One finding a workload: the fix is the same for all.
-            return;
+    for (_, ptr, c) in w.containers() {
+        let own = c.security_context.as_ref().and_then(|s| s.run_as_non_root);
+        if own.or(pod) == Some(true) {
+            continue;
         }
+        let (pointer, whose) = match (own, pod) {
+            (Some(_), _) => (
+                format!("{ptr}/securityContext/runAsNonRoot"),
+                format!("container `{}` sets", c.name),
+            ),
+            (None, Some(_)) => (
+                format!("{}/securityContext/runAsNonRoot", w.pod_ptr),
+                format!("container `{}` inherits", c.name),
+            ),
+            (None, None) => (
+                format!("{}/securityContext", w.pod_ptr),
+                format!("neither the pod nor container `{}` sets", c.name),
+            ),
+        };
+        let at = w.object.locate(&pointer);
+        ctx.push(
+            Diagnostic::new(
+                rule::RUN_AS_NON_ROOT_MISSING,
+                format!(
+                    "{} `{}` does not set securityContext.runAsNonRoot: true ({whose} {})",
+                    w.object.kind(),
+                    w.object.name(),
+                    if own.or(pod).is_some() {
+                        "runAsNonRoot: false"
+                    } else {
+                        "runAsNonRoot"
+                    }
+                ),
+            )
+            .at(at),
+        );
+        // One finding a workload: the fix is the same for all.
+        return;
     }
 }
 
