@@ -181,13 +181,14 @@ fn validation_problems(kind: &str, value: &Value) -> Vec<Problem> {
     }
     // ValidatePersistentVolumeClaimSpec: "at least 1 access mode is
     // required" and "storage request is required", wherever a claim is.
-    for (claim, what) in crate::kustomize::claim_specs(kind, value) {
+    for claim in crate::kustomize::claim_specs(kind, value) {
+        let (at, what) = (&claim.pointer, claim.what);
         need(
-            format!("{claim}/accessModes"),
+            format!("{at}/accessModes"),
             format!("a {what} needs at least one access mode"),
         );
         need(
-            format!("{claim}/resources/requests/storage"),
+            format!("{at}/resources/requests/storage"),
             format!("a {what} needs a storage request"),
         );
     }

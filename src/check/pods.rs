@@ -1187,8 +1187,8 @@ fn learned_store(ctx: &mut Ctx, w: &Workload, c: &Container, env: &Env) {
 fn carried_environment(ctx: &mut Ctx) {
     for m in ctx.objects {
         let (kind, name) = (m.kind(), m.name());
-        for (claim, what) in crate::kustomize::claim_specs(kind, &m.value) {
-            let field = format!("{claim}/storageClassName");
+        for claim in crate::kustomize::claim_specs(kind, &m.value) {
+            let field = format!("{}/storageClassName", claim.pointer);
             if !m
                 .value
                 .pointer(&field)
@@ -1196,27 +1196,16 @@ fn carried_environment(ctx: &mut Ctx) {
             {
                 continue;
             }
-            // A template's own name, else the object's (a claim).
-            let parent = claim.trim_end_matches("/spec");
-            let own = m
-                .value
-                .pointer(&format!("{parent}/metadata/name"))
-                .or_else(|| {
-                    // An ephemeral volume's claim is named after the volume.
-                    let volume = parent.trim_end_matches("/ephemeral/volumeClaimTemplate");
-                    (volume != parent)
-                        .then(|| m.value.pointer(&format!("{volume}/name")))
-                        .flatten()
-                })
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or(name);
             ctx.push(
                 Diagnostic::new(
                     rule::STORAGE_CLASS_SET,
                     if kind == "PersistentVolumeClaim" {
                         format!("{kind} `{name}` names a StorageClass")
                     } else {
-                        format!("{what} `{own}` of {kind} `{name}` names a StorageClass")
+                        format!(
+                            "{} `{}` of {kind} `{name}` names a StorageClass",
+                            claim.what, claim.name
+                        )
                     },
                 )
                 .at(m.locate(&field)),

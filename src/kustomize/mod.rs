@@ -152,36 +152,62 @@ pub fn target_selects(target: &Value, object: &Value) -> Option<bool> {
     Some(compiled.selects_object(object))
 }
 
-/// Every volume claim spec in an object of `kind`, as (JSON pointer, what
-/// it is for messages): a PersistentVolumeClaim's own, a StatefulSet's
-/// `volumeClaimTemplates`, and the claim template of each generic
-/// ephemeral volume of a pod spec. The only place that knows where claims
-/// live.
-pub fn claim_specs(kind: &str, value: &Value) -> Vec<(String, &'static str)> {
+/// A volume claim spec inside an object, found by [`claim_specs`].
+pub struct ClaimSpec {
+    /// JSON pointer of the spec.
+    pub pointer: String,
+    /// What it is, for messages (`volume claim template`).
+    pub what: &'static str,
+    /// The claim's name: the object's, a template's, or for an ephemeral
+    /// volume the volume's (its claim is named after it).
+    pub name: String,
+}
+
+/// Every volume claim spec in an object of `kind`: a PersistentVolumeClaim's
+/// own, a StatefulSet's `volumeClaimTemplates`, and the claim template of
+/// each generic ephemeral volume of a pod spec. The only place that knows
+/// where claims live.
+pub fn claim_specs(kind: &str, value: &Value) -> Vec<ClaimSpec> {
     let items = |list: &str| {
         value
             .pointer(list)
             .and_then(Value::as_array)
-            .map_or(0, Vec::len)
+            .map_or(&[][..], Vec::as_slice)
+    };
+    let name = |v: &Value, pointer: &str| {
+        v.pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
     };
     let mut out = Vec::new();
     if kind == "PersistentVolumeClaim" {
-        out.push(("/spec".to_string(), "volume claim"));
+        out.push(ClaimSpec {
+            pointer: "/spec".to_string(),
+            what: "volume claim",
+            name: name(value, "/metadata/name"),
+        });
     }
     if kind == "StatefulSet" {
-        for i in 0..items("/spec/volumeClaimTemplates") {
-            out.push((
-                format!("/spec/volumeClaimTemplates/{i}/spec"),
-                "volume claim template",
-            ));
+        for (i, t) in items("/spec/volumeClaimTemplates").iter().enumerate() {
+            out.push(ClaimSpec {
+                pointer: format!("/spec/volumeClaimTemplates/{i}/spec"),
+                what: "volume claim template",
+                name: name(t, "/metadata/name"),
+            });
         }
     }
     if let Some(pod) = pod_spec_pointer(kind) {
         let volumes = format!("{pod}/volumes");
-        for i in 0..items(&volumes) {
-            let claim = format!("{volumes}/{i}/ephemeral/volumeClaimTemplate");
-            if value.pointer(&claim).is_some_and(Value::is_object) {
-                out.push((format!("{claim}/spec"), "ephemeral volume's claim template"));
+        for (i, v) in items(&volumes).iter().enumerate() {
+            if v.pointer("/ephemeral/volumeClaimTemplate")
+                .is_some_and(Value::is_object)
+            {
+                out.push(ClaimSpec {
+                    pointer: format!("{volumes}/{i}/ephemeral/volumeClaimTemplate/spec"),
+                    what: "ephemeral volume's claim template",
+                    name: name(v, "/name"),
+                });
             }
         }
     }
