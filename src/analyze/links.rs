@@ -209,23 +209,16 @@ impl LinkIndex {
     }
 
     /// The untranslated copies of `page` published in other languages
-    /// (pages whose `fallback_from` is its language), by index.
-    pub fn copies_of<'s>(
-        &'s self,
-        site: &'s Site,
-        page: &'s Page,
-    ) -> impl Iterator<Item = usize> + 's {
+    /// (pages whose `fallback_from` is its language).
+    pub fn copies_of<'s>(&'s self, site: &'s Site, page: &'s Page) -> Vec<&'s Page> {
         let langs = self.by_source.get(page.version);
         langs
             .into_iter()
             .flat_map(|langs| langs.iter())
-            .filter(move |(lang, _)| **lang != page.lang)
-            .filter_map(move |(_, pages)| pages.get(&page.rel).copied())
-            .filter(move |&j| {
-                site.pages
-                    .get(j)
-                    .is_some_and(|c| c.fallback_from.as_deref() == Some(page.lang.as_str()))
-            })
+            .filter(|(lang, _)| **lang != page.lang)
+            .filter_map(|(_, pages)| site.pages.get(*pages.get(&page.rel)?))
+            .filter(|c| c.fallback_from.as_deref() == Some(page.lang.as_str()))
+            .collect()
     }
 
     fn page_target(&self, i: usize, anchor: Option<String>) -> Target {
@@ -250,8 +243,6 @@ impl LinkIndex {
         Some(self.rewrite(from, dest)).filter(|w| w != dest)
     }
 
-    /// A site-absolute path without the base URL's path prefix, when it
-    /// starts with it (`/docs/en/` → `/en/` under `/docs`).
     /// For a full URL of the site itself (`https://docs.example.com/en/`,
     /// http or https), its site-absolute path and anchor, as published:
     /// such a link is checked like a path of the site.
@@ -269,6 +260,8 @@ impl LinkIndex {
         Some(path)
     }
 
+    /// A site-absolute path without the base URL's path prefix, when it
+    /// starts with it (`/docs/en/` → `/en/` under `/docs`).
     fn below_prefix<'p>(&self, path: &'p str) -> Option<&'p str> {
         path.strip_prefix(self.prefix.as_str())
             .filter(|rest| !self.prefix.is_empty() && rest.starts_with('/'))

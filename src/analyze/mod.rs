@@ -304,10 +304,7 @@ fn targets(site: &Site, index: &LinkIndex, i: usize, doc: &Document) -> Vec<usiz
     let Some(page) = site.pages.get(i).filter(|p| p.fallback_from.is_none()) else {
         return Vec::new();
     };
-    let copies: Vec<&Page> = index
-        .copies_of(site, page)
-        .filter_map(|j| site.pages.get(j))
-        .collect();
+    let copies = index.copies_of(site, page);
     let mut out: Vec<usize> = doc
         .links
         .iter()

@@ -19,10 +19,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let (Some(page), Some(doc)) = (site.pages.get(i), docs.get(i)) else {
         return out;
     };
-    let copies: Vec<&Page> = index
-        .copies_of(site, page)
-        .filter_map(|j| site.pages.get(j))
-        .collect();
+    let copies = index.copies_of(site, page);
     let mut suggested = 0;
     for link in &doc.links {
         let before = out.len();
