@@ -385,12 +385,7 @@ fn links_in_raw_html_are_checked_as_published() {
     );
     let (code, report) = p.check_json();
     assert_eq!(code, 1, "{report:#}");
-    let broken: Vec<_> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "link-broken")
-        .collect();
+    let broken = findings_of(&report, "link-broken");
     assert_eq!(broken.len(), 1, "{report:#}");
     assert_eq!(broken[0]["location"]["column"], 31, "{report:#}");
     assert!(
@@ -485,12 +480,7 @@ fn full_urls_of_the_site_are_checked() {
     );
     let (code, report) = p.check_json();
     assert_eq!(code, 1, "{report:#}");
-    let broken: Vec<_> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "link-broken")
-        .collect();
+    let broken = findings_of(&report, "link-broken");
     assert_eq!(broken.len(), 1, "{report:#}");
     assert!(
         broken[0]["remedy"]

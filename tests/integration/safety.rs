@@ -157,12 +157,8 @@ fn credentials_are_never_published() {
     );
     let (code, report) = p.check_json();
     assert_eq!(code, 1, "{report:#}");
-    let f = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule"] == "credential-leak")
-        .unwrap_or_else(|| panic!("{report:#}"));
+    let found = findings_of(&report, "credential-leak");
+    let f = found.first().unwrap_or_else(|| panic!("{report:#}"));
     assert_eq!(f["location"]["file"], "content/en/telemetry.md");
     assert_eq!(f["location"]["line"], 6);
 

@@ -22,6 +22,31 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The findings of `rule` in a JSON report.
+pub fn findings_of<'r>(report: &'r serde_json::Value, rule: &str) -> Vec<&'r serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == rule)
+        .collect()
+}
+
+/// `basepress check --format json` on the project at `root`: its exit
+/// code and report.
+pub fn check_json_at(root: &Path) -> (Option<i32>, serde_json::Value) {
+    let o = run(&[
+        "check",
+        "--root",
+        &root.to_string_lossy(),
+        "--format",
+        "json",
+    ]);
+    let report =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    (o.status.code(), report)
+}
+
 /// Whether tests that need an external tool must run: in CI they never skip.
 pub fn required() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")

@@ -42,14 +42,10 @@ fn read(p: &Project, rel: &str) -> String {
 /// The findings of `rule` in a `check --format json` run.
 fn findings(p: &Project, rule: &str) -> (i32, Vec<serde_json::Value>) {
     let (code, report) = p.check_json();
-    let found = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == rule)
-        .cloned()
-        .collect();
-    (code, found)
+    (
+        code,
+        findings_of(&report, rule).into_iter().cloned().collect(),
+    )
 }
 
 #[test]
@@ -258,21 +254,9 @@ fn each_version_is_checked_against_its_own_image_release() {
     let text = std::fs::read_to_string(&page).unwrap();
     let line = text.lines().count() + 2;
     std::fs::write(&page, format!("{text}\nSet `RUNNER_HEALTH_DIR` too.\n")).unwrap();
-    let o = run(&[
-        "check",
-        "--root",
-        &repo.path().to_string_lossy(),
-        "--format",
-        "json",
-    ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let found: Vec<_> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "doc-env-key-unknown")
-        .collect();
+    let (code, report) = check_json_at(repo.path());
+    assert_eq!(code, Some(1), "{report:#}");
+    let found = findings_of(&report, "doc-env-key-unknown");
     assert_eq!(found.len(), 1, "{report:#}");
     assert_eq!(
         found[0]["location"]["file"],
@@ -287,21 +271,12 @@ fn each_version_is_checked_against_its_own_image_release() {
     let next = repo.path().join("content/en/index.md");
     let text = std::fs::read_to_string(&next).unwrap();
     std::fs::write(&next, format!("{text}\nSet `RUNNER_HEALTH_DIR` too.\n")).unwrap();
-    let o = run(&[
-        "check",
-        "--root",
-        &repo.path().to_string_lossy(),
-        "--format",
-        "json",
-    ]);
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let count = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "doc-env-key-unknown")
-        .count();
-    assert_eq!(count, 1, "{report:#}");
+    let (_, report) = check_json_at(repo.path());
+    assert_eq!(
+        findings_of(&report, "doc-env-key-unknown").len(),
+        1,
+        "{report:#}"
+    );
 }
 
 #[test]
@@ -797,22 +772,12 @@ fn an_overlay_on_a_line_without_a_base_is_an_error() {
     let line = text.lines().count() + 5;
     std::fs::write(&page, format!("{text}\nAn overlay:\n\n{overlay}")).unwrap();
     let check = || {
-        let o = run(&[
-            "check",
-            "--root",
-            &repo.path().to_string_lossy(),
-            "--format",
-            "json",
-        ]);
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let found: Vec<_> = report["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["rule"] == "doc-overlay-invalid")
+        let (code, report) = check_json_at(repo.path());
+        let found: Vec<_> = findings_of(&report, "doc-overlay-invalid")
+            .into_iter()
             .cloned()
             .collect();
-        (o.status.code(), found, report)
+        (code, found, report)
     };
     let (code, found, report) = check();
     assert_eq!(code, Some(1), "{report:#}");
@@ -858,21 +823,9 @@ fn a_relative_link_is_checked_from_each_untranslated_copy() {
     let line = text.lines().count() + 2;
     let link = "[sondas](../health-probes/#imagenes-anteriores-a-1-29-0)";
     std::fs::write(&page, format!("{text}\n{link}\n")).unwrap();
-    let o = run(&[
-        "check",
-        "--root",
-        &repo.path().to_string_lossy(),
-        "--format",
-        "json",
-    ]);
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let found: Vec<_> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "anchor-missing")
-        .collect();
-    assert_eq!(o.status.code(), Some(1), "{report:#}");
+    let (code, report) = check_json_at(repo.path());
+    let found = findings_of(&report, "anchor-missing");
+    assert_eq!(code, Some(1), "{report:#}");
     assert_eq!(found.len(), 1, "{report:#}");
     assert_eq!(found[0]["location"]["file"], "content/es/container.md");
     assert_eq!(found[0]["location"]["line"], line as u64);
