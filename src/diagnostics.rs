@@ -76,8 +76,8 @@ pub mod rule {
             "`basepress release` names a version that has no base under bases/.",
             "Name a base folder's version (`basepress release v1.30.0`); `ls bases/` lists them.";
         OUTPUT_UNSAFE = "output-unsafe", Input, Error,
-            "The output folder exists and was not written by basepress, so replacing it could destroy work.",
-            "Pick another --out folder, or empty this one if its content is disposable.";
+            "The output folder exists and was not written by basepress, or lies inside the input the build reads, so replacing it could destroy work.",
+            "Pick another --out folder outside the input folders, or empty this one if its content is disposable.";
         CONTENT_LAYOUT = "content-layout", Check, Error,
             "The content folder has a file or folder basepress cannot place on the site.",
             "Put pages under content/<lang>/ for a language listed in site.yaml, as .md files.";

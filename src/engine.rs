@@ -558,6 +558,21 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
     let tools = Tools::default();
     // A build takes the output's lock first: the previous output it may
     // reuse files of stays as it is until this build replaces it.
+    if let Target::Disk(out) = target {
+        if let Some(input) = crate::load::input_holding(root, out) {
+            let d = Diagnostic::new(
+                rule::OUTPUT_UNSAFE,
+                format!(
+                    "the output {} is inside {}, which the build reads: the site would replace \
+                     input or be read as input by the next build",
+                    out.display(),
+                    input.display()
+                ),
+            )
+            .help("pass an --out outside content/, bases/, templates/, static/, i18n/ and versions/, such as ROOT/site");
+            return (None, Outcome::new(vec![d], timings));
+        }
+    }
     let staging = match target {
         Target::Memory => None,
         Target::Disk(out) => match write::Staging::new(out, options.build_id.is_some()) {

@@ -170,8 +170,8 @@ enum Command {
         /// require every version to be signed.
         #[arg(long, value_name = "FILE")]
         allowed_signers: Option<PathBuf>,
-        /// Seconds one download may take.
-        #[arg(long, default_value_t = 30)]
+        /// Seconds one download may take (1 to 86400).
+        #[arg(long, default_value_t = 30, value_parser = timeout_range())]
         timeout: u64,
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -213,8 +213,8 @@ enum Command {
         /// Print the plan and write nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Seconds one request may take.
-        #[arg(long, default_value_t = 30)]
+        /// Seconds one request may take (1 to 86400).
+        #[arg(long, default_value_t = 30, value_parser = timeout_range())]
         timeout: u64,
         /// How many times a failed request is tried again.
         #[arg(long, default_value_t = 3)]
@@ -505,7 +505,7 @@ fn main() -> ExitCode {
             let options = basepress::verify::Options {
                 version,
                 allowed_signers,
-                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                timeout: std::time::Duration::from_secs(timeout),
             };
             let (outcome, verified) = basepress::verify::verify(&site, &options);
             // Findings name site paths: for a folder, its files.
@@ -549,7 +549,7 @@ fn main() -> ExitCode {
                 dry_run,
                 progress: format == Format::Text,
                 concurrency: jobs.clamp(1, 256),
-                timeout: std::time::Duration::from_secs(timeout.max(1)),
+                timeout: std::time::Duration::from_secs(timeout),
                 retries,
                 ..basepress::deploy::Options::new(target, &site)
             };
@@ -673,6 +673,12 @@ fn init_summary(created: &basepress::scaffold::Created) -> String {
         created.dir.join("site").display()
     ));
     s
+}
+
+/// A timeout in whole seconds: at least one (zero would fail every request)
+/// and at most a day, so that doubling it for retries cannot overflow.
+fn timeout_range() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=86_400)
 }
 
 fn parse_version(s: &str) -> Result<semver::Version, String> {

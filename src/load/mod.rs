@@ -136,6 +136,63 @@ fn load_templates(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Templat
     out
 }
 
+/// The folders of a project that [`load`] reads.
+pub const INPUT_DIRS: &[&str] = &[
+    "content",
+    "bases",
+    "templates",
+    "static",
+    i18n::DIR,
+    versions::DIR,
+];
+
+/// The input folder of the project at `root` that `path` is in or is (or
+/// the project itself, when `path` holds it), if any: a site written there
+/// would replace input, or become input of the next build. Both paths are
+/// resolved through the folders that exist, so `site/../content/x` and a
+/// symbolic link into `content/` are caught.
+pub fn input_holding(root: &Path, path: &Path) -> Option<PathBuf> {
+    let root = resolve(root);
+    let path = resolve(path);
+    if root.starts_with(&path) {
+        return Some(root);
+    }
+    INPUT_DIRS
+        .iter()
+        .map(|d| root.join(d))
+        .find(|d| path.starts_with(d))
+}
+
+/// `path` made absolute, with its longest existing prefix canonicalized
+/// and `.` and `..` resolved in the rest.
+fn resolve(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for part in rest.iter().rev() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    other => out.push(other),
+                }
+            }
+            return out;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+}
+
 /// The largest input file basepress reads.
 pub const MAX_FILE_BYTES: u64 = crate::input::MAX_FILE_BYTES;
 

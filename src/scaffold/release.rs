@@ -145,6 +145,23 @@ pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnos
             )
             .help("name the release as its base folder will be named: `basepress new-release v1.31.0`")]
         })?;
+    if !new.build.is_empty() {
+        return Err(vec![Diagnostic::new(
+            rule::NEW_RELEASE_INVALID,
+            format!(
+                "`{version}` carries build metadata (`+{}`), which a release cannot: \
+                 base folders and image tags are named by the version alone",
+                new.build
+            ),
+        )
+        .help(format!(
+            "leave the metadata out: `basepress new-release v{}`",
+            Version {
+                build: semver::BuildMetadata::EMPTY,
+                ..new.clone()
+            }
+        ))]);
+    }
     let loaded = crate::load::load(root, &crate::load::Options::default());
     let Some(site) = loaded.site else {
         let mut found: Vec<_> = loaded

@@ -531,6 +531,43 @@ fn output_folder_not_written_by_basepress() {
 }
 
 #[test]
+fn output_folder_inside_the_input() {
+    let p = Project::new();
+    let root = p.root().to_string_lossy().into_owned();
+    std::fs::create_dir_all(p.path("site")).unwrap();
+    let inside = [
+        p.path("content/en/site"),
+        p.path("bases/out"),
+        p.path("static/a/b"),
+        // Through a folder that exists and `..`, or the project itself.
+        p.path("site/../templates/site"),
+        p.root().to_path_buf(),
+    ];
+    for out in inside {
+        let o = run(&["build", "--root", &root, "--out", &out.to_string_lossy()]);
+        assert_eq!(
+            o.status.code(),
+            Some(2),
+            "{}: {}",
+            out.display(),
+            stderr(&o)
+        );
+        assert!(stderr(&o).contains("output-unsafe"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("which the build reads"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert!(!p.path("content/en/site").exists());
+    assert!(!p.path("bases/out").exists());
+    // Beside the input is fine.
+    let out = p.path("public");
+    let o = run(&["build", "--root", &root, "--out", &out.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
 fn text_output_quotes_the_line_and_github_output_annotates() {
     let p = Project::new();
     p.remove("bases/v1.1.0/config.env");

@@ -201,6 +201,23 @@ fn help_version_and_usage_errors() {
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("basepress "));
     assert_eq!(run(&["publish"]).status.code(), Some(2));
     assert_eq!(run(&["build", "--format", "xml"]).status.code(), Some(2));
+    // Numbers out of range are usage errors, not a crash (101) or a
+    // request that times out at once.
+    for timeout in ["0", "86401", "18446744073709551615"] {
+        for cmd in [
+            &["verify", "http://127.0.0.1:9/"][..],
+            &["deploy", "s3://bucket/prefix"][..],
+        ] {
+            let o = run(&[cmd, &["--timeout", timeout]].concat());
+            assert_eq!(
+                o.status.code(),
+                Some(2),
+                "{cmd:?} {timeout}: {}",
+                stderr(&o)
+            );
+            assert!(stderr(&o).contains("--timeout"), "{}", stderr(&o));
+        }
+    }
 }
 
 #[test]

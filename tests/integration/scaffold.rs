@@ -158,6 +158,11 @@ fn new_release_copies_the_newest_base_and_lists_the_release() {
     );
     let o = run(&["new-release", "1.2", "--root", &root]);
     assert_eq!(o.status.code(), Some(2));
+    // Build metadata names no base folder that `check` would accept.
+    let o = run(&["new-release", "v1.2.0+b", "--root", &root]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("build metadata"), "{}", stderr(&o));
+    assert!(!dir.join("bases/v1.2.0+b").exists());
     assert_eq!(std::fs::read_to_string(&data).unwrap(), before);
 }
 
