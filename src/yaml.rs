@@ -52,15 +52,70 @@ impl Error {
     }
 }
 
+/// How deep collections may nest: serde_yaml refuses deeper values anyway
+/// (its recursion limit), but only after scanning the whole text, in time
+/// that grows with the depth times the length.
+pub const MAX_DEPTH: usize = 128;
+
+/// Refuses text whose collections nest deeper than [`MAX_DEPTH`] before
+/// serde_yaml reads it: its scanner does work proportional to the flow
+/// depth for every token, so 200 KB of `[` took half a minute.
+///
+/// Text with at most [`MAX_DEPTH`] flow indicators cannot be deeper in
+/// flow style (and block nesting costs the scanner nothing), so only
+/// other text is walked, with a parser that stops at the first level too
+/// deep. A syntax error is left for serde_yaml to report.
+fn depth_guard(text: &str) -> Result<(), Error> {
+    use saphyr_parser::{Event, Parser};
+    let openers = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
+    if openers <= MAX_DEPTH {
+        return Ok(());
+    }
+    let too_deep = |line: usize, col: usize| {
+        Error {
+        message: format!(
+            "collections nested more than {MAX_DEPTH} levels deep; basepress reads at most {MAX_DEPTH}"
+        ),
+        line: Some(line),
+        column: Some(col + 1),
+    }
+    };
+    let mut depth = 0usize;
+    for item in Parser::new_from_str(text) {
+        let (event, span) = match item {
+            Ok(item) => item,
+            // The scanner runs ahead of the events and has a flow limit of
+            // its own.
+            Err(e) if e.info().contains("recursion limit") => {
+                return Err(too_deep(e.marker().line(), e.marker().col()));
+            }
+            Err(_) => return Ok(()),
+        };
+        match event {
+            Event::MappingStart(..) | Event::SequenceStart(..) => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(too_deep(span.start.line(), span.start.col()));
+                }
+            }
+            Event::MappingEnd | Event::SequenceEnd => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Parses one YAML document into `T`. Unknown keys are errors where `T`
 /// says `deny_unknown_fields`.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
+    depth_guard(text)?;
     serde_yaml::from_str(text).map_err(Error::from_serde)
 }
 
 /// Parses every document of a multi-document YAML stream, skipping empty
 /// ones (a stream that starts with `---`, or a trailing `---`).
 pub fn documents(text: &str) -> Result<Vec<Value>, Error> {
+    depth_guard(text)?;
     let mut docs = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
         let v = serde_yaml::Value::deserialize(de).map_err(Error::from_serde)?;
@@ -115,6 +170,7 @@ pub struct Document {
 
 /// Like [`documents`], with the position of every node.
 pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
+    depth_guard(text)?;
     let mut values = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
         values.push(serde_yaml::Value::deserialize(de).map_err(Error::from_serde)?);
@@ -339,6 +395,34 @@ mod tests {
     fn syntax_error_has_position_and_offset() {
         let e = from_str::<T>("a: [1\n").unwrap_err().offset(10);
         assert!(e.line.unwrap() >= 11);
+    }
+
+    #[test]
+    fn nesting_beyond_the_limit_is_refused_where_it_starts() {
+        let deep = |n: usize| format!("a: {}{}\n", "[".repeat(n), "]".repeat(n));
+        assert!(documents(&deep(MAX_DEPTH - 1)).is_ok());
+        // 200 KB of `[` once took serde_yaml half a minute to refuse.
+        let text = format!("x: 1\na: {}\n", "[".repeat(200_000));
+        for e in [
+            documents(&text).unwrap_err(),
+            documents_with_positions(&text).unwrap_err(),
+            from_str::<Value>(&text).unwrap_err(),
+        ] {
+            assert!(e.message.contains("nested more than 128"), "{}", e.message);
+            assert_eq!(e.line, Some(2));
+            assert!(e.column.is_some_and(|c| c > 4 + MAX_DEPTH), "{e:?}");
+        }
+        // Block nesting costs the scanner nothing: serde_yaml refuses it, at
+        // the line.
+        let mut text = String::new();
+        for i in 0..=MAX_DEPTH {
+            text.push_str(&format!("{}k:\n", " ".repeat(i)));
+        }
+        let e = documents(&format!("{text}{}v\n", " ".repeat(MAX_DEPTH + 1))).unwrap_err();
+        assert_eq!(e.line, Some(MAX_DEPTH + 1), "{e:?}");
+        // Brackets in strings are not nesting.
+        let text = format!("a: \"{}\"\nb: [{{c: 1}}]\n", "[{".repeat(500));
+        assert_eq!(documents(&text).unwrap()[0]["b"][0]["c"], 1);
     }
 
     #[test]
