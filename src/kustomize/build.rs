@@ -11,6 +11,7 @@
 //! the top: content hashes into generated names, name references, and
 //! Kustomize's default output order.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -242,11 +243,13 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
     Ok(out)
 }
 
-/// Adds resources, refusing an id that is already there.
-fn append(all: &mut Vec<Res>, new: Vec<Res>, at: &Location) -> Result<()> {
+/// Adds resources, refusing an id that is already there: `seen` holds the
+/// [comparable](Id::comparable) ids of `all`, so that adding n resources
+/// takes time in n, not n².
+fn append(all: &mut Vec<Res>, seen: &mut HashSet<Id>, new: Vec<Res>, at: &Location) -> Result<()> {
     for res in new {
         let id = res.cur();
-        if all.iter().any(|r| r.cur_equals(&id)) {
+        if !seen.insert(id.clone().comparable()) {
             return Err(error(
                 rule::KUSTOMIZE_DUPLICATE_RESOURCE,
                 format!("{id} is already in the build (a resource may be added only once)"),
@@ -415,6 +418,7 @@ impl<'a> Builder<'a, '_> {
     fn accumulate_files(&mut self, dir: &str) -> Result<Vec<Res>> {
         let kz = self.load(dir)?;
         let mut all = Vec::new();
+        let mut seen = HashSet::new();
         let entries = kz.k.resources.iter().map(|r| ("resources", r));
         let entries: Vec<_> = entries
             .chain(kz.k.bases.iter().map(|b| ("bases", b)))
@@ -454,7 +458,7 @@ impl<'a> Builder<'a, '_> {
                         format!("`{entry}` is outside the kustomization's folder; Kustomize only reads files in or below it"),
                     ));
                 }
-                append(&mut all, resources_of(file, entry)?, &at)?;
+                append(&mut all, &mut seen, resources_of(file, entry)?, &at)?;
             } else if self.files.is_dir(&path) {
                 if self.stack.contains(&path) || self.stack.len() >= MAX_DEPTH {
                     return Err(kz.err(
@@ -466,7 +470,7 @@ impl<'a> Builder<'a, '_> {
                 self.stack.push(path.clone());
                 let sub = self.accumulate(&path);
                 self.stack.pop();
-                append(&mut all, sub?, &at)?;
+                append(&mut all, &mut seen, sub?, &at)?;
             } else {
                 return Err(kz.err(
                     rule::KUSTOMIZE_FILE_MISSING,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::prov::Prov;
 
 /// Group, version, kind, name and namespace of a resource.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Id {
     pub group: String,
     pub version: String,
@@ -98,6 +98,13 @@ impl Id {
         } else {
             &self.namespace
         }
+    }
+
+    /// The id with its effective namespace, so that `==` and hashing
+    /// agree with [`Id::equals`].
+    pub fn comparable(mut self) -> Id {
+        self.namespace = self.effective_namespace().to_string();
+        self
     }
 
     pub fn same_gvk(&self, o: &Id) -> bool {
