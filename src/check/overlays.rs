@@ -347,8 +347,9 @@ impl<'a> Overlay<'a> {
         // Every object a patch targets: a target may name a kind alone, a
         // name pattern or labels, and so pick several.
         let targeted = patches.iter().flat_map(|patch| {
+            let target = kustomize::Target::new(&patch.target);
             base.iter()
-                .filter(|o| kustomize::target_selects(&patch.target, &o.value) == Some(true))
+                .filter(move |o| target.as_ref().is_some_and(|t| t.selects(&o.value)))
                 .map(move |o| (patch, o))
         });
         for (patch, object) in targeted {

@@ -143,13 +143,22 @@ pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether a patch's `target` (as written in a kustomization) picks the
-/// built object `object`; `None` when the target is not a valid selector
-/// (the build reports that).
-pub fn target_selects(target: &Value, object: &Value) -> Option<bool> {
-    let selector: kustomization::Selector = serde_json::from_value(target.clone()).ok()?;
-    let compiled = select::Compiled::new(&selector).ok()?;
-    Some(compiled.selects_object(object))
+/// A patch's `target` (as written in a kustomization), compiled once to be
+/// tried on many built objects.
+pub struct Target(select::Compiled);
+
+impl Target {
+    /// `None` when `target` is not a valid selector (the build reports
+    /// that).
+    pub fn new(target: &Value) -> Option<Target> {
+        let selector: kustomization::Selector = serde_json::from_value(target.clone()).ok()?;
+        select::Compiled::new(&selector).ok().map(Target)
+    }
+
+    /// Whether the target picks the built object `object`.
+    pub fn selects(&self, object: &Value) -> bool {
+        self.0.selects_object(object)
+    }
 }
 
 /// A volume claim spec inside an object, found by [`claim_specs`].
