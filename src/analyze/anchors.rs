@@ -5,28 +5,25 @@
 //! forms names the heading whose id it folds to.
 
 use super::links::{LinkIndex, Target};
-use crate::model::document::{Document, Heading};
+use crate::model::document::{Document, Heading, Headings};
 use crate::model::site::Page;
 
 /// The heading of `headings` that `anchor` names: the one with exactly that
 /// id, else the one whose id is the anchor percent-decoded, else the one
 /// whose id is the anchor folded as ids are.
-pub fn find<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a Heading> {
-    find_exact(headings, anchor).or_else(|| {
-        let folded = fold(&decode(anchor));
-        headings.iter().find(|h| h.id == folded)
-    })
+pub fn find<'a>(headings: &'a Headings, anchor: &str) -> Option<&'a Heading> {
+    find_exact(headings, anchor).or_else(|| headings.with_id(&fold(&decode(anchor))))
 }
 
 /// The heading a browser finds for `anchor` as it is published: its id
 /// as written, or percent-decoded; nothing folded.
-pub fn find_exact<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a Heading> {
-    if let Some(h) = headings.iter().find(|h| h.id == anchor) {
+pub fn find_exact<'a>(headings: &'a Headings, anchor: &str) -> Option<&'a Heading> {
+    if let Some(h) = headings.with_id(anchor) {
         return Some(h);
     }
     let decoded = decode(anchor);
     (decoded != anchor)
-        .then(|| headings.iter().find(|h| h.id == decoded))
+        .then(|| headings.with_id(&decoded))
         .flatten()
 }
 
@@ -52,7 +49,7 @@ pub fn decode(anchor: &str) -> String {
 /// The id to publish for a link's anchor: the id of the heading it names
 /// when that differs from what was written (so the browser finds it),
 /// else `None`.
-pub fn published_id<'a>(headings: &'a [Heading], anchor: &str) -> Option<&'a str> {
+pub fn published_id<'a>(headings: &'a Headings, anchor: &str) -> Option<&'a str> {
     find(headings, anchor)
         .filter(|h| h.id != anchor)
         .map(|h| h.id.as_str())
@@ -95,14 +92,15 @@ pub fn rewrite_link(
 mod tests {
     use super::*;
 
-    fn headings(ids: &[&str]) -> Vec<Heading> {
+    fn headings(ids: &[&str]) -> Headings {
         ids.iter()
             .map(|id| Heading {
                 level: 2,
                 id: id.to_string(),
                 title: id.to_string(),
             })
-            .collect()
+            .collect::<Vec<_>>()
+            .into()
     }
 
     #[test]
@@ -126,5 +124,23 @@ mod tests {
             Some("copia-de-seguranca")
         );
         assert_eq!(published_id(&h, "copia-de-seguranca"), None);
+    }
+
+    proptest::proptest! {
+        /// The indexed lookup finds what a scan of the headings in page
+        /// order finds, for anchors as written, escaped or folded.
+        #[test]
+        fn lookup_equals_a_scan(
+            ids in proptest::collection::vec("[a-cA-C_é-]{0,4}", 0..24),
+            anchor in "[a-cA-C_é%-]{0,5}",
+        ) {
+            let h = headings(&ids.iter().map(String::as_str).collect::<Vec<_>>());
+            let scan = |id: &str| h.iter().find(|x| x.id == id);
+            let decoded = decode(&anchor);
+            let exact = scan(&anchor).or_else(|| scan(&decoded));
+            let expected = exact.or_else(|| scan(&fold(&decoded)));
+            proptest::prop_assert_eq!(find_exact(&h, &anchor), exact);
+            proptest::prop_assert_eq!(find(&h, &anchor), expected);
+        }
     }
 }

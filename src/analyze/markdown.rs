@@ -3,7 +3,7 @@
 //! of each section. The HTML is written later, by the render stage, from
 //! the same Markdown and this document (see `render::html`).
 
-use crate::model::document::{CodeBlock, Document, Heading, Link, Section};
+use crate::model::document::{CodeBlock, Document, Heading, Headings, Link, Section};
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::collections::{HashMap, HashSet};
 
@@ -103,6 +103,7 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     // Generated ids avoid every explicit one, even of a later heading: they
     // are given once the whole page is read.
     let mut explicit: Vec<Option<String>> = Vec::new();
+    let mut headings: Vec<Heading> = Vec::new();
     let mut doc = Document {
         sections: vec![Section::default()],
         ..Document::default()
@@ -149,11 +150,11 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             }
             (Inside::Heading(level, id, title), Event::End(TagEnd::Heading(_))) => {
                 doc.sections.push(Section {
-                    heading: Some(doc.headings.len()),
+                    heading: Some(headings.len()),
                     text: String::new(),
                 });
                 explicit.push(id.take());
-                doc.headings.push(Heading {
+                headings.push(Heading {
                     level: heading_level(*level),
                     // The slug of the text, until ids are given below.
                     id: slugify(title),
@@ -221,12 +222,13 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
         }
     }
     let mut ids = Ids::new(explicit.iter().flatten().cloned().collect());
-    for (h, id) in doc.headings.iter_mut().zip(explicit) {
+    for (h, id) in headings.iter_mut().zip(explicit) {
         h.id = match id {
             Some(id) => id,
             None => ids.unique(std::mem::take(&mut h.id)),
         };
     }
+    doc.headings = Headings::new(headings);
     // Documents stay in memory until the site is written: no spare capacity.
     for s in &mut doc.sections {
         s.text.shrink_to_fit();

@@ -4,7 +4,7 @@ use super::Context;
 use crate::analyze::anchors;
 use crate::analyze::links::{is_relative_url, Target};
 use crate::diagnostics::{rule, Diagnostic, Location};
-use crate::model::document::Link;
+use crate::model::document::{Heading, Link};
 use crate::model::site::Page;
 
 /// The links of page `i` resolve, and so do their anchors: this reads its
@@ -129,23 +129,20 @@ fn check_link(
                 }
             }
             if anchors::find(headings, &anchor).is_none() {
-                let known: Vec<_> = headings.iter().map(|h| h.id.as_str()).collect();
-                let folded = anchors::fold(&anchors::decode(&anchor));
-                let help = match crate::diagnostics::closest(&folded, known.iter().copied()) {
-                    Some(near) => format!("did you mean `{near}`?"),
-                    None => format!("use one of: {}", known.join(", ")),
-                };
-                out.push(
-                    Diagnostic::new(
-                        rule::ANCHOR_MISSING,
-                        format!(
-                            "`{}` has no heading with id `{anchor}`",
-                            site.pages[target].source.display()
-                        ),
-                    )
-                    .at(at)
-                    .help(help),
-                );
+                let mut d = Diagnostic::new(
+                    rule::ANCHOR_MISSING,
+                    format!(
+                        "`{}` has no heading with id `{anchor}`",
+                        site.pages[target].source.display()
+                    ),
+                )
+                .at(at);
+                // Each suggestion compares the anchor with every id.
+                if *suggested < super::suggest::MAX_PER_PAGE {
+                    *suggested += 1;
+                    d = d.help(anchor_help(headings, &anchor));
+                }
+                out.push(d);
             }
         }
         Target::OtherVersion { source, versions } => {
@@ -166,5 +163,24 @@ fn check_link(
             );
         }
         Target::Internal { .. } => {}
+    }
+}
+
+/// How many ids a finding lists when no heading is near the anchor.
+const LISTED_IDS: usize = 12;
+
+/// What to write instead of `anchor`, which names none of `headings`: the
+/// nearest id, else the page's first ids.
+fn anchor_help(headings: &[Heading], anchor: &str) -> String {
+    let known = headings.iter().map(|h| h.id.as_str());
+    let folded = anchors::fold(&anchors::decode(anchor));
+    if let Some(near) = crate::diagnostics::closest(&folded, known.clone()) {
+        return format!("did you mean `{near}`?");
+    }
+    let listed: Vec<_> = known.take(LISTED_IDS).collect();
+    match headings.len() {
+        0 => "the page has no heading: link to the page without an anchor".into(),
+        n if n > LISTED_IDS => format!("use one of: {}, … ({n} in all)", listed.join(", ")),
+        _ => format!("use one of: {}", listed.join(", ")),
     }
 }

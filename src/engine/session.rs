@@ -28,7 +28,7 @@ use crate::analyze::{anchors, links::Target, Analysis};
 use crate::check::{self, Tools};
 use crate::diagnostics::Diagnostic;
 use crate::load;
-use crate::model::document::{Document, Heading};
+use crate::model::document::{Document, Headings};
 use crate::model::packed::{self, Packed};
 use crate::model::site::Page;
 use crate::render::{self, highlight::Highlighter, OutFile, PageCache, Renderer};
@@ -679,8 +679,8 @@ fn names_another_id(
     analysis: &Analysis,
     from: usize,
     target: usize,
-    old: &[Heading],
-    new: &[Heading],
+    old: &Headings,
+    new: &Headings,
 ) -> bool {
     let (Some(page), Some(doc)) = (analysis.site.pages.get(from), analysis.docs.get(from)) else {
         return false;

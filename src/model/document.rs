@@ -11,6 +11,46 @@ pub struct Heading {
     pub title: String,
 }
 
+/// A page's headings in the order they appear, with their ids indexed so
+/// that finding the heading of an anchor takes logarithmic time (a page of
+/// thousands of headings and links to them stays linear to check).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Headings {
+    list: Vec<Heading>,
+    /// Indexes into `list`, sorted by id (equal ids in page order).
+    by_id: Vec<u32>,
+}
+
+impl Headings {
+    pub fn new(list: Vec<Heading>) -> Headings {
+        let mut by_id: Vec<u32> = (0..list.len() as u32).collect();
+        by_id.sort_by(|&a, &b| list[a as usize].id.cmp(&list[b as usize].id));
+        Headings { list, by_id }
+    }
+
+    /// The first heading whose id is `id`.
+    pub fn with_id(&self, id: &str) -> Option<&Heading> {
+        let at = self
+            .by_id
+            .partition_point(|&i| self.list[i as usize].id.as_str() < id);
+        let h = &self.list[*self.by_id.get(at)? as usize];
+        (h.id == id).then_some(h)
+    }
+}
+
+impl std::ops::Deref for Headings {
+    type Target = [Heading];
+    fn deref(&self) -> &[Heading] {
+        &self.list
+    }
+}
+
+impl From<Vec<Heading>> for Headings {
+    fn from(list: Vec<Heading>) -> Headings {
+        Headings::new(list)
+    }
+}
+
 /// A link as written in the source, with where it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
@@ -71,7 +111,7 @@ pub struct Document {
     /// The Markdown after `{{ variables }}` were replaced, when that changed
     /// it (the page's own body otherwise): what is rendered.
     pub expanded: Option<String>,
-    pub headings: Vec<Heading>,
+    pub headings: Headings,
     pub links: Vec<Link>,
     pub code_blocks: Vec<CodeBlock>,
     /// Always at least one: the text before the first heading.

@@ -623,7 +623,7 @@ impl<'a> Renderer<'a> {
                 .get(i)
                 .into_iter()
                 .flatten()
-                .filter_map(|&j| Some(self.analysis.docs.get(j)?.headings.as_slice()))
+                .filter_map(|&j| Some(&self.analysis.docs.get(j)?.headings[..]))
                 .collect();
             let content = (
                 doc.expanded.as_deref().unwrap_or(&page.body),

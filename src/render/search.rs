@@ -690,20 +690,22 @@ mod tests {
 
     fn doc(sections: &[(&str, &str, &str)]) -> Document {
         let mut d = Document::default();
+        let mut headings = Vec::new();
         for (title, id, text) in sections {
             let heading = (!title.is_empty()).then(|| {
-                d.headings.push(Heading {
+                headings.push(Heading {
                     level: 2,
                     id: id.to_string(),
                     title: title.to_string(),
                 });
-                d.headings.len() - 1
+                headings.len() - 1
             });
             d.sections.push(Section {
                 heading,
                 text: text.to_string(),
             });
         }
+        d.headings = headings.into();
         d
     }
 
