@@ -453,6 +453,31 @@ pub fn render(
     Ok((count, leaks))
 }
 
+/// What rendering a few files finds that the checks cannot see: a template
+/// that fails for every page, or puts a credential in it (see
+/// [`Renderer::probe`]).
+fn probe(checked: &Checked, options: &Options, tools: &Tools) -> Vec<Diagnostic> {
+    let Ok(tera) = &checked.templates else {
+        return Vec::new();
+    };
+    let lastmod = match lastmod(options) {
+        Ok(l) => l,
+        Err(d) => return vec![d],
+    };
+    let highlighter = Highlighter::default();
+    let renderer = Renderer::new(&checked.analysis, tera, &highlighter, lastmod.as_deref());
+    match renderer.probe() {
+        Err(findings) => findings,
+        Ok(files) => {
+            let sources = output_sources(checked.site());
+            files
+                .iter()
+                .flat_map(|f| scan_output(tools, &sources, f))
+                .collect()
+        }
+    }
+}
+
 /// Links the files of the reused docs versions that the recycled spare
 /// does not hold already from the previous output into `staging`; returns
 /// how many files the reused versions have.
@@ -515,11 +540,23 @@ pub(crate) fn scan_output(
 /// Loads and checks the project at `root`; writes nothing.
 pub fn check(root: &Path, options: &Options) -> Outcome {
     let mut timings = Timings::start();
-    let checked = load_and_check(root, options, &Tools::default(), &mut timings);
+    let tools = Tools::default();
+    let checked = load_and_check(root, options, &tools, &mut timings);
     match checked {
         Err(diagnostics) => Outcome::new(diagnostics, timings),
         Ok(checked) => {
-            let mut outcome = Outcome::new(checked.diagnostics(), timings);
+            let mut diagnostics = checked.diagnostics();
+            if !diagnostics.iter().any(Diagnostic::is_error) {
+                diagnostics = check::finish(
+                    Some(&checked.site().config),
+                    diagnostics
+                        .into_iter()
+                        .chain(probe(&checked, options, &tools))
+                        .collect(),
+                );
+                timings.lap("probe");
+            }
+            let mut outcome = Outcome::new(diagnostics, timings);
             outcome.coverage = checked.coverage();
             outcome.external_links = checked.external_links();
             outcome.notes = checked.notes();

@@ -1039,22 +1039,7 @@ impl<'a> Renderer<'a> {
             c.hits = hits;
             c.frames = frames;
         }
-        let mut others: Vec<Result<OutFile, Diagnostic>> = Vec::new();
-        for l in &site.config.languages {
-            others.push(self.render_versions(&l.code));
-        }
-        let default_lang = &site.config.default_language;
-        let mut ctx = self.context(default_lang, self.latest);
-        ctx.insert("target", &format!("/{default_lang}/"));
-        for (name, path) in [
-            ("redirect.html", layout::ROOT_PATH),
-            ("404.html", layout::NOT_FOUND_PATH),
-        ] {
-            others.push(
-                templates::render(self.tera, site, name, &ctx).map(|html| OutFile::new(path, html)),
-            );
-        }
-        for r in others {
+        for r in self.template_files() {
             match r {
                 Ok(f) => {
                     emit(f);
@@ -1092,6 +1077,48 @@ impl<'a> Renderer<'a> {
             || self.site_wide_into(emit),
         );
         Ok(count + searched + others)
+    }
+
+    /// The files made from a template without a page: the versions page of
+    /// each language, the redirect at the root and the 404 page.
+    fn template_files(&self) -> Vec<Result<OutFile, Diagnostic>> {
+        let site = self.site;
+        let mut out: Vec<Result<OutFile, Diagnostic>> = Vec::new();
+        for l in &site.config.languages {
+            out.push(self.render_versions(&l.code));
+        }
+        let default_lang = &site.config.default_language;
+        let mut ctx = self.context(default_lang, self.latest);
+        ctx.insert("target", &format!("/{default_lang}/"));
+        for (name, path) in [
+            ("redirect.html", layout::ROOT_PATH),
+            ("404.html", layout::NOT_FOUND_PATH),
+        ] {
+            out.push(
+                templates::render(self.tera, site, name, &ctx).map(|html| OutFile::new(path, html)),
+            );
+        }
+        out
+    }
+
+    /// Renders, as a build would, the first page of each language and the
+    /// files of [`Renderer::template_files`]: what `check` renders to find
+    /// a template that fails, or adds a credential, on every page, without
+    /// the time of a whole build. `Ok` holds the files, to be scanned.
+    pub fn probe(&self) -> Result<Vec<OutFile>, Vec<Diagnostic>> {
+        let site = self.site;
+        let firsts = site.config.languages.iter().filter_map(|l| {
+            (0..site.pages.len().min(self.analysis.docs.len()))
+                .find(|&i| site.pages[i].lang == l.code && self.renders(site.pages[i].version))
+        });
+        let pages = firsts.map(|i| self.render_page(i, None).map(|r| r.file));
+        let (files, errors): (Vec<_>, Vec<_>) =
+            pages.chain(self.template_files()).partition(Result::is_ok);
+        if errors.is_empty() {
+            Ok(files.into_iter().flatten().collect())
+        } else {
+            Err(errors.into_iter().filter_map(Result::err).collect())
+        }
     }
 
     /// The files that belong to no page or version: sitemap, robots.txt,

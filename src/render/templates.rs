@@ -76,18 +76,8 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
     if !deep.is_empty() {
         return Err(deep);
     }
-    tera.add_raw_templates(all).map_err(|e| {
-        let source = site
-            .templates
-            .iter()
-            .find(|t| error_chain(&e).contains(&format!("'{}'", t.name)))
-            .map(|t| t.source.clone());
-        let d = Diagnostic::new(rule::TEMPLATE_INVALID, error_chain(&e));
-        vec![match source {
-            Some(s) => d.in_file(s),
-            None => d,
-        }]
-    })?;
+    tera.add_raw_templates(all)
+        .map_err(|e| vec![finding(site, &e)])?;
     // Before anything renders: endless recursion would overflow the stack.
     let circles: Vec<Diagnostic> = cycles::find(&tera)
         .into_iter()
@@ -145,12 +135,124 @@ pub fn render(
     context: &tera::Context,
 ) -> Result<String, Diagnostic> {
     tera.render(name, context).map_err(|e| {
-        let d = Diagnostic::new(rule::TEMPLATE_INVALID, error_chain(&e));
-        match site.templates.iter().find(|t| t.name == name) {
-            Some(t) => d.in_file(&t.source),
-            None => d,
+        let d = finding(site, &e);
+        match (&d.location, site.templates.iter().find(|t| t.name == name)) {
+            (None, Some(t)) => d.in_file(&t.source),
+            _ => d,
         }
     })
+}
+
+/// A Tera error as a finding, in the project's template it is about when
+/// that can be told: the last template the error names (the innermost,
+/// for an error while including or extending), else the template that
+/// uses the name the message quotes (`nope` of "Variable `nope` not
+/// found", `f` of "Filter 'f' not found"). The line and column are Tera's
+/// for a syntax error, else those of the first tag that uses that name.
+/// A located finding says the innermost cause alone, so that one mistake
+/// rendered on every page is one finding.
+fn finding(site: &Site, e: &tera::Error) -> Diagnostic {
+    let chain = error_chain(e);
+    let innermost = innermost_cause(e);
+    let named = site
+        .templates
+        .iter()
+        .filter_map(|t| Some((chain.rfind(&format!("'{}'", t.name))?, t)))
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, t)| t);
+    let names: Vec<&str> = quoted_names(&innermost)
+        .into_iter()
+        .filter(|n| !site.templates.iter().any(|t| t.name == *n))
+        .collect();
+    let used =
+        |t: &crate::model::site::TemplateFile| names.iter().find_map(|n| first_use(&t.text, n));
+    let located = match named {
+        Some(t) => Some((t, syntax_position(&chain).or_else(|| used(t)))),
+        None => site
+            .templates
+            .iter()
+            .find_map(|t| Some((t, Some(used(t)?)))),
+    };
+    match located {
+        None => Diagnostic::new(rule::TEMPLATE_INVALID, chain),
+        Some((t, None)) => Diagnostic::new(rule::TEMPLATE_INVALID, chain).in_file(&t.source),
+        Some((t, Some((line, column)))) => Diagnostic::new(rule::TEMPLATE_INVALID, innermost)
+            .at(crate::diagnostics::Location::at(&t.source, line, column)),
+    }
+}
+
+/// The last error of `e`'s chain. A syntax error is said as the template
+/// it is in and what was expected, without Tera's drawing of the line.
+fn innermost_cause(e: &tera::Error) -> String {
+    let mut messages = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        messages.push(s.to_string());
+        cur = s.source();
+    }
+    let last = messages.pop().unwrap_or_default();
+    match messages.last() {
+        Some(outer) if outer.starts_with("Failed to parse") => {
+            let expected: Vec<&str> = last
+                .lines()
+                .filter_map(|l| l.trim_start().strip_prefix("= "))
+                .collect();
+            match expected.is_empty() {
+                true => format!("{outer}: {last}"),
+                false => format!("{outer}: {}", expected.join("; ")),
+            }
+        }
+        _ => last,
+    }
+}
+
+/// The line and column of a syntax error (` --> 3:5`).
+fn syntax_position(message: &str) -> Option<(usize, usize)> {
+    let rest = &message[message.find(" --> ")? + 5..];
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit() && c != ':')
+        .unwrap_or(rest.len());
+    let (line, column) = rest[..end].split_once(':')?;
+    Some((line.parse().ok()?, column.parse().ok()?))
+}
+
+/// The names a message quotes, in backticks or single quotes.
+fn quoted_names(message: &str) -> Vec<&str> {
+    ['`', '\'']
+        .into_iter()
+        .flat_map(|q| message.split(q).skip(1).step_by(2))
+        .filter(|n| !n.is_empty() && !n.contains(char::is_whitespace))
+        .collect()
+}
+
+/// The 1-based line and column of the first use of `name` as a whole
+/// word inside a tag (`{{ … }}`, `{% … %}`) of `text`.
+fn first_use(text: &str, name: &str) -> Option<(usize, usize)> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut from = 0;
+    while let Some(open) = text[from..].find(['{']).map(|i| from + i) {
+        let close = match text.get(open..open + 2) {
+            Some("{{") => "}}",
+            Some("{%") => "%}",
+            _ => {
+                from = open + 1;
+                continue;
+            }
+        };
+        let end = text[open..].find(close).map_or(text.len(), |i| open + i);
+        let tag = &text[open..end];
+        let hit = tag.match_indices(name).find(|(i, _)| {
+            !word(tag[..*i].chars().next_back()) && !word(tag[i + name.len()..].chars().next())
+        });
+        if let Some((i, _)) = hit {
+            let at = open + i;
+            let line = text[..at].matches('\n').count() + 1;
+            let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+            return Some((line, column));
+        }
+        from = end.max(open + 2);
+    }
+    None
 }
 
 #[cfg(test)]

@@ -514,7 +514,52 @@ fn broken_template() {
         2,
         "template-invalid",
     );
-    assert_at(&f, "templates/page.html", None);
+    assert_at(&f, "templates/page.html", Some(1));
+}
+
+/// A template that fails on every page is found by `check` (which renders
+/// a page of each language and the pages made from templates alone), once,
+/// at the tag that fails in the template that has it, even when included.
+#[test]
+fn template_errors_are_found_by_check_where_they_are() {
+    let footer =
+        |tag: &str| format!("<footer>\n<p>{{{{ site.title }}}}</p>\n<p>{tag}</p>\n</footer>\n");
+    for (tag, column, says) in [
+        ("{{ nope | upper }}", 7, "Variable `nope` not found"),
+        (
+            "{{ site.title | nofilter }}",
+            20,
+            "Filter 'nofilter' not found",
+        ),
+        (
+            "{{ foo( }}",
+            12,
+            "Failed to parse 'partials/footer.html': expected",
+        ),
+    ] {
+        let p = Project::new();
+        p.write("templates/partials/footer.html", &footer(tag));
+        let (code, report) = p.check_json();
+        assert_eq!(code, 2, "{tag}: {report:#}");
+        let found = findings_of(&report, "template-invalid");
+        assert_eq!(found.len(), 1, "{tag}: {report:#}");
+        assert_at(found[0], "templates/partials/footer.html", Some(3));
+        assert_eq!(found[0]["location"]["column"], column, "{tag}: {report:#}");
+        let message = found[0]["message"].as_str().unwrap();
+        assert!(message.starts_with(says), "{message}");
+        assert!(
+            !message.contains('\n') && !message.contains("-->"),
+            "{message}"
+        );
+        // The build refuses it the same way.
+        let o = p.build();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("templates/partials/footer.html:3:"),
+            "{}",
+            stderr(&o)
+        );
+    }
 }
 
 #[test]

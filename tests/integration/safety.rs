@@ -162,6 +162,20 @@ fn credentials_are_never_published() {
     assert_eq!(f["location"]["file"], "content/en/telemetry.md");
     assert_eq!(f["location"]["line"], 6);
 
+    // A credential a template makes for every page (the template's text
+    // holds none): `check` renders a page of each language and finds it.
+    let p = Project::new();
+    p.write(
+        "templates/partials/footer.html",
+        "<footer><!-- AWS_ACCESS_KEY_ID={{ \"AKIA\" ~ \"Q3M7XR2LPZ4VN8KD\" }} --></footer>\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        !findings_of(&report, "credential-leak").is_empty(),
+        "{report:#}"
+    );
+
     // A placeholder is fine.
     let p = Project::new();
     p.write(
