@@ -29,7 +29,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl Error {
-    fn from_serde(e: serde_yaml::Error) -> Self {
+    /// The error serde_yaml gave for `text`, placed where the problem is.
+    fn from_serde(e: serde_yaml::Error, text: &str) -> Self {
         let mut message = e.to_string();
         // serde_yaml appends "at line L column C"; basepress reports the
         // position separately, so keep only the explanation.
@@ -37,10 +38,41 @@ impl Error {
             message.truncate(i);
         }
         let loc = e.location();
+        let mut line = loc.as_ref().map(|l| l.line());
+        let mut column = loc.as_ref().map(|l| l.column());
+        // The reader says where a character it refuses is as a byte offset.
+        if let Some(offset) = message
+            .rsplit_once(" at position ")
+            .and_then(|(_, n)| n.parse::<usize>().ok())
+        {
+            let at = offset.min(text.len());
+            let at = (0..=at)
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            line = Some(text[..at].matches('\n').count() + 1);
+            column = Some(
+                text[..at]
+                    .rsplit('\n')
+                    .next()
+                    .map_or(0, |l| l.chars().count())
+                    + 1,
+            );
+            if let Some((head, _)) = message.rsplit_once(" at position ") {
+                message.truncate(head.len());
+            }
+        }
+        // A repeated key is reported at the start of its mapping: point at
+        // the repetition instead.
+        if let (Some(key), Some(l), Some(c)) = (repeated_key(&message), line, column) {
+            if let Some(l) = repetition(text, &key, l, c) {
+                line = Some(l);
+            }
+        }
         Error {
             message,
-            line: loc.as_ref().map(|l| l.line()),
-            column: loc.as_ref().map(|l| l.column()),
+            line,
+            column,
         }
     }
 
@@ -105,11 +137,55 @@ fn depth_guard(text: &str) -> Result<(), Error> {
     Ok(())
 }
 
+/// The key serde_yaml says is repeated in a mapping.
+fn repeated_key(message: &str) -> Option<String> {
+    let rest = message.split_once("duplicate entry with key ")?.1;
+    let quoted = rest.strip_prefix('"')?;
+    Some(quoted[..quoted.find('"')?].to_string())
+}
+
+/// The line of the second `key` of the block mapping whose first key is
+/// at `line`:`column` (1-based): the lines below it at that indentation,
+/// until one less indented ends the mapping.
+fn repetition(text: &str, key: &str, line: usize, column: usize) -> Option<usize> {
+    let indent = column - 1;
+    let is_key = |rest: &str| {
+        [
+            format!("{key}:"),
+            format!("\"{key}\":"),
+            format!("'{key}':"),
+        ]
+        .iter()
+        .any(|k| rest.starts_with(k.as_str()))
+    };
+    let mut seen = 0;
+    for (i, l) in text.lines().enumerate().skip(line - 1) {
+        let trimmed = l.trim_start_matches(' ');
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let depth = l.len() - trimmed.len();
+        let at = match l.get(indent..) {
+            // The mapping's first line may start with `- ` or a key.
+            Some(rest) if i + 1 == line || depth == indent => rest,
+            _ if depth < indent => return None,
+            _ => continue,
+        };
+        if is_key(at) {
+            seen += 1;
+            if seen == 2 {
+                return Some(i + 1);
+            }
+        }
+    }
+    None
+}
+
 /// Parses one YAML document into `T`. Unknown keys are errors where `T`
 /// says `deny_unknown_fields`.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
     depth_guard(text)?;
-    serde_yaml::from_str(text).map_err(Error::from_serde)
+    serde_yaml::from_str(text).map_err(|e| Error::from_serde(e, text))
 }
 
 /// Parses every document of a multi-document YAML stream, skipping empty
@@ -118,7 +194,7 @@ pub fn documents(text: &str) -> Result<Vec<Value>, Error> {
     depth_guard(text)?;
     let mut docs = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
-        let v = serde_yaml::Value::deserialize(de).map_err(Error::from_serde)?;
+        let v = serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?;
         if v.is_null() {
             continue;
         }
@@ -173,7 +249,7 @@ pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
     depth_guard(text)?;
     let mut values = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
-        values.push(serde_yaml::Value::deserialize(de).map_err(Error::from_serde)?);
+        values.push(serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?);
     }
     // Positions come from a second, event-level parser; if the two disagree
     // on the documents, findings fall back to the file without a line.
@@ -423,6 +499,26 @@ mod tests {
         // Brackets in strings are not nesting.
         let text = format!("a: \"{}\"\nb: [{{c: 1}}]\n", "[{".repeat(500));
         assert_eq!(documents(&text).unwrap()[0]["b"][0]["c"], 1);
+    }
+
+    #[test]
+    fn refused_characters_and_repeated_keys_are_where_they_are() {
+        let e = documents("a: b\nc: d\u{1}\n").unwrap_err();
+        assert_eq!((e.line, e.column), (Some(2), Some(5)), "{e:?}");
+        assert!(!e.message.contains("position"), "{}", e.message);
+        let text = "kind: X\nspec:\n  replicas: 1\n  deep:\n    replicas: 3\n\n  # c\n  replicas: 2\nother: 1\n";
+        for e in [
+            documents(text).unwrap_err(),
+            documents_with_positions(text).unwrap_err(),
+        ] {
+            assert!(e.message.contains("duplicate entry"), "{}", e.message);
+            assert_eq!(e.line, Some(8), "{e:?}");
+        }
+        // In a list item, and at the top.
+        let e = documents("items:\n  - name: a\n    x: 1\n    name: b\n").unwrap_err();
+        assert_eq!(e.line, Some(4), "{e:?}");
+        let e = documents("a: 1\nb: 2\n'a': 3\n").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e:?}");
     }
 
     #[test]
