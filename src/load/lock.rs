@@ -21,6 +21,8 @@ pub fn load(root: &Path) -> Result<Lock, Diagnostic> {
 /// Parses the text of a lock.
 pub fn parse(text: &str) -> Result<Lock, Diagnostic> {
     let mut lock = Lock::default();
+    // The line each version's file is on.
+    let mut lines = std::collections::HashMap::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -40,6 +42,16 @@ pub fn parse(text: &str) -> Result<Lock, Diagnostic> {
             .ok_or_else(|| bad("not a version like v1.30.0"))?;
         if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad("not a SHA-256 in hex"));
+        }
+        let first = lines
+            .entry((version.clone(), file.to_string()))
+            .or_insert(i + 1);
+        if *first != i + 1 {
+            return Err(bad(&format!(
+                "v{version} {file} is listed already, at line {first}: a merge or a hand edit \
+                 left two lines for one file"
+            ))
+            .help("keep the line of the released file (its SHA-256 is in the release's SHA256SUMS), restoring the lock from version control"));
         }
         lock.versions
             .entry(version)
@@ -67,5 +79,17 @@ mod tests {
         assert_eq!(e.rule.id, "lock-invalid");
         assert_eq!(e.location.unwrap().line, Some(1));
         assert!(parse("1.29.0 a.yaml x y\n").is_err());
+
+        // Two lines for one released file, as a merge leaves them: which
+        // one is true cannot be told, whether the hashes differ or not.
+        let other = "b".repeat(64);
+        for second in [&sha, &other] {
+            let text =
+                format!("v1.29.0 a.yaml {sha}\nv1.29.1 a.yaml {sha}\nv1.29.0 a.yaml {second}\n");
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.rule.id, "lock-invalid");
+            assert_eq!(e.location.unwrap().line, Some(3));
+            assert!(e.message.contains("at line 1"), "{}", e.message);
+        }
     }
 }
