@@ -693,7 +693,9 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                         let mut all = diagnostics.clone();
                         all.extend(warnings.iter().cloned());
                         let written = written.into_inner().unwrap_or_default();
-                        let record = checked.plan.record(&checked.analysis, &written, &all);
+                        let record = checked
+                            .plan
+                            .record(&checked.analysis, &written, &all, |f| staging.stamp(f));
                         let json = serde_json::to_vec(&record).unwrap_or_default();
                         staging.put(crate::model::cache::RECORD_PATH, &json);
                     }

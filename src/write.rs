@@ -20,6 +20,7 @@
 //! twice (once linked into a new folder, once removed with the old one).
 
 use crate::diagnostics::{rule, Diagnostic};
+use crate::model::cache::Stamp;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -94,6 +95,11 @@ impl Staging {
             emptied: Vec::new(),
             _lock: lock,
         })
+    }
+
+    /// The stamp of the file this build put (or kept) at `site_path`.
+    pub fn stamp(&self, site_path: &str) -> Option<Stamp> {
+        stamp_of(&target(self.tmp.path(), site_path))
     }
 
     /// Makes the spare, the site that the build before the last one left
@@ -191,7 +197,7 @@ impl Staging {
         if self.failed.lock().map_or(true, |f| f.is_some()) {
             return;
         }
-        let linked = if previous.has_file(site_path) {
+        let linked = if previous.stamp(site_path).is_some() {
             let from = target(&previous.root, site_path);
             let to = target(self.tmp.path(), site_path);
             let link = || link_new(&from, &to);
@@ -313,6 +319,7 @@ fn spare_of(parent: &Path, name: &str) -> PathBuf {
 /// that replaced it: what [`Staging::recycle`] may make the next site of.
 #[derive(Debug)]
 pub struct Spare {
+    root: PathBuf,
     /// The record the build that wrote it left in it, if one parses.
     pub record: Option<crate::model::cache::BuildRecord>,
     /// Site paths of its regular files.
@@ -323,9 +330,12 @@ pub struct Spare {
 }
 
 impl Spare {
-    /// Whether the spare has a regular file at `site_path`.
-    pub fn has_file(&self, site_path: &str) -> bool {
-        self.files.contains(site_path)
+    /// The stamp of the spare's regular file at `site_path`.
+    pub fn stamp(&self, site_path: &str) -> Option<Stamp> {
+        if !self.files.contains(site_path) {
+            return None;
+        }
+        stamp_of(&target(&self.root, site_path))
     }
 }
 
@@ -340,6 +350,7 @@ pub fn survey_spare(out: &Path) -> Option<Spare> {
     let record = read_record(&root);
     let (files, others) = list_tree(&root)?;
     Some(Spare {
+        root,
         record,
         files,
         others,
@@ -468,11 +479,26 @@ pub struct Previous {
 }
 
 impl Previous {
-    /// Whether the previous output has a regular file at `site_path` (a
+    /// The stamp of the previous output's regular file at `site_path` (a
     /// link or anything else is not a file to reuse).
-    pub fn has_file(&self, site_path: &str) -> bool {
-        std::fs::symlink_metadata(target(&self.root, site_path)).is_ok_and(|m| m.is_file())
+    pub fn stamp(&self, site_path: &str) -> Option<Stamp> {
+        stamp_of(&target(&self.root, site_path))
     }
+}
+
+/// The size and modification time of the regular file at `path`; none
+/// for anything else.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some([meta.len(), u64::try_from(modified.as_nanos()).ok()?])
 }
 
 /// The previous output at `out`, when it is a folder with a record that

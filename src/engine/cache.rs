@@ -14,7 +14,7 @@
 
 use crate::analyze::{fingerprint, Analysis};
 use crate::diagnostics::Diagnostic;
-use crate::model::cache::{BuildRecord, Finding, VersionRecord, FORMAT};
+use crate::model::cache::{BuildRecord, Finding, Stamp, VersionRecord, FORMAT};
 use crate::model::layout;
 use crate::model::site::Site;
 use crate::write::{Previous, Spare, Staging};
@@ -61,6 +61,17 @@ fn in_folders(folders: &[String], file: &str) -> bool {
     plain && folders.iter().any(|d| file.starts_with(d.as_str()))
 }
 
+/// Whether every file of `rec` has the stamp recorded for it.
+fn unchanged(rec: &VersionRecord, stamp: impl Fn(&str) -> Option<Stamp> + Sync) -> bool {
+    use rayon::prelude::*;
+    rec.stamps.len() == rec.files.len()
+        && rec
+            .files
+            .par_iter()
+            .zip(&rec.stamps)
+            .all(|(f, s)| stamp(f) == Some(*s))
+}
+
 /// Decides what to reuse of `previous` (the output this build replaces,
 /// if any): `context` names the binary and the options.
 pub fn plan(
@@ -103,13 +114,15 @@ pub fn plan(
             rec.files.len() == expected.len() && rec.files.iter().all(|f| expected.contains(f));
         // The spare holds the same files when its record says they were
         // made from the same inputs.
+        // Each file must still be as the build that recorded it left it.
         in_spare[v] = as_recorded
             && spare.as_ref().is_some_and(|s| {
                 let kept = s.record.as_ref().and_then(|r| r.versions.get(id(site, v)));
-                kept.is_some_and(|k| k.digest == rec.digest && k.files == rec.files)
-                    && rec.files.iter().all(|f| s.has_file(f))
+                kept.is_some_and(|k| {
+                    k.digest == rec.digest && k.files == rec.files && unchanged(k, |f| s.stamp(f))
+                })
             });
-        let same = as_recorded && (in_spare[v] || rec.files.iter().all(|f| old.has_file(f)));
+        let same = as_recorded && (in_spare[v] || unchanged(rec, |f| old.stamp(f)));
         let restored: Option<Vec<Diagnostic>> =
             rec.findings.iter().map(Finding::diagnostic).collect();
         if let (true, Some(found)) = (same, restored) {
@@ -221,13 +234,16 @@ impl Plan {
     }
 
     /// The record of this build: `written` are the site paths it wrote
-    /// itself, `diagnostics` everything it reported.
+    /// itself, `diagnostics` everything it reported, `stamp` gives the
+    /// stamp of a file of the new site.
     pub fn record(
         &self,
         analysis: &Analysis,
         written: &[String],
         diagnostics: &[Diagnostic],
+        stamp: impl Fn(&str) -> Option<Stamp> + Sync,
     ) -> BuildRecord {
+        use rayon::prelude::*;
         let site = &analysis.site;
         let count = self.digests.len();
         let mut versions: Vec<VersionRecord> = (0..count)
@@ -267,6 +283,15 @@ impl Plan {
                 into.dedup();
                 rec.links_into = into;
             }
+        }
+        // A version with a file that cannot be stamped is not reused.
+        for rec in &mut versions {
+            rec.stamps = rec
+                .files
+                .par_iter()
+                .map(|f| stamp(f))
+                .collect::<Option<Vec<_>>>()
+                .unwrap_or_default();
         }
         for d in diagnostics {
             let at = d

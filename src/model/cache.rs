@@ -12,7 +12,12 @@ use std::path::PathBuf;
 pub const RECORD_PATH: &str = ".basepress-cache.json";
 
 /// The version of the record's format; another one is not read.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
+
+/// A file's size and modification time (nanoseconds since the epoch) as
+/// the build that recorded it found them: a file is reused only while it
+/// still has them, so that one truncated or edited since is made again.
+pub type Stamp = [u64; 2];
 
 /// The whole record.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -29,6 +34,8 @@ pub struct VersionRecord {
     pub digest: String,
     /// The site paths of the files it published.
     pub files: Vec<String>,
+    /// The stamp of each of `files`, in the same order.
+    pub stamps: Vec<Stamp>,
     /// The findings located in its pages, as the build reported them.
     pub findings: Vec<Finding>,
     /// The other docs versions its pages link into with an anchor: it is

@@ -470,6 +470,34 @@ fn a_record_that_lies_is_not_trusted() {
     assert!(tree(&out) == tree(&clean));
 }
 
+/// A reused file is one the record saw: a file of the output truncated
+/// or edited since (same size or not) is made again, whether the build
+/// would take it from the live output or from the spare.
+#[test]
+fn a_reused_file_changed_since_its_build_is_made_again() {
+    let p = versioned();
+    let out = p.out();
+    let clean = p.path("clean");
+    assert_eq!(build_json(&p, &clean).0, 0);
+    let page = "en/1.0/install/index.html";
+    let bundle = "search/1.0/en/index.json";
+    assert_eq!(build_json(&p, &out).0, 0);
+    let good = read(&p, page);
+    let edits: [(&str, fn(&str) -> String); 3] = [
+        (page, |t| t[..t.len() / 2].to_string()),
+        (page, |t| t.replacen("<", ">", 1)),
+        (bundle, |_| String::new()),
+    ];
+    for (file, edit) in edits {
+        let text = read(&p, file);
+        std::fs::write(out.join(file), edit(&text)).unwrap();
+        let (code, report) = build_json(&p, &out);
+        assert_eq!(code, 0, "{report:#}");
+        assert!(tree(&out) == tree(&clean), "{file} was reused as edited");
+    }
+    assert_eq!(read(&p, page), good);
+}
+
 #[test]
 fn a_page_that_stops_loading_in_a_reused_version_still_stops_the_build() {
     let p = versioned();
