@@ -483,7 +483,8 @@ fn a_reused_file_changed_since_its_build_is_made_again() {
     let bundle = "search/1.0/en/index.json";
     assert_eq!(build_json(&p, &out).0, 0);
     let good = read(&p, page);
-    let edits: [(&str, fn(&str) -> String); 3] = [
+    type Edit = fn(&str) -> String;
+    let edits: [(&str, Edit); 3] = [
         (page, |t| t[..t.len() / 2].to_string()),
         (page, |t| t.replacen("<", ">", 1)),
         (bundle, |_| String::new()),
