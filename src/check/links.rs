@@ -5,7 +5,8 @@ use crate::analyze::anchors;
 use crate::analyze::links::{is_relative_url, Target};
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::model::document::{Heading, Link};
-use crate::model::site::Page;
+use crate::model::layout;
+use crate::model::site::{Page, Site};
 
 /// The links of page `i` resolve, and so do their anchors: this reads its
 /// document and the headings of the pages it links to with an anchor.
@@ -102,6 +103,15 @@ fn check_link(
             out.push(d);
         }
         Target::Internal {
+            path,
+            anchor: Some(anchor),
+            page: None,
+        } => {
+            if let Some(d) = versions_anchor(site, &path, &anchor) {
+                out.push(d.at(at));
+            }
+        }
+        Target::Internal {
             anchor: Some(anchor),
             page: Some(target),
             ..
@@ -183,4 +193,35 @@ fn anchor_help(headings: &[Heading], anchor: &str) -> String {
         n if n > LISTED_IDS => format!("use one of: {}, … ({n} in all)", listed.join(", ")),
         _ => format!("use one of: {}", listed.join(", ")),
     }
+}
+
+/// A finding for `anchor` into the versions page at `path` when the page
+/// has no such id. Only the default template's ids are known before
+/// rendering: with a `versions.html` of the project, nothing is said.
+fn versions_anchor(site: &Site, path: &str, anchor: &str) -> Option<Diagnostic> {
+    layout::versions_page_language(site, path)?;
+    if site.templates.iter().any(|t| t.name == "versions.html") {
+        return None;
+    }
+    let ids = layout::versions_page_ids(site);
+    let decoded = anchors::decode(anchor);
+    if ids.iter().any(|id| *id == decoded) {
+        return None;
+    }
+    let help = match crate::diagnostics::closest(&decoded, ids.iter().map(String::as_str)) {
+        Some(near) => format!("did you mean `{near}`?"),
+        None => format!(
+            "the page has an id for each version, such as `{}`",
+            ids.first().map_or("v1.0.0", String::as_str)
+        ),
+    };
+    Some(
+        Diagnostic::new(
+            rule::ANCHOR_MISSING,
+            format!(
+                "the versions page `{path}` has no id `{anchor}`: it has one per published base"
+            ),
+        )
+        .help(help),
+    )
 }

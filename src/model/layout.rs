@@ -94,6 +94,31 @@ pub fn versions_file(lang: &str) -> String {
     format!("{}index.html", versions_page_url(lang))
 }
 
+/// The ids the default `versions.html` gives the versions page besides
+/// those of every page's frame: each base's heading (`v1.30.0`) and its
+/// download heading (`v1.30.0-download`). Links into the page are checked
+/// against them.
+pub fn versions_page_ids(site: &Site) -> Vec<String> {
+    site.bases
+        .iter()
+        .flat_map(|b| [b.folder(), format!("{}-download", b.folder())])
+        .collect()
+}
+
+/// The language whose versions page is at site path `path` (`/en/versions/`
+/// or `/en/versions/index.html`).
+pub fn versions_page_language<'a>(site: &'a Site, path: &str) -> Option<&'a str> {
+    let file = match path.ends_with('/') {
+        true => format!("{path}index.html"),
+        false => path.to_string(),
+    };
+    site.config
+        .languages
+        .iter()
+        .map(|l| l.code.as_str())
+        .find(|code| versions_file(code) == file)
+}
+
 /// The folder of the search bundles, which nothing else may publish into.
 pub const SEARCH_DIR: &str = "/search/";
 

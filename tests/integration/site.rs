@@ -37,6 +37,61 @@ fn built() -> Project {
     p
 }
 
+/// The ids of an HTML page.
+fn ids(html: &str) -> std::collections::BTreeSet<String> {
+    html.split(" id=\"")
+        .skip(1)
+        .filter_map(|rest| Some(rest[..rest.find('"')?].to_string()))
+        .collect()
+}
+
+/// Links into the versions page are checked against the ids the check
+/// knows it has: exactly those the default template gives it beyond the
+/// frame every page has.
+#[test]
+fn links_into_the_versions_page_are_checked_against_its_ids() {
+    let p = built();
+    let versions = ids(&read(&p, "en/versions/index.html"));
+    let page = ids(&read(&p, "en/guides/drain/index.html"));
+    let own: Vec<String> = versions.difference(&page).cloned().collect();
+    assert_eq!(
+        own,
+        ["v1.0.0", "v1.0.0-download", "v1.1.0", "v1.1.0-download"],
+        "the default versions.html and layout::versions_page_ids disagree"
+    );
+    for id in &own {
+        p.write(
+            "content/en/guides/drain.md",
+            &format!("---\ntitle: Drain\n---\n## Graceful drain\n\n[v](/en/versions/#{id}) [v](../../versions/index.html#{id})\n"),
+        );
+        let (code, report) = p.check_json();
+        assert_eq!(code, 0, "{id}: {report:#}");
+    }
+    p.write(
+        "content/en/guides/drain.md",
+        "---\ntitle: Drain\n---\n## Graceful drain\n\nSee [1.1](/en/versions/#v1.1.1).\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let found = findings_of(&report, "anchor-missing");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["location"]["line"], 6, "{report:#}");
+    assert!(
+        found[0]["remedy"].as_str().unwrap().contains("v1.1.0"),
+        "{report:#}"
+    );
+    // A project's own versions.html may have other ids: not checked.
+    p.write(
+        "templates/versions.html",
+        "{% extends \"base.html\" %}{% block body %}<h2 id=\"v1.1.1\">x</h2>{% endblock body %}",
+    );
+    let (code, report) = p.check_json();
+    assert!(
+        findings_of(&report, "anchor-missing").is_empty(),
+        "{code} {report:#}"
+    );
+}
+
 #[test]
 fn each_language_has_a_versions_page_with_every_base() {
     let p = built();
