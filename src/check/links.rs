@@ -205,7 +205,7 @@ fn versions_anchor(site: &Site, path: &str, anchor: &str) -> Option<Diagnostic> 
     }
     let ids = layout::versions_page_ids(site);
     let decoded = anchors::decode(anchor);
-    if ids.iter().any(|id| *id == decoded) {
+    if ids.contains(&decoded) {
         return None;
     }
     let help = match crate::diagnostics::closest(&decoded, ids.iter().map(String::as_str)) {
