@@ -485,9 +485,11 @@ fn reuse(checked: &Checked, staging: &write::Staging) -> usize {
     use rayon::prelude::*;
     let plan = &checked.plan;
     if let Some(previous) = plan.previous() {
-        let files: Vec<&String> = plan.files_to_link().collect();
-        staging.make_folders(files.iter().map(|f| f.as_str()));
-        files.par_iter().for_each(|f| staging.reuse(previous, f));
+        let files = plan.files_to_link(checked.site());
+        staging.make_folders(files.iter().map(|(f, _)| f.as_str()));
+        files
+            .par_iter()
+            .for_each(|(f, stamp)| staging.reuse(previous, f, *stamp));
     }
     plan.reused_files().count()
 }

@@ -191,13 +191,14 @@ impl Staging {
 
     /// Puts the file at `site_path` of the previous output into the new
     /// site, as a hard link to the same bytes (a copy where the file
-    /// system cannot link). Only a file the walk of [`Previous`] found as
-    /// a regular file is taken; the output is locked, so it is still there.
-    pub fn reuse(&self, previous: &Previous, site_path: &str) {
+    /// system cannot link). Only a regular file that still has the stamp
+    /// `expected` (the one the build that made it recorded) is taken; the
+    /// output is locked, so it stays as it is.
+    pub fn reuse(&self, previous: &Previous, site_path: &str, expected: Stamp) {
         if self.failed.lock().map_or(true, |f| f.is_some()) {
             return;
         }
-        let linked = if previous.stamp(site_path).is_some() {
+        let linked = if previous.stamp(site_path) == Some(expected) {
             let from = target(&previous.root, site_path);
             let to = target(self.tmp.path(), site_path);
             let link = || link_new(&from, &to);
@@ -210,7 +211,7 @@ impl Staging {
             })
         } else {
             Err(std::io::Error::other(format!(
-                "{site_path} is not a file of {}",
+                "{site_path} of {} is not the file the build that made it left (changed since): build again",
                 previous.root.display()
             )))
         };

@@ -192,9 +192,36 @@ impl Plan {
     }
 
     /// The files of the reused versions that the spare does not hold, to
-    /// link from the previous output.
-    pub fn files_to_link(&self) -> impl Iterator<Item = &String> {
-        self.files_of(|v| self.reused[v] && !self.in_spare[v])
+    /// link from the previous output, with the stamp each must still have.
+    pub fn files_to_link(&self, site: &Site) -> Vec<(&String, Stamp)> {
+        let Some(previous) = &self.previous else {
+            return Vec::new();
+        };
+        (0..self.reused.len())
+            .filter(|&v| self.reused[v] && !self.in_spare[v])
+            .filter_map(|v| previous.record.versions.get(id(site, v)))
+            .flat_map(|rec| {
+                // A file without a stamp matches no file: never linked.
+                let stamp = |i: usize| rec.stamps.get(i).copied().unwrap_or([u64::MAX; 2]);
+                rec.files
+                    .iter()
+                    .enumerate()
+                    .map(move |(i, f)| (f, stamp(i)))
+            })
+            .collect()
+    }
+
+    /// The stamps of reused version `v`'s files in the new site: those its
+    /// files had where they are taken from, which the plan found them to
+    /// have still (a link keeps them).
+    fn reused_stamps(&self, site: &Site, v: usize) -> Vec<Stamp> {
+        let from = match self.in_spare[v] {
+            true => self.spare.as_ref().and_then(|s| s.record.as_ref()),
+            false => self.previous.as_ref().map(|p| &p.record),
+        };
+        from.and_then(|r| r.versions.get(id(site, v)))
+            .map(|r| r.stamps.clone())
+            .unwrap_or_default()
     }
 
     fn files_of(&self, wanted: impl Fn(usize) -> bool) -> impl Iterator<Item = &String> {
@@ -284,14 +311,18 @@ impl Plan {
                 rec.links_into = into;
             }
         }
-        // A version with a file that cannot be stamped is not reused.
-        for rec in &mut versions {
-            rec.stamps = rec
-                .files
-                .par_iter()
-                .map(|f| stamp(f))
-                .collect::<Option<Vec<_>>>()
-                .unwrap_or_default();
+        // The files written are stamped where they are; a version with a
+        // file that cannot be stamped is not reused next time.
+        for (v, rec) in versions.iter_mut().enumerate() {
+            rec.stamps = match self.reused[v] {
+                true => self.reused_stamps(site, v),
+                false => rec
+                    .files
+                    .par_iter()
+                    .map(|f| stamp(f))
+                    .collect::<Option<Vec<_>>>()
+                    .unwrap_or_default(),
+            };
         }
         for d in diagnostics {
             let at = d
