@@ -148,7 +148,7 @@ fn repeated_key(message: &str) -> Option<String> {
 /// at `line`:`column` (1-based): the lines below it at that indentation,
 /// until one less indented ends the mapping.
 fn repetition(text: &str, key: &str, line: usize, column: usize) -> Option<usize> {
-    let indent = column - 1;
+    let indent = column.checked_sub(1)?;
     let is_key = |rest: &str| {
         [
             format!("{key}:"),
@@ -159,7 +159,7 @@ fn repetition(text: &str, key: &str, line: usize, column: usize) -> Option<usize
         .any(|k| rest.starts_with(k.as_str()))
     };
     let mut seen = 0;
-    for (i, l) in text.lines().enumerate().skip(line - 1) {
+    for (i, l) in text.lines().enumerate().skip(line.saturating_sub(1)) {
         let trimmed = l.trim_start_matches(' ');
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
