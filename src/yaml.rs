@@ -566,4 +566,27 @@ mod tests {
         // An empty needle once looped forever (found by fuzz/run.sh).
         assert_eq!(locate_scalar(text, ""), None);
     }
+
+    proptest::proptest! {
+        /// Whatever the text, parsing gives values or an error placed
+        /// inside the text: never a panic (the placing does arithmetic on
+        /// positions and byte offsets).
+        #[test]
+        fn errors_are_placed_inside_the_text(
+            text in "([a-c]{1,2}|: |- |\\[|\\]|\\{|\\}|, |\n|  |'|\"|é|\u{1}|#|---\n){0,40}",
+        ) {
+            let lines = text.lines().count().max(1) + 1;
+            for e in [
+                documents(&text).err(),
+                documents_with_positions(&text).err(),
+                from_str::<std::collections::BTreeMap<String, Value>>(&text).err(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                proptest::prop_assert!(e.line.is_none_or(|l| (1..=lines).contains(&l)), "{e:?}");
+                proptest::prop_assert!(e.column.is_none_or(|c| c >= 1), "{e:?}");
+            }
+        }
+    }
 }
