@@ -41,15 +41,6 @@ fn check(p: &Project, image: Option<&str>) -> (i32, Value, String) {
     (o.status.code().unwrap_or(-1), report, stderr(&o))
 }
 
-fn of_rule<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
-    report["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|f| f["rule"] == rule)
-        .collect()
-}
-
 fn message(f: &Value) -> &str {
     f["message"].as_str().unwrap_or_default()
 }
@@ -81,7 +72,7 @@ fn a_base_probing_with_a_command_its_image_lacks_fails() {
     );
     let (code, report, _) = check(&p, None);
     assert_eq!(code, 1, "{report:#}");
-    let found = of_rule(&report, "probe-command-missing");
+    let found = findings_of(&report, "probe-command-missing");
     let live = line_of(
         &p,
         "bases/v1.28.0/statefulset.yaml",
@@ -103,14 +94,14 @@ fn every_platform_of_an_index_is_checked() {
     let (p, _) = project("v1.30.0", "v1.30.0");
     let (code, report, _) = check(&p, Some(&layout_source(&p)));
     assert_eq!(code, 1, "{report:#}");
-    let found = of_rule(&report, "probe-command-missing");
+    let found = findings_of(&report, "probe-command-missing");
     assert!(!found.is_empty(), "{report:#}");
     assert!(
         found.iter().all(|f| message(f).contains("linux/arm64/v8")),
         "only arm64 lacks it: {report:#}"
     );
     // The data file says 1.30.0 has it: the arm64 image contradicts it.
-    let m = of_rule(&report, "image-data-mismatch");
+    let m = findings_of(&report, "image-data-mismatch");
     assert!(
         m.iter()
             .any(|f| message(f).contains("whystack-health") && message(f).contains("arm64")),
@@ -131,7 +122,7 @@ fn the_data_file_cannot_claim_a_command_the_image_lacks() {
     p.write("image-releases.yaml", &claimed);
     let (code, report, _) = check(&p, Some(&layout_source(&p)));
     assert_eq!(code, 1, "{report:#}");
-    let f = of_rule(&report, "image-data-mismatch");
+    let f = findings_of(&report, "image-data-mismatch");
     let f = f
         .iter()
         .find(|f| message(f).contains("whystack-health"))
@@ -208,7 +199,7 @@ fn a_missing_tag_is_an_input_error() {
     let (p, _) = project("v1.27.0", "v1.29.0");
     let (code, report, _) = check(&p, Some(&layout_source(&p)));
     assert_eq!(code, 2, "{report:#}");
-    let f = of_rule(&report, "image-unavailable");
+    let f = findings_of(&report, "image-unavailable");
     assert!(message(f[0]).contains("v1.27.0"), "{report:#}");
 }
 
@@ -222,7 +213,7 @@ fn an_image_from_a_registry_on_loopback() {
     registry.push(&p.path("images/agent"), "1.28.0", None);
     let (code, report, _) = check(&p, Some(&registry.url("whystack-agent")));
     assert_eq!(code, 1, "{report:#}");
-    let found = of_rule(&report, "probe-command-missing");
+    let found = findings_of(&report, "probe-command-missing");
     assert!(
         found
             .iter()

@@ -1,7 +1,7 @@
 //! `basepress init` writes a project that builds at once; `basepress
 //! new-release` prepares the next release from the newest one before it.
 
-use crate::support::{copy_repo, run, stderr};
+use crate::support::{check_json_at, copy_repo, run, stderr};
 use std::path::Path;
 
 fn init(dir: &Path, languages: Option<&str>) -> std::process::Output {
@@ -14,17 +14,10 @@ fn init(dir: &Path, languages: Option<&str>) -> std::process::Output {
     run(&args)
 }
 
-/// `check --format json` of a project: exit code, errors and warnings.
+/// `check --format json` of a project: exit code and report.
 fn check(root: &Path) -> (i32, serde_json::Value) {
-    let o = run(&[
-        "check",
-        "--root",
-        &root.to_string_lossy(),
-        "--format",
-        "json",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    (o.status.code().unwrap_or(-1), v)
+    let (code, report) = check_json_at(root);
+    (code.unwrap_or(-1), report)
 }
 
 #[test]
