@@ -116,14 +116,18 @@ pub fn project_reads(site: &Site, name: &str) -> bool {
 
 /// A Tera error with its causes, which hold the useful part.
 pub fn error_chain(e: &tera::Error) -> String {
-    let mut msg = e.to_string();
+    causes(e).join(": ")
+}
+
+/// The messages of `e` and of each error under it, outermost first.
+fn causes(e: &tera::Error) -> Vec<String> {
+    let mut messages = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {
-        msg.push_str(": ");
-        msg.push_str(&s.to_string());
+        messages.push(s.to_string());
         cur = s.source();
     }
-    msg
+    messages
 }
 
 /// Renders `name`, turning a failure into a finding that names the
@@ -184,12 +188,7 @@ fn finding(site: &Site, e: &tera::Error) -> Diagnostic {
 /// The last error of `e`'s chain. A syntax error is said as the template
 /// it is in and what was expected, without Tera's drawing of the line.
 fn innermost_cause(e: &tera::Error) -> String {
-    let mut messages = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        messages.push(s.to_string());
-        cur = s.source();
-    }
+    let mut messages = causes(e);
     let last = messages.pop().unwrap_or_default();
     match messages.last() {
         Some(outer) if outer.starts_with("Failed to parse") => {
