@@ -595,8 +595,7 @@ pub fn render_site(root: &Path, options: &Options) -> (Option<Vec<OutFile>>, Out
 fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>, Outcome) {
     let mut timings = Timings::start();
     let tools = Tools::default();
-    // A build takes the output's lock first: the previous output it may
-    // reuse files of stays as it is until this build replaces it.
+    // Never an output where the build reads its input.
     if let Target::Disk(out) = target {
         if let Some(input) = crate::load::input_holding(root, out) {
             let d = Diagnostic::new(
@@ -612,6 +611,8 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
             return (None, Outcome::new(vec![d], timings));
         }
     }
+    // A build takes the output's lock first: the previous output it may
+    // reuse files of stays as it is until this build replaces it.
     let staging = match target {
         Target::Memory => None,
         Target::Disk(out) => match write::Staging::new(out, options.build_id.is_some()) {

@@ -113,8 +113,8 @@ pub fn plan(
         let as_recorded =
             rec.files.len() == expected.len() && rec.files.iter().all(|f| expected.contains(f));
         // The spare holds the same files when its record says they were
-        // made from the same inputs.
-        // Each file must still be as the build that recorded it left it.
+        // made from the same inputs, and each file is still as the build
+        // that recorded it left it.
         in_spare[v] = as_recorded
             && spare.as_ref().is_some_and(|s| {
                 let kept = s.record.as_ref().and_then(|r| r.versions.get(id(site, v)));
