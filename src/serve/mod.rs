@@ -88,7 +88,7 @@ pub fn run(mut options: Options) -> anyhow::Result<()> {
     eprintln!(
         "watching {} for changes to site.yaml, the image data and {}/",
         options.root.display(),
-        watch::INPUT_DIRS.join("/, ")
+        crate::load::INPUT_DIRS.join("/, ")
     );
     runtime.block_on(serve(listener, app, hosts))?;
     let _ = first.join();

@@ -4,7 +4,7 @@
 //! input's bytes really changed.
 
 use super::App;
-use crate::load::config;
+use crate::load::{config, INPUT_DIRS};
 use notify::{RecursiveMode, Watcher as _};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -21,9 +21,6 @@ pub const QUIET: Duration = Duration::from_millis(30);
 pub const SETTLED: Duration = Duration::from_millis(2);
 /// The longest a stream of events can put a rebuild off.
 const MAX_DELAY: Duration = Duration::from_millis(300);
-
-/// The folders of a project whose files are inputs, all below the root.
-pub const INPUT_DIRS: [&str; 5] = ["content", "bases", "templates", "static", "i18n"];
 
 enum Msg {
     Fs(notify::Result<notify::Event>),

@@ -698,6 +698,53 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     assert!(!project.path().join("site").exists());
 }
 
+/// Every folder a build reads is watched: an edit of a frozen docs version
+/// (`versions/X.Y/content/`) is served as a build of the edited project
+/// writes it, the page and the version's search files alike.
+#[test]
+fn an_edit_of_a_frozen_docs_version_is_served_as_built() {
+    let project = copy_repo_with_versions();
+    let server = Server::start(project.path());
+    let mut events = Events::connect(&server.addr);
+    assert_eq!(events.next().0, "hello");
+    let page = project.path().join("versions/1.29/content/en/egress.md");
+    let original = std::fs::read_to_string(&page).unwrap();
+    let edited = original.replacen(
+        "The agent only opens outbound connections.",
+        "The agent only opens outbound connections, always.",
+        1,
+    );
+    assert_ne!(edited, original);
+    save(&page, &edited);
+    let event = events.next_within(Duration::from_secs(30));
+    assert_eq!(
+        event.map(|e| e.0).as_deref(),
+        Some("reload"),
+        "{}",
+        server.stderr()
+    );
+    let out = tempfile::tempdir().unwrap();
+    build_ok(project.path(), &out.path().join("site"));
+    let built = tree(&out.path().join("site"));
+    let page_file = "en/1.29/egress/index.html";
+    assert!(String::from_utf8_lossy(&built[page_file]).contains("connections, always."));
+    let search: Vec<&String> = built
+        .keys()
+        .filter(|k| k.starts_with("search/1.29/en/"))
+        .collect();
+    assert!(!search.is_empty());
+    for rel in search.into_iter().chain([&page_file.to_string()]) {
+        let served = get(&server.url(&format!("/{rel}")));
+        assert_eq!(served.status, 200, "{rel}");
+        let body = String::from_utf8_lossy(&served.body)
+            .replace("<script src=\"/__basepress/reload.js\"></script>", "");
+        assert!(
+            body.as_bytes() == built[rel].as_slice(),
+            "/{rel} is served otherwise than built"
+        );
+    }
+}
+
 /// Edits one page `n` times and returns the milliseconds from each write
 /// to the reload event, checking that the page shows each edit.
 fn reload_latencies(server: &Server, page: &Path, url: &str, n: usize) -> Vec<u128> {
