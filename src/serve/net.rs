@@ -6,11 +6,13 @@
 //!   from the moment the connection opens or the previous answer ends: an
 //!   idle keep-alive connection is closed after it too (hyper's header
 //!   read timeout).
-//! - At most [`Limits::max_connections`] are held. When a new one arrives
-//!   at the limit, the connection idle the longest (waiting for headers,
-//!   or following the event stream, which browsers reopen by themselves)
-//!   is closed to make room; only when every one is answering a request
-//!   is the new one refused.
+//! - At most [`Limits::max_connections`] are held. At the limit, the
+//!   connection idle the longest (waiting for headers, or following the
+//!   event stream, which browsers reopen by themselves) is closed to make
+//!   room for the next one. A connection not read from yet is spared for
+//!   [`FRESH`]: in a burst, its request is likely waiting unread. When no
+//!   connection can be closed, new ones wait in the system's queue until
+//!   one ends.
 //! - A connection answering a request that makes no progress for
 //!   [`Limits::stall_timeout`] (a client that stopped reading) is closed.
 
@@ -24,7 +26,7 @@ use std::convert::Infallible;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -38,6 +40,15 @@ const BACKLOG: i32 = 1024;
 
 /// How long open connections may take to finish once the server stops.
 const GRACE: Duration = Duration::from_secs(3);
+
+/// How long a connection nothing was read from yet is spared eviction:
+/// far longer than a request takes to arrive, far shorter than
+/// [`Limits::header_timeout`].
+const FRESH: Duration = Duration::from_secs(1);
+
+/// How often a server at its limit looks again for a connection to close,
+/// when none ended.
+const RETRY: Duration = Duration::from_millis(50);
 
 /// Bounds on connections.
 #[derive(Debug, Clone, Copy)]
@@ -116,15 +127,20 @@ pub async fn serve(
     let mut tasks = tokio::task::JoinSet::new();
     let mut stopping = stop.clone();
     loop {
+        if registry.len() >= limits.max_connections && !registry.evict_one() {
+            // Every connection is answering a request or just opened: the
+            // next one waits, unaccepted, until one ends or can be closed.
+            tokio::select! {
+                _ = registry.closed.notified() => {}
+                _ = tokio::time::sleep(RETRY) => {}
+                _ = stopping.wait_for(|s| *s) => break,
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            }
+            continue;
+        }
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    if registry.len() >= limits.max_connections && !registry.evict_one() {
-                        // Every connection is answering a request: this
-                        // one waits for none of them.
-                        drop(stream);
-                        continue;
-                    }
                     let _ = stream.set_nodelay(true);
                     let conn = registry.add();
                     tasks.spawn(connection(
@@ -157,6 +173,8 @@ struct Activity {
     idle_since: AtomicU64,
     /// When bytes last went in or out.
     last_io: AtomicU64,
+    /// Whether any byte came in.
+    heard: AtomicBool,
 }
 
 struct Conn {
@@ -173,6 +191,8 @@ struct Registry {
     epoch: Instant,
     next: AtomicU64,
     open: Mutex<Open>,
+    /// Told each time a connection ends.
+    closed: Notify,
 }
 
 impl Registry {
@@ -181,6 +201,7 @@ impl Registry {
             epoch: Instant::now(),
             next: AtomicU64::new(0),
             open: Mutex::new(HashMap::new()),
+            closed: Notify::new(),
         }
     }
 
@@ -203,6 +224,7 @@ impl Registry {
             busy: AtomicUsize::new(0),
             idle_since: AtomicU64::new(now),
             last_io: AtomicU64::new(now),
+            heard: AtomicBool::new(false),
         });
         let evict = Arc::new(Notify::new());
         self.open()
@@ -216,15 +238,23 @@ impl Registry {
 
     fn remove(&self, id: u64) {
         self.open().remove(&id);
+        self.closed.notify_one();
     }
 
     /// Closes the connection idle the longest, to make room for a new one;
-    /// `false` when every connection is answering a request.
+    /// `false` when every connection is answering a request or was opened
+    /// less than [`FRESH`] ago with nothing read from it yet.
     fn evict_one(&self) -> bool {
+        let now = self.now();
+        let fresh = FRESH.as_millis() as u64;
         let mut open = self.open();
         let oldest = open
             .iter()
-            .filter(|(_, (a, _))| a.busy.load(Ordering::Acquire) == 0)
+            .filter(|(_, (a, _))| {
+                a.busy.load(Ordering::Acquire) == 0
+                    && (a.heard.load(Ordering::Acquire)
+                        || now.saturating_sub(a.idle_since.load(Ordering::Acquire)) >= fresh)
+            })
             .min_by_key(|(id, (a, _))| (a.idle_since.load(Ordering::Acquire), **id))
             .map(|(id, _)| *id);
         match oldest.and_then(|id| open.remove(&id)) {
@@ -386,6 +416,7 @@ impl AsyncRead for Tracked {
         let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
         if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
             this.touch();
+            this.activity.heard.store(true, Ordering::Release);
         }
         polled
     }
@@ -472,6 +503,9 @@ mod tests {
         let a = r.add();
         let b = r.add();
         let c = r.add();
+        for conn in [&a, &b, &c] {
+            conn.activity.heard.store(true, Ordering::Release);
+        }
         a.activity.idle_since.store(5, Ordering::Release);
         b.activity.idle_since.store(1, Ordering::Release);
         c.activity.idle_since.store(9, Ordering::Release);
@@ -485,5 +519,65 @@ mod tests {
         assert!(r.evict_one());
         assert!(!r.evict_one(), "b is busy: it stays");
         assert_eq!(r.len(), 1);
+    }
+
+    #[test]
+    fn a_connection_not_read_from_yet_is_spared_for_a_moment() {
+        let r = Registry::new();
+        let new = r.add();
+        assert!(!r.evict_one(), "just opened, its request may be waiting");
+        new.activity.heard.store(true, Ordering::Release);
+        assert!(r.evict_one(), "read from and idle");
+        let r2 = Registry {
+            epoch: Instant::now() - FRESH,
+            ..Registry::new()
+        };
+        let old = r2.add();
+        old.activity.idle_since.store(0, Ordering::Release);
+        assert!(r2.evict_one(), "silent for longer than FRESH");
+    }
+
+    /// A burst of many more connections than the limit, each sending a
+    /// whole request at once: every one is answered (the ones over the
+    /// limit wait to be accepted), none is closed unanswered.
+    #[test]
+    fn a_burst_over_the_limit_is_answered_in_full() {
+        use std::io::{Read as _, Write as _};
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let (stop_tx, stop) = watch::channel(false);
+        let limits = Limits {
+            max_connections: 4,
+            ..LIMITS
+        };
+        let router = Router::new().route("/", axum::routing::get(|| async { "ok" }));
+        let server = std::thread::spawn(move || {
+            runtime.block_on(async move {
+                let listener = TcpListener::from_std(listener).unwrap();
+                serve(listener, router, limits, stop).await;
+            })
+        });
+        let clients: Vec<_> = (0..40)
+            .map(|_| {
+                let mut s = std::net::TcpStream::connect(addr).unwrap();
+                s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    .unwrap();
+                s
+            })
+            .collect();
+        for mut s in clients {
+            s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            let mut answer = String::new();
+            let _ = s.read_to_string(&mut answer);
+            assert!(answer.starts_with("HTTP/1.1 200"), "answer: {answer:?}");
+        }
+        stop_tx.send(true).unwrap();
+        server.join().unwrap();
     }
 }
