@@ -253,7 +253,7 @@ pub mod rule {
             "A stored signature is not a valid SSH signature of its version's SHA256SUMS, by site.yaml's key, in the version's namespace, or differs from the one released.",
             "Restore bases/signatures/vX.Y.Z.sig from version control: a released signature never changes.";
         VERSION_UNSIGNED = "version-unsigned", Check, Warning,
-            "A version is published without a signature (it is not released, and no signing key was given), so installers who verify signatures refuse it.",
+            "A version is published without a signature (it is not released, and no signing key was given), so installers who verify signatures refuse it, and so do `basepress verify` and `deploy`.",
             "Build with --signing-key FILE (or BASEPRESS_SIGNING_KEY), or release the version with `basepress release`.";
         SITE_UNREACHABLE = "site-unreachable", Input, Error,
             "The site to verify cannot be read: the URL does not answer, answers with an error or too much, or the folder does not exist.",
@@ -261,6 +261,9 @@ pub mod rule {
         PUBLISHED_FILE_MISSING = "published-file-missing", Check, Error,
             "A file that a published version's index names (versions.txt, files.txt, SHA256SUMS) cannot be downloaded.",
             "Deploy the site again in full: `basepress build` writes every file its indexes name.";
+        PUBLISHED_FILE_UNLISTED = "published-file-unlisted", Check, Error,
+            "A built site's folder holds a version folder that versions.txt does not list, or a base folder holds a file that its files.txt does not list: installers never download it, and verify does not check it.",
+            "Publish the folder a build wrote as it is: remove what was added by hand, or add it to the project and build again.";
         PUBLISHED_CHECKSUM_MISMATCH = "published-checksum-mismatch", Check, Error,
             "A published file differs from the SHA-256 that SHA256SUMS gives it, SHA256SUMS is malformed, or files.txt and SHA256SUMS do not name the same files.",
             "Deploy the released files again, byte for byte; never edit a published base in place.";

@@ -130,6 +130,7 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[
             rule::SITE_UNREACHABLE,
             rule::PUBLISHED_FILE_MISSING,
+            rule::PUBLISHED_FILE_UNLISTED,
             rule::PUBLISHED_CHECKSUM_MISMATCH,
             rule::PUBLISHED_SIGNATURE_INVALID,
             rule::BASE_FILE_NAME_UNSAFE,
@@ -597,14 +598,24 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
     let tools = Tools::default();
     // Never an output where the build reads its input.
     if let Target::Disk(out) = target {
-        if let Some(input) = crate::load::input_holding(root, out) {
+        if let Some(clash) = crate::load::input_holding(root, out) {
+            let place = match clash {
+                crate::load::Holding::Project(project) => {
+                    format!(
+                        "the output {} holds the project {}",
+                        out.display(),
+                        project.display()
+                    )
+                }
+                crate::load::Holding::Input(input) => {
+                    format!("the output {} is inside {}", out.display(), input.display())
+                }
+            };
             let d = Diagnostic::new(
                 rule::OUTPUT_UNSAFE,
                 format!(
-                    "the output {} is inside {}, which the build reads: the site would replace \
-                     input or be read as input by the next build",
-                    out.display(),
-                    input.display()
+                    "{place}, which the build reads: the site would replace \
+                     input or be read as input by the next build"
                 ),
             )
             .help("pass an --out outside content/, bases/, templates/, static/, i18n/ and versions/, such as ROOT/site");
@@ -773,8 +784,13 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
     }
     // Releasing is the point where the version must be final: its own
     // `version-unreleased` warnings are the only findings allowed, besides
-    // a missing signature, which releasing is how to add.
-    let blocking = |d: &Diagnostic| d.is_error() && d.rule.id != rule::SIGNATURE_MISSING.id;
+    // the missing signature of the version released, which releasing is
+    // how to add (another version's stays an error).
+    let own_signature = |d: &Diagnostic| {
+        d.rule.id == rule::SIGNATURE_MISSING.id
+            && base.is_some_and(|b| d.message.starts_with(&format!("{} ", b.folder())))
+    };
+    let blocking = |d: &Diagnostic| d.is_error() && !own_signature(d);
     if diagnostics.iter().any(blocking) {
         return Err(fail(diagnostics));
     }

@@ -166,6 +166,22 @@ impl Source {
         }
     }
 
+    /// The names in the site folder `path` (`kubernetes/v1.30.0/base/`):
+    /// `None` over HTTP, where a folder cannot be listed, or when it cannot
+    /// be read.
+    fn list(&self, path: &str) -> Option<Vec<String>> {
+        let Source::Dir(root) = self else {
+            return None;
+        };
+        let mut names: Vec<String> = std::fs::read_dir(root.join(path))
+            .ok()?
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Some(names)
+    }
+
     /// What findings name files by: the site path.
     fn at(&self, path: &str) -> Location {
         Location::file(path)
@@ -425,9 +441,41 @@ impl Run {
             Some(v) => vec![format!("v{v}")],
             None => self.versions(),
         };
+        if options.version.is_none() {
+            self.unlisted("kubernetes/", &versions, |name| {
+                name.strip_prefix('v')
+                    .is_some_and(|v| Version::parse(v).is_ok())
+            });
+        }
         for folder in versions {
             self.version(&folder, trusted.as_deref());
             self.verified.versions.push(folder);
+        }
+    }
+
+    /// In a folder that can be listed, the entries `counts` picks that
+    /// `listed` does not name: published, yet no installer downloads them
+    /// and nothing here checks them.
+    fn unlisted(&mut self, dir: &str, listed: &[String], counts: impl Fn(&str) -> bool) {
+        let Some(names) = self.source.list(dir) else {
+            return;
+        };
+        let index = if dir == "kubernetes/" {
+            "kubernetes/versions.txt"
+        } else {
+            "its files.txt"
+        };
+        for name in names.iter().filter(|n| counts(n)) {
+            if !listed.contains(name) {
+                self.findings.push(
+                    Diagnostic::new(
+                        rule::PUBLISHED_FILE_UNLISTED,
+                        format!("`{name}` is published in {dir}, and {index} does not list it: installers never download it and it is not verified"),
+                    )
+                    .at(self.source.at(&format!("{dir}{name}")))
+                    .help("publish the folder a build wrote as it is: remove what was added by hand"),
+                );
+            }
         }
     }
 
@@ -547,6 +595,7 @@ impl Run {
             return;
         };
         let listed = self.names(&files_path, &files_txt);
+        self.unlisted(&dir, &listed, |name| name != "files.txt");
         if !listed.iter().any(|n| n == "SHA256SUMS") {
             self.findings.push(
                 Diagnostic::new(
@@ -712,9 +761,10 @@ impl Run {
             self.findings.push(
                 Diagnostic::new(
                     rule::PUBLISHED_SIGNATURE_INVALID,
-                    format!("{folder} is not signed: its files.txt lists no {SIGNATURE}"),
+                    format!("{folder} is not signed: its files.txt lists no {SIGNATURE}, and the site publishes kubernetes/allowed_signers"),
                 )
-                .in_file(format!("{dir}files.txt")),
+                .in_file(format!("{dir}files.txt"))
+                .help("a build without the signing key publishes a version not released yet unsigned (warning `version-unsigned`): build with --signing-key FILE (or BASEPRESS_SIGNING_KEY) before publishing it"),
             );
             return;
         }

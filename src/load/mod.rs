@@ -81,7 +81,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
     let failed = diagnostics
         .iter()
         .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input);
-    let site = match (failed, images) {
+    let mut site = match (failed, images) {
         (false, Some(images)) => Some(Site {
             root: root.to_path_buf(),
             config,
@@ -99,7 +99,33 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         }),
         _ => None,
     };
+    if let Some(site) = site.as_mut() {
+        diagnostics.extend(expand_front_matter(site));
+    }
     Loaded { site, diagnostics }
+}
+
+/// Replaces the `{{ variables }}` in every page's title and description,
+/// which need the whole site (its bases and image data); a finding for
+/// each unknown one.
+fn expand_front_matter(site: &mut Site) -> Vec<Diagnostic> {
+    use rayon::prelude::*;
+    let expanded: Vec<_> = site
+        .pages
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, content::expanded_front_matter(site, p)?)))
+        .collect();
+    let mut found = Vec::new();
+    for (i, (title, description, problems)) in expanded {
+        // An untranslated copy repeats its original's findings.
+        if site.pages[i].fallback_from.is_none() {
+            found.extend(problems);
+        }
+        site.pages[i].title = title;
+        site.pages[i].description = description;
+    }
+    found
 }
 
 /// Reads one page again, the way [`load`] reads it: `path` is a Markdown
@@ -116,7 +142,15 @@ pub fn page(
         Diagnostic::new(rule::IO_UNREADABLE, "the page's docs version is gone").in_file(path)
     })?;
     let root = crate::input::Root::open(root);
-    content::load_page(&root, index, version, lang, path, &Default::default())
+    let mut page = content::load_page(&root, index, version, lang, path, &Default::default())?;
+    if let Some((title, description, found)) = content::expanded_front_matter(site, &page) {
+        if let Some(d) = found.into_iter().next() {
+            return Err(d);
+        }
+        page.title = title;
+        page.description = description;
+    }
+    Ok(page)
 }
 
 /// Template overrides: every file below `ROOT/templates/`, named by its
@@ -151,16 +185,26 @@ pub const INPUT_DIRS: &[&str] = &[
 /// would replace input, or become input of the next build. Both paths are
 /// resolved through the folders that exist, so `site/../content/x` and a
 /// symbolic link into `content/` are caught.
-pub fn input_holding(root: &Path, path: &Path) -> Option<PathBuf> {
+pub fn input_holding(root: &Path, path: &Path) -> Option<Holding> {
     let root = resolve(root);
     let path = resolve(path);
     if root.starts_with(&path) {
-        return Some(root);
+        return Some(Holding::Project(root));
     }
     INPUT_DIRS
         .iter()
         .map(|d| root.join(d))
         .find(|d| path.starts_with(d))
+        .map(Holding::Input)
+}
+
+/// How a path meets a project's input (see [`input_holding`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holding {
+    /// The path is the project's folder, or a folder above it.
+    Project(PathBuf),
+    /// The path is in this input folder of the project.
+    Input(PathBuf),
 }
 
 /// `path` made absolute, with its longest existing prefix canonicalized

@@ -394,6 +394,23 @@ fn verify_checks_indexes_names_and_pinned_keys() {
         "{json}"
     );
 
+    // On a folder, what is published and no index lists: a file in a base
+    // folder, a version folder. Installers never fetch it; nothing checks it.
+    let copy = copy_site(&site);
+    std::fs::write(base_dir(copy.path()).join("agent.env"), "RUNNER_TOKEN=x\n").unwrap();
+    let (code, json) = verify_site(&target(&copy), &["v1.30.0"]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(rules_of(&json), ["published-file-unlisted"], "{json}");
+    assert!(json.contains("`agent.env`"), "{json}");
+    let copy = copy_site(&site);
+    let versions_txt = copy.path().join("kubernetes/versions.txt");
+    let listed = std::fs::read_to_string(&versions_txt).unwrap();
+    std::fs::write(&versions_txt, listed.replace("v1.30.0\n", "")).unwrap();
+    let (code, json) = verify_site(&target(&copy), &[]);
+    assert_eq!(code, 1, "{json}");
+    assert_eq!(rules_of(&json), ["published-file-unlisted"], "{json}");
+    assert!(json.contains("`v1.30.0`"), "{json}");
+
     // A missing file, and a versions.txt naming something unsafe.
     let copy = copy_site(&site);
     std::fs::remove_file(base_dir(copy.path()).join("config.env")).unwrap();
@@ -668,6 +685,18 @@ fn a_release_is_signed_once_and_every_build_publishes_that_signature() {
     assert!(!rules_of(&out_text(&o)).contains(&"version-unsigned".to_string()));
     let v = ssh_verify(&site, IDENTITY, "agent/v1.0.0", "v1.0.0");
     assert!(v.status.success(), "{}", stderr(&v));
+
+    // Releasing a version adds its own signature, never another's: with
+    // v1.1.0's stored signature gone, releasing v1.0.0 is refused.
+    std::fs::remove_file(s.project.path("bases/signatures/v1.1.0.sig")).unwrap();
+    let lock_before = std::fs::read(s.project.path("bases/published.lock")).unwrap();
+    let o = s.run(&["release", "v1.0.0"], Some(&s.key));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("signature-missing"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(s.project.path("bases/published.lock")).unwrap(),
+        lock_before
+    );
 }
 
 #[test]
