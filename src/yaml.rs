@@ -137,11 +137,15 @@ fn depth_guard(text: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// The key serde_yaml says is repeated in a mapping.
+/// The key an error says is repeated in a mapping: serde_yaml's words
+/// for a map (`duplicate entry with key "a"`), serde's for a struct's field
+/// (``duplicate field `a` ``).
 fn repeated_key(message: &str) -> Option<String> {
-    let rest = message.split_once("duplicate entry with key ")?.1;
-    let quoted = rest.strip_prefix('"')?;
-    Some(quoted[..quoted.find('"')?].to_string())
+    let (rest, close) = match message.split_once("duplicate entry with key \"") {
+        Some((_, rest)) => (rest, '"'),
+        None => (message.split_once("duplicate field `")?.1, '`'),
+    };
+    Some(rest[..rest.find(close)?].to_string())
 }
 
 /// The line of the second `key` of the block mapping whose first key is
@@ -194,13 +198,25 @@ pub fn documents(text: &str) -> Result<Vec<Value>, Error> {
     depth_guard(text)?;
     let mut docs = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
-        let v = serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?;
+        let v =
+            merged(serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?)?;
         if v.is_null() {
             continue;
         }
         docs.push(to_json(v)?);
     }
     Ok(docs)
+}
+
+/// `v` with its YAML merge keys (`<<: *defaults`) applied, as Kubernetes'
+/// YAML readers apply them.
+fn merged(mut v: serde_yaml::Value) -> Result<serde_yaml::Value, Error> {
+    v.apply_merge().map_err(|e| Error {
+        message: format!("a `<<` merge key cannot be applied: {e}"),
+        line: None,
+        column: None,
+    })?;
+    Ok(v)
 }
 
 fn to_json(v: serde_yaml::Value) -> Result<Value, Error> {
@@ -242,6 +258,124 @@ impl Positions {
 pub struct Document {
     pub value: Value,
     pub positions: Positions,
+    /// The plain (unquoted) scalars that a reader may take for something
+    /// other than a string (`0644`, `1_000`, `true`, `~`), by JSON pointer,
+    /// as written: see [`Document::as_kubernetes_reads_it`].
+    plain: Plain,
+}
+
+impl Document {
+    /// The document's value as `kubectl` reads a resource (with Go's YAML
+    /// library, then through JSON): a plain number is what Go's parser
+    /// makes of it (`0644` is octal 420, `1_000` is 1000, `09` is 9, where
+    /// YAML 1.2 keeps them as text), a float without a fraction is an
+    /// integer (`1.0` is 1), and an annotation's value is always the text
+    /// written (`prometheus.io/port: 9090` is `"9090"`).
+    pub fn as_kubernetes_reads_it(mut self) -> Document {
+        for (pointer, raw) in &self.plain {
+            let Some(node) = self.value.pointer_mut(pointer) else {
+                continue;
+            };
+            let is_annotation = pointer
+                .strip_prefix("/metadata/annotations/")
+                .is_some_and(|key| !key.contains('/'));
+            if is_annotation {
+                if !node.is_string() {
+                    *node = Value::String(raw.clone());
+                }
+            } else if node.is_string() {
+                if let Some(n) = go_number(raw) {
+                    *node = Value::Number(n);
+                }
+            }
+        }
+        integral_floats(&mut self.value);
+        self
+    }
+}
+
+/// Whether a plain scalar may be read as something other than a string.
+fn maybe_not_text(s: &str) -> bool {
+    s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
+        || matches!(
+            s,
+            "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+        )
+}
+
+/// The number Go's YAML library reads in the plain scalar `s`, as
+/// `strconv.ParseInt(s, 0, 64)`, then `ParseUint`, then `ParseFloat` for
+/// the float syntax do, after dropping `_`: a leading `0` is octal (`0644`),
+/// `0x`, `0o` and `0b` give their bases, and `09` is a float.
+pub fn go_number(s: &str) -> Option<serde_json::Number> {
+    let s: String = s.chars().filter(|&c| c != '_').collect();
+    let (negative, unsigned) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(&s)),
+    };
+    let lower = unsigned.to_ascii_lowercase();
+    let (radix, digits) = if let Some(d) = lower.strip_prefix("0x") {
+        (16, d)
+    } else if let Some(d) = lower.strip_prefix("0o") {
+        (8, d)
+    } else if let Some(d) = lower.strip_prefix("0b") {
+        (2, d)
+    } else if lower.len() > 1 && lower.starts_with('0') {
+        (8, &lower[1..])
+    } else {
+        (10, lower.as_str())
+    };
+    if !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix)) {
+        if let Ok(n) = u64::from_str_radix(digits, radix) {
+            if !negative {
+                return Some(n.into());
+            }
+            if let Ok(n) = i64::try_from(-i128::from(n)) {
+                return Some(n.into());
+            }
+        }
+    }
+    // `[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?`
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((m, e)) => (m, Some(e.strip_prefix(['+', '-']).unwrap_or(e))),
+        None => (unsigned, None),
+    };
+    let digits_only = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = match mantissa.split_once('.') {
+        Some((whole, fraction)) => {
+            digits_only(whole)
+                && digits_only(fraction)
+                && !(whole.is_empty() && fraction.is_empty())
+        }
+        None => !mantissa.is_empty() && digits_only(mantissa),
+    };
+    let exponent_ok = exponent.is_none_or(|e| !e.is_empty() && digits_only(e));
+    if !(mantissa_ok && exponent_ok) {
+        return None;
+    }
+    let f: f64 = s.parse().ok()?;
+    serde_json::Number::from_f64(f)
+}
+
+/// Floats without a fraction made integers, as a trip through Go's JSON
+/// and YAML makes them (`1.0` and `1e3` are 1 and 1000; `1e20`, beyond
+/// 64 bits, stays a float).
+fn integral_floats(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            if f.fract() == 0.0 {
+                if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                    *n = (f as u64).into();
+                } else if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
+                    *n = (f as i64).into();
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats),
+        Value::Object(map) => map.values_mut().for_each(integral_floats),
+        _ => {}
+    }
 }
 
 /// Like [`documents`], with the position of every node.
@@ -249,22 +383,24 @@ pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
     depth_guard(text)?;
     let mut values = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
-        values.push(serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?);
+        let v = serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?;
+        values.push(merged(v)?);
     }
     // Positions come from a second, event-level parser; if the two disagree
     // on the documents, findings fall back to the file without a line.
     let mut positions = positions(text).unwrap_or_default();
     if positions.len() != values.len() {
-        positions = vec![Positions::default(); values.len()];
+        positions = vec![Default::default(); values.len()];
     }
     let mut docs = Vec::new();
-    for (v, p) in values.into_iter().zip(positions) {
+    for (v, (positions, plain)) in values.into_iter().zip(positions) {
         if v.is_null() {
             continue;
         }
         docs.push(Document {
             value: to_json(v)?,
-            positions: p,
+            positions,
+            plain,
         });
     }
     Ok(docs)
@@ -275,8 +411,14 @@ pub fn pointer_segment(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
-fn positions(text: &str) -> Option<Vec<Positions>> {
-    use saphyr_parser::{Event, Parser};
+/// Plain scalars by JSON pointer, as written.
+type Plain = Vec<(String, String)>;
+
+/// The positions of each document's nodes, and its plain scalars that may
+/// not be text (see [`Document`]).
+fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    let mut plain = Vec::new();
     enum Frame {
         Map { path: String, key: Option<String> },
         Seq { path: String, index: usize },
@@ -314,11 +456,17 @@ fn positions(text: &str) -> Option<Vec<Positions>> {
         match event {
             Event::DocumentStart(_) => {
                 current = Positions::default();
+                plain.clear();
                 stack.clear();
             }
-            Event::DocumentEnd => docs.push(std::mem::take(&mut current)),
-            Event::Scalar(value, ..) => {
+            Event::DocumentEnd => {
+                docs.push((std::mem::take(&mut current), std::mem::take(&mut plain)));
+            }
+            Event::Scalar(value, style, ..) => {
                 if let Some(p) = node_path(&mut stack, Some(&value)) {
+                    if style == ScalarStyle::Plain && maybe_not_text(&value) {
+                        plain.push((p.clone(), value.to_string()));
+                    }
                     current.0.entry(p).or_insert(pos);
                 }
             }
@@ -519,6 +667,18 @@ mod tests {
         assert_eq!(e.line, Some(4), "{e:?}");
         let e = documents("a: 1\nb: 2\n'a': 3\n").unwrap_err();
         assert_eq!(e.line, Some(3), "{e:?}");
+        // A struct's field, in its own words.
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Front {
+            title: String,
+            weight: Option<u32>,
+            description: Option<String>,
+        }
+        let e =
+            from_str::<Front>("title: A\ndescription: x\nweight: 1\ndescription: y\n").unwrap_err();
+        assert!(e.message.contains("duplicate field"), "{}", e.message);
+        assert_eq!(e.line, Some(4), "{e:?}");
     }
 
     #[test]

@@ -64,7 +64,7 @@ fn file_location(file: &SourceFile, line: Option<usize>, column: Option<usize>) 
     Location {
         file: file.origin.clone(),
         line: Some(line.unwrap_or(1) + file.line_offset),
-        column,
+        column: column.map(|c| c + file.column_offset),
     }
 }
 
@@ -82,7 +82,11 @@ impl Kz<'_> {
     /// Where the node at `pointer` of the kustomization is.
     fn src(&self, pointer: &str) -> Src {
         let (line, column) = self.positions.nearest(pointer).unwrap_or((1, 1));
-        Src::new(&self.origin, line + self.file.line_offset, column)
+        Src::new(
+            &self.origin,
+            line + self.file.line_offset,
+            column + self.file.column_offset,
+        )
     }
 
     fn loc(&self, pointer: &str) -> Location {
@@ -150,7 +154,7 @@ impl Kz<'_> {
             positions,
             &self.origin,
             line + self.file.line_offset,
-            indent,
+            indent + self.file.column_offset,
         )
     }
 }
@@ -181,7 +185,14 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
     let mut queue: std::collections::VecDeque<(Value, Prov)> = docs
         .into_iter()
         .map(|d| {
-            let p = Prov::from_positions(&d.value, &d.positions, &origin, file.line_offset, 0);
+            let d = d.as_kubernetes_reads_it();
+            let p = Prov::from_positions(
+                &d.value,
+                &d.positions,
+                &origin,
+                file.line_offset,
+                file.column_offset,
+            );
             (d.value, p)
         })
         .collect();
@@ -527,15 +538,17 @@ impl<'a> Builder<'a, '_> {
         for (p, env) in envs {
             let (_, file) = kz.read(self.files, env, &p)?;
             let origin = origin(file);
-            let offset = file.line_offset;
-            let more = generate::env_pairs(&file.bytes, |line| Src::new(&origin, line + offset, 1))
-                .map_err(|(line, rule, m)| {
-                    error(
-                        rule,
-                        format!("env file `{env}`: {m}"),
-                        file_location(file, Some(line), Some(1)),
-                    )
-                })?;
+            let (offset, indent) = (file.line_offset, file.column_offset);
+            let more = generate::env_pairs(&file.bytes, |line| {
+                Src::new(&origin, line + offset, 1 + indent)
+            })
+            .map_err(|(line, rule, m)| {
+                error(
+                    rule,
+                    format!("env file `{env}`: {m}"),
+                    file_location(file, Some(line), Some(1)),
+                )
+            })?;
             pairs.extend(more);
         }
         for (j, lit) in args.literals.iter().enumerate() {
@@ -614,9 +627,9 @@ impl<'a> Builder<'a, '_> {
                     let (_, file) = kz.read(self.files, &args.path, &format!("{pointer}/path"))?;
                     let text = text(file).map_err(|m| bad(format!("`{}`: {m}", args.path)))?;
                     let origin = origin(file);
-                    let offset = file.line_offset;
+                    let (offset, indent) = (file.line_offset, file.column_offset);
                     let f = move |v: &Value, p: &Positions| {
-                        Prov::from_positions(v, p, &origin, offset, 0)
+                        Prov::from_positions(v, p, &origin, offset, indent)
                     };
                     (text, Box::new(f), format!("`{}`", args.path))
                 }
@@ -928,7 +941,9 @@ fn parse_patch(
                         "a document of the patch is neither a map nor a list of operations".into(),
                     );
                 }
-                out.push((d.value.clone(), prov_of(&d.value, &d.positions)));
+                let d = d.clone().as_kubernetes_reads_it();
+                let prov = prov_of(&d.value, &d.positions);
+                out.push((d.value, prov));
             }
             Ok(Parsed::Strategic(out))
         }

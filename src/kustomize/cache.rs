@@ -32,15 +32,18 @@ struct Entry {
 /// One question a build asked of the files, and the answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Read {
-    File(String, Option<(u64, PathBuf, usize)>),
+    File(String, Option<(u64, PathBuf, (usize, usize))>),
     Dir(String, bool),
 }
 
-fn fingerprint(file: Option<&SourceFile>) -> Option<(u64, PathBuf, usize)> {
+fn fingerprint(file: Option<&SourceFile>) -> Option<(u64, PathBuf, (usize, usize))> {
     use std::hash::BuildHasher;
     // A fixed seed: the same bytes give the same hash in every build.
     let state = foldhash::fast::FixedState::with_seed(0x6b75_7374_6f6d_697a);
-    file.map(|f| (state.hash_one(&f.bytes), f.origin.clone(), f.line_offset))
+    file.map(|f| {
+        let at = (f.line_offset, f.column_offset);
+        (state.hash_one(&f.bytes), f.origin.clone(), at)
+    })
 }
 
 impl Read {

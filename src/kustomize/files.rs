@@ -14,6 +14,9 @@ pub struct SourceFile {
     /// Lines before the file's first line in `origin` (0 for a whole file;
     /// for a fenced block, the line of the fence).
     pub line_offset: usize,
+    /// Characters before each line of the file in `origin` (0 for a whole
+    /// file; for a fenced block in a list item, the item's indentation).
+    pub column_offset: usize,
 }
 
 impl SourceFile {
@@ -22,6 +25,7 @@ impl SourceFile {
             bytes: bytes.into(),
             origin: origin.into(),
             line_offset: 0,
+            column_offset: 0,
         }
     }
 }

@@ -153,6 +153,28 @@ fn rules() -> Vec<Rule> {
     for (g, kind, path) in service {
         add(("", "Service"), (g, "", kind), ("", path));
     }
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        add(
+            ("", "Service"),
+            ("admissionregistration.k8s.io", "", kind),
+            ("", "webhooks/clientConfig/service"),
+        );
+    }
+    // An annotation's key has slashes of its own, written `\/`.
+    for annotation in [
+        "ingress.kubernetes.io\\/auth-secret",
+        "nginx.ingress.kubernetes.io\\/auth-secret",
+        "nginx.ingress.kubernetes.io\\/auth-tls-secret",
+    ] {
+        add(
+            ("", "Secret"),
+            ("", "", "Ingress"),
+            ("metadata/annotations", annotation),
+        );
+    }
     let rbac = "rbac.authorization.k8s.io";
     add(
         (rbac, "Role"),
@@ -363,6 +385,31 @@ fn find(value: &Value, path: &[&str], keys: &mut Vec<String>, out: &mut Vec<(Vec
     }
 }
 
+/// The fields of a rule's path: split at `/`, but not at `\/`, which is
+/// a slash of the field's own name.
+fn field_segments(path: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'/') => {
+                chars.next();
+                if let Some(s) = out.last_mut() {
+                    s.push('/');
+                }
+            }
+            '/' => out.push(String::new()),
+            c => {
+                if let Some(s) = out.last_mut() {
+                    s.push(c);
+                }
+            }
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
 fn pointer(keys: &[String]) -> String {
     keys.iter()
         .map(|k| format!("/{}", crate::yaml::pointer_segment(k)))
@@ -388,11 +435,11 @@ pub fn fix(all: &mut [Res]) -> Result<(), String> {
                 continue;
             }
             let (spec, field) = rule.path;
-            let path: Vec<&str> = spec
-                .split('/')
-                .chain(field.split('/'))
-                .filter(|s| !s.is_empty())
+            let segments: Vec<String> = field_segments(spec)
+                .into_iter()
+                .chain(field_segments(field))
                 .collect();
+            let path: Vec<&str> = segments.iter().map(String::as_str).collect();
             let mut found = Vec::new();
             find(&all[r].value, &path, &mut Vec::new(), &mut found);
             if found.is_empty() {

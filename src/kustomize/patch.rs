@@ -166,6 +166,8 @@ fn restore(old: &Value, old_prov: &Prov, new: &mut Value, new_prov: &mut Prov, p
 /// values they move.
 pub fn apply_json(res: &mut Res, ops: &[(PatchOperation, Prov)]) -> Result<(), String> {
     for (i, (op, op_prov)) in ops.iter().enumerate() {
+        let lenient = lenient_replace(&res.value, op);
+        let op = lenient.as_ref().unwrap_or(op);
         json_patch::patch(&mut res.value, std::slice::from_ref(op)).map_err(|e| {
             format!(
                 "operation {i} ({} {}) cannot be applied: {}",
@@ -209,6 +211,25 @@ pub fn apply_json(res: &mut Res, ops: &[(PatchOperation, Prov)]) -> Result<(), S
         }
     }
     Ok(())
+}
+
+/// Kustomize's JSON patch library replaces a key that an object does not
+/// have as if it were added (`replace /spec/replicas` on a `spec` without
+/// one); a missing list item or parent is still an error.
+fn lenient_replace(value: &Value, op: &PatchOperation) -> Option<PatchOperation> {
+    let PatchOperation::Replace(r) = op else {
+        return None;
+    };
+    let pointer = r.path.as_str();
+    let (parent, _) = split_last(pointer)?;
+    let adds =
+        value.pointer(pointer).is_none() && value.pointer(parent).is_some_and(Value::is_object);
+    adds.then(|| {
+        PatchOperation::Add(json_patch::AddOperation {
+            path: r.path.clone(),
+            value: r.value.clone(),
+        })
+    })
 }
 
 fn op_name(op: &PatchOperation) -> &'static str {

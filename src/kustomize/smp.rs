@@ -16,10 +16,12 @@
 //!   not on whether the second is set.
 //! - `metadata.finalizers` merges as a set, patch values first, and
 //!   `metadata.ownerReferences` by `uid`.
+//! - A Service's `ports` merge by `port` and `protocol`, and the
+//!   `webhooks` of a webhook configuration by `name`.
 //! - Every other list is replaced whole, and so is every list of a kind
 //!   without a pod spec. That is right for ConfigMaps and custom resources,
-//!   but kustomize merges a few lists of other built-in kinds (a Service's
-//!   `ports` by `port`, …), which this module does not.
+//!   but kustomize merges a few lists of other built-in kinds (an Ingress's
+//!   `rules`, …), which this module does not.
 //! - `$patch: delete` deletes a map or a list item; as an item without the
 //!   merge key it deletes the whole list. `$patch: replace` replaces a map,
 //!   or (as an item without the merge key) the whole list. As kustomize does,
@@ -141,6 +143,7 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
         "Pod" => Some(&["spec"]),
         "StatefulSet" | "Deployment" | "DaemonSet" | "ReplicaSet" => Some(TEMPLATE),
         "Job" | "ReplicationController" => Some(TEMPLATE),
+        "PodTemplate" => Some(&["template", "spec"]),
         "CronJob" => Some(&["spec", "jobTemplate", "spec", "template", "spec"]),
         _ => None,
     }
@@ -151,6 +154,13 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
 /// which it therefore replaces, as it does the ports of ephemeral containers).
 fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
     use ListStrategy::{Keyed, Replace, Set};
+    match (kind, path) {
+        ("Service", ["spec", "ports"]) => return Keyed(("port", Some("protocol"))),
+        ("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration", ["webhooks"]) => {
+            return Keyed(("name", None))
+        }
+        _ => {}
+    }
     let Some(pod_spec) = pod_spec_path(kind) else {
         return Replace;
     };
