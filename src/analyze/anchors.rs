@@ -2,7 +2,9 @@
 //! `copia-de-seguranca`), but docs written for GitHub or Hugo link to the
 //! same heading keeping its accents (`#cópia-de-segurança`), and some tools
 //! percent-encode them (`#c%C3%B3pia-de-seguran%C3%A7a`): each of those
-//! forms names the heading whose id it folds to.
+//! forms names the heading whose id it folds to. So does the id GitHub
+//! and Hugo give a heading, which drops punctuation where ids here put a
+//! `-` (`#1300` for `## 1.30.0`).
 
 use super::links::{LinkIndex, Target};
 use crate::model::document::{Document, Heading, Headings};
@@ -10,9 +12,15 @@ use crate::model::site::Page;
 
 /// The heading of `headings` that `anchor` names: the one with exactly that
 /// id, else the one whose id is the anchor percent-decoded, else the one
-/// whose id is the anchor folded as ids are.
+/// whose id is the anchor folded as ids are, else the one GitHub and Hugo
+/// would give the anchor as id (`#1300` for `## 1.30.0`).
 pub fn find<'a>(headings: &'a Headings, anchor: &str) -> Option<&'a Heading> {
-    find_exact(headings, anchor).or_else(|| headings.with_id(&fold(&decode(anchor))))
+    find_exact(headings, anchor).or_else(|| {
+        let decoded = decode(anchor);
+        headings
+            .with_id(&fold(&decoded))
+            .or_else(|| headings.with_github_id(&decoded))
+    })
 }
 
 /// The heading a browser finds for `anchor` as it is published: its id
@@ -25,6 +33,18 @@ pub fn find_exact<'a>(headings: &'a Headings, anchor: &str) -> Option<&'a Headin
     (decoded != anchor)
         .then(|| headings.with_id(&decoded))
         .flatten()
+}
+
+/// Whether `anchor` names an element of `doc` a browser finds without a
+/// heading: the top of the page (an empty anchor, `#`), or an id raw HTML
+/// gives (`<a id="old-name">`), as written or percent-decoded.
+pub fn names_other_than_a_heading(doc: &Document, anchor: &str) -> bool {
+    let has = |id: &str| {
+        doc.html_ids
+            .binary_search_by(|x| x.as_str().cmp(id))
+            .is_ok()
+    };
+    anchor.is_empty() || has(anchor) || has(&decode(anchor))
 }
 
 /// `anchor` folded the way heading ids are made from text: accents and
@@ -78,6 +98,7 @@ pub fn rewrite_link(
     };
     match docs
         .get(target)
+        .filter(|d| !names_other_than_a_heading(d, &anchor))
         .and_then(|d| published_id(&d.headings, &anchor))
     {
         Some(id) => match out.rsplit_once('#') {
@@ -124,6 +145,26 @@ mod tests {
             Some("copia-de-seguranca")
         );
         assert_eq!(published_id(&h, "copia-de-seguranca"), None);
+        // GitHub's and Hugo's ids: punctuation dropped, not made `-`.
+        let h = Headings::new(
+            ["1.30.0", "`--flag=x`", "🚀 Launch", "1.30.0"]
+                .iter()
+                .map(|t| Heading {
+                    level: 2,
+                    id: crate::analyze::markdown::slugify(t),
+                    title: t.replace('`', ""),
+                })
+                .collect(),
+        );
+        let id = |a: &str| find(&h, a).map(|h| h.id.as_str());
+        assert_eq!(id("1300"), Some("1-30-0"));
+        assert_eq!(id("--flagx"), Some("flag-x"));
+        assert_eq!(id("-launch"), Some("rocket-launch"));
+        assert_eq!(id("1300-1"), Some("1-30-0"));
+        assert_eq!(
+            find(&h, "1300-1").map(|x| x as *const _),
+            Some(&h[3] as *const _)
+        );
     }
 
     proptest::proptest! {
@@ -138,7 +179,19 @@ mod tests {
             let scan = |id: &str| h.iter().find(|x| x.id == id);
             let decoded = decode(&anchor);
             let exact = scan(&anchor).or_else(|| scan(&decoded));
-            let expected = exact.or_else(|| scan(&fold(&decoded)));
+            // GitHub's ids, repeats numbered in page order.
+            let mut github: Vec<String> = Vec::new();
+            for x in h.iter() {
+                let base = crate::model::document::github_id(&x.title);
+                let free = |id: &String| !github.contains(id);
+                let id = std::iter::once(base.clone())
+                    .chain((1..).map(|n| format!("{base}-{n}")))
+                    .find(free)
+                    .unwrap();
+                github.push(id);
+            }
+            let by_github = github.iter().position(|g| *g == decoded).map(|i| &h[i]);
+            let expected = exact.or_else(|| scan(&fold(&decoded))).or(by_github);
             proptest::prop_assert_eq!(find_exact(&h, &anchor), exact);
             proptest::prop_assert_eq!(find(&h, &anchor), expected);
         }

@@ -134,6 +134,7 @@ mod tests {
             fallback_from: None,
             body: body.into(),
             body_line: 4,
+            values_at: Default::default(),
         }
     }
 

@@ -179,7 +179,22 @@ impl LinkIndex {
         };
         // An untranslated page links like its original, so its anchors hold.
         let lang = from.fallback_from.as_deref().unwrap_or(&from.lang);
-        let joined = format!("/{lang}/{dir}/{path}");
+        let joined = match path.strip_prefix('/') {
+            // From the content folder (`/en/install.md`, or as the
+            // repository has it, `/content/en/install.md`); without a
+            // language, the page's own (`/install.md`).
+            Some(rooted) => {
+                let rooted = rooted.strip_prefix("content/").unwrap_or(rooted);
+                let first = rooted.split('/').next().unwrap_or_default();
+                let is_lang = self.by_source.iter().any(|v| v.contains_key(first));
+                if is_lang && rooted.contains('/') {
+                    format!("/{rooted}")
+                } else {
+                    format!("/{lang}/{rooted}")
+                }
+            }
+            None => format!("/{lang}/{dir}/{path}"),
+        };
         let Some(normal) = normalize(&joined) else {
             return Target::Broken(format!("`{path}` leaves the content folder"));
         };

@@ -87,8 +87,9 @@ enum Inside {
     Text,
     /// A heading: its level, explicit id and text so far.
     Heading(HeadingLevel, Option<String>, String),
-    /// A code block: its info words, its text so far and where it starts.
-    Code(String, Vec<(String, String)>, String, usize, bool),
+    /// A code block: its info words, its text so far, where it starts (line
+    /// and indentation) and whether its text has started.
+    Code(String, Vec<(String, String)>, String, (usize, usize), bool),
 }
 
 /// Reads `body`, whose first line is line `first_line` of its file.
@@ -96,9 +97,12 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(body.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
+    // Columns count characters, as editors and rustc do, not bytes.
     let position = |offset: usize| {
         let idx = line_starts.partition_point(|&s| s <= offset) - 1;
-        (first_line + idx, offset - line_starts[idx] + 1)
+        let before = body.get(line_starts[idx]..offset);
+        let column = before.map_or(offset - line_starts[idx], |t| t.chars().count());
+        (first_line + idx, column + 1)
     };
     // Generated ids avoid every explicit one, even of a later heading: they
     // are given once the whole page is read.
@@ -118,7 +122,9 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     let mut html = String::new();
     let mut pieces: Vec<(usize, usize)> = Vec::new();
     let raw_links = |text: &str, pieces: &[(usize, usize)], doc: &mut Document| {
-        for (at, dest) in html_links(text) {
+        let (links, ids) = html_links(text);
+        doc.html_ids.extend(ids);
+        for (at, dest) in links {
             let k = pieces.partition_point(|&(start, _)| start <= at).max(1) - 1;
             let (start, from) = pieces.get(k).copied().unwrap_or_default();
             let (line, column) = position(from + (at - start));
@@ -167,24 +173,27 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             }
             (Inside::Text, Event::Start(Tag::CodeBlock(kind))) => {
                 let (lang, attrs) = info_words(&kind);
-                let (line, _) = position(range.start);
-                inside = Inside::Code(lang, attrs, String::new(), line, false);
+                let (line, column) = position(range.start);
+                inside = Inside::Code(lang, attrs, String::new(), (line, column - 1), false);
             }
-            (Inside::Code(_, _, code, line, started), Event::Text(t)) => {
+            (Inside::Code(_, _, code, at, started), Event::Text(t)) => {
                 if !*started {
-                    // The code starts where its first text does.
-                    *line = position(range.start).0;
+                    // The code starts where its first text does, after the
+                    // marks of the list items and quotes it is in.
+                    let (line, column) = position(range.start);
+                    *at = (line, column - 1);
                     *started = true;
                 }
                 code.push_str(&t);
             }
-            (Inside::Code(lang, attrs, code, line, started), Event::End(TagEnd::CodeBlock)) => {
+            (Inside::Code(lang, attrs, code, at, started), Event::End(TagEnd::CodeBlock)) => {
                 let code_block = CodeBlock {
                     lang: std::mem::take(lang),
                     attrs: std::mem::take(attrs),
                     code: std::mem::take(code),
                     // An empty block: the line after its fence.
-                    line: if *started { *line } else { *line + 1 },
+                    line: if *started { at.0 } else { at.0 + 1 },
+                    indent: at.1,
                 };
                 // A block of its own, and what follows starts another.
                 block = true;
@@ -229,6 +238,8 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
         };
     }
     doc.headings = Headings::new(headings);
+    doc.html_ids.sort_unstable();
+    doc.html_ids.dedup();
     // Documents stay in memory until the site is written: no spare capacity.
     for s in &mut doc.sections {
         s.text.shrink_to_fit();
@@ -236,14 +247,16 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     doc
 }
 
-/// The destinations of the `href` and `src` attributes of the tags in a
-/// piece of raw HTML, each with the offset of its value. Comments are
-/// skipped; `&amp;` in a value is read as `&`; an empty value (the page
-/// itself, in HTML) is left out.
-fn html_links(html: &str) -> Vec<(usize, String)> {
+/// The destinations of the URL attributes of the tags in a piece of raw
+/// HTML (`href`, `src`, `poster`, and each URL of a `srcset`), each with
+/// the offset of its value, and the ids the tags give (`id`, and `name` on
+/// an `<a>`). Comments are skipped; `&amp;` in a value is read as `&`; an
+/// empty value (the page itself, in HTML) is left out.
+fn html_links(html: &str) -> (Vec<(usize, String)>, Vec<String>) {
     let b = html.as_bytes();
     let space = |c: u8| c.is_ascii_whitespace();
     let mut out = Vec::new();
+    let mut ids = Vec::new();
     let mut i = 0;
     while let Some(lt) = memchr::memchr(b'<', &b[i..]) {
         let mut j = i + lt + 1;
@@ -255,9 +268,11 @@ fn html_links(html: &str) -> Vec<(usize, String)> {
             i = j;
             continue;
         }
+        let tag_start = j;
         while j < b.len() && !space(b[j]) && b[j] != b'>' && b[j] != b'/' {
             j += 1;
         }
+        let anchor_tag = html[tag_start..j].eq_ignore_ascii_case("a");
         // Attributes, up to the end of the tag.
         loop {
             while j < b.len() && (space(b[j]) || b[j] == b'/') {
@@ -297,15 +312,28 @@ fn html_links(html: &str) -> Vec<(usize, String)> {
             };
             j = next;
             let value = &html[start..end];
-            if (name.eq_ignore_ascii_case("href") || name.eq_ignore_ascii_case("src"))
-                && !value.trim().is_empty()
-            {
-                out.push((start, value.trim().replace("&amp;", "&")));
+            let is = |attr: &str| name.eq_ignore_ascii_case(attr);
+            if is("href") || is("src") || is("poster") {
+                if !value.trim().is_empty() {
+                    out.push((start, value.trim().replace("&amp;", "&")));
+                }
+            } else if is("srcset") && !value.contains("data:") {
+                // `URL [descriptor], URL [descriptor]…`
+                let mut at = 0;
+                for candidate in value.split(',') {
+                    let lead = candidate.len() - candidate.trim_start().len();
+                    if let Some(url) = candidate.split_whitespace().next() {
+                        out.push((start + at + lead, url.replace("&amp;", "&")));
+                    }
+                    at += candidate.len() + 1;
+                }
+            } else if (is("id") || (anchor_tag && is("name"))) && !value.is_empty() {
+                ids.push(value.replace("&amp;", "&"));
             }
         }
         i = j;
     }
-    out
+    (out, ids)
 }
 
 /// Adds text to the section being read: on a new line when it starts a
@@ -400,7 +428,7 @@ mod tests {
     fn html_links_survive_any_text() {
         use proptest::prelude::*;
         proptest!(|(text in "[<>a-z =\"'/!-]{0,80}")| {
-            for (at, dest) in html_links(&text) {
+            for (at, dest) in html_links(&text).0 {
                 prop_assert!(at <= text.len());
                 prop_assert!(!dest.is_empty());
             }

@@ -15,9 +15,8 @@ pub mod images;
 pub mod links;
 pub mod markdown;
 pub mod signatures;
-pub mod variables;
 
-use crate::diagnostics::{rule, Diagnostic, Location};
+use crate::diagnostics::{rule, Diagnostic};
 use crate::model::document::Document;
 use crate::model::layout;
 use crate::model::site::{Page, Site};
@@ -102,7 +101,6 @@ pub fn analyze_reusing(
     let mut site_findings = signatures::attach(&mut site, signer);
     let (paths, conflicts) = published_paths(&site);
     site_findings.extend(conflicts);
-    site_findings.extend(case_conflicts(&site));
     let (built, refused) = bases::build_all(&site.bases);
     site_findings.extend(refused);
     let index = LinkIndex::new(&site, paths);
@@ -346,93 +344,69 @@ fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
     if !page.body.contains("{{") && !page.body.contains("{%") {
         return (None, Vec::new());
     }
-    let vars = variables::Variables::for_page(site, page);
+    let vars = crate::model::variables::Variables::for_page(site, page);
     let problems = match vars.expand(&page.body) {
         Ok(b) => return (Some(b).filter(|b| *b != page.body), Vec::new()),
         Err(p) => p,
     };
-    let names: Vec<_> = vars.names().collect();
-    let diagnostics = problems
-        .into_iter()
-        .map(|p| {
-            Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
-                .at(Location::at(
-                    &page.source,
-                    page.body_line + p.line - 1,
-                    p.column,
-                ))
-                .help(format!("pages can use: {}", names.join(", ")))
-        })
-        .collect();
-    (None, diagnostics)
+    (
+        None,
+        vars.findings(problems, &page.source, (page.body_line, 1)),
+    )
 }
 
-/// Site paths that differ only in case, which one disk of most readers and
-/// hosts (macOS, Windows, many object stores) cannot hold both of: one
-/// overwrites the other. Every folder on the way counts (`/en/Guide/` and
-/// `/en/guide.png` clash on `guide`), as do the files of each base folder.
-fn case_conflicts(site: &Site) -> Vec<Diagnostic> {
-    let mut published: Vec<(String, &Path)> = Vec::new();
-    for p in &site.pages {
-        published.push((layout::page_file(p), &p.source));
-    }
-    for a in &site.assets {
-        published.push((a.url.clone(), &a.source));
-    }
-    for b in &site.bases {
-        for f in &b.files {
-            let path = format!("{}{}", layout::base_path(b), f.name);
-            published.push((path, &b.dir));
-        }
-    }
-    let mut seen: HashMap<String, (String, &Path)> = HashMap::new();
-    let mut reported = std::collections::BTreeSet::new();
-    let mut out = Vec::new();
-    for (path, source) in &published {
-        let mut end = 0;
-        for (i, _) in path.match_indices('/').skip(1).chain([(path.len(), "")]) {
-            end = end.max(i);
-            let prefix = &path[..end];
-            let folded = prefix.to_lowercase();
-            match seen.get(&folded) {
-                None => {
-                    seen.insert(folded, (prefix.to_string(), source));
-                }
-                Some((other, other_source)) if other != prefix => {
-                    if reported.insert(folded) {
-                        out.push(
-                            Diagnostic::new(
-                                rule::NAME_CASE_CONFLICT,
-                                format!(
-                                    "`{prefix}` (from {}) and `{other}` (from {}) differ only in case: \
-                                     on a disk that ignores case one replaces the other",
-                                    source.display(),
-                                    other_source.display()
-                                ),
-                            )
-                            .in_file(source),
-                        );
-                    }
-                    break;
-                }
-                Some(_) => {}
-            }
-        }
-    }
-    out
+/// Who puts a file at a site path: an input file, or basepress itself.
+struct Owner {
+    name: String,
+    file: Option<PathBuf>,
 }
+
+impl Owner {
+    fn file(path: &Path) -> Owner {
+        Owner {
+            name: path.display().to_string(),
+            file: Some(path.to_path_buf()),
+        }
+    }
+
+    fn basepress(what: &str) -> Owner {
+        Owner {
+            name: format!("basepress ({what})"),
+            file: None,
+        }
+    }
+}
+
+/// The folders that only basepress writes to, with what it keeps there: a
+/// file of `static/` below one would pass for part of it (a base no check
+/// has seen, a search shard, a sitemap).
+const RESERVED_DIRS: [(&str, &str); 3] = [
+    (layout::SEARCH_DIR, "the search index"),
+    (layout::KUBERNETES_DIR, "the bases' downloads"),
+    (layout::SITEMAPS_DIR, "the sitemaps"),
+];
+
+/// The names basepress gives the files it writes into each base folder.
+const BASE_INDEX_NAMES: [&str; 3] = ["files.txt", "SHA256SUMS", layout::SIGNATURE];
 
 /// Every path the build writes, and a finding for each path two inputs
-/// would both be written to.
+/// would both be written to, or two that differ only in case.
 pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
-    let mut owners: BTreeMap<String, String> = BTreeMap::new();
+    let mut owners: BTreeMap<String, Owner> = BTreeMap::new();
     let mut diagnostics = Vec::new();
-    let mut claim = |path: String, owner: String, diagnostics: &mut Vec<Diagnostic>| {
+    let mut claim = |path: String, owner: Owner, diagnostics: &mut Vec<Diagnostic>| {
         if let Some(first) = owners.get(&path) {
-            diagnostics.push(Diagnostic::new(
+            let mut d = Diagnostic::new(
                 rule::OUTPUT_CONFLICT,
-                format!("`{first}` and `{owner}` would both be published at `{path}`"),
-            ));
+                format!(
+                    "`{}` and `{}` would both be published at `{path}`",
+                    first.name, owner.name
+                ),
+            );
+            if let Some(file) = owner.file.as_ref().or(first.file.as_ref()) {
+                d = d.in_file(file);
+            }
+            diagnostics.push(d);
         } else {
             owners.insert(path, owner);
         }
@@ -442,12 +416,16 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
         layout::NOT_FOUND_PATH,
         layout::SITEMAP_PATH,
     ] {
-        claim(fixed.to_string(), "basepress".into(), &mut diagnostics);
+        claim(
+            fixed.to_string(),
+            Owner::basepress("its own page"),
+            &mut diagnostics,
+        );
     }
     let sitemaps = (0..site.versions.len()).filter_map(|v| layout::version_sitemap(site, v));
     for path in sitemaps.chain((site.versions.len() > 1).then(|| layout::SITE_SITEMAP_PATH.into()))
     {
-        claim(path, "basepress (a sitemap)".into(), &mut diagnostics);
+        claim(path, Owner::basepress("a sitemap"), &mut diagnostics);
     }
     let published_versions = (0..site.versions.len().max(1)).filter(|&v| site.version_published(v));
     let mut search_files = std::collections::BTreeSet::new();
@@ -462,48 +440,134 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
     for path in &search_files {
         claim(
             path.clone(),
-            "basepress (the search index)".into(),
+            Owner::basepress("the search index"),
             &mut diagnostics,
         );
     }
     for l in &site.config.languages {
-        let owner = || format!("basepress (the {} versions page)", l.code);
-        claim(layout::versions_file(&l.code), owner(), &mut diagnostics);
+        let owner = Owner::basepress(&format!("the {} versions page", l.code));
+        claim(layout::versions_file(&l.code), owner, &mut diagnostics);
     }
     let published = |p: &&Page| site.version_published(p.version);
     for p in site.pages.iter().filter(published) {
         claim(
             layout::page_file(p),
-            p.source.display().to_string(),
+            Owner::file(&p.source),
             &mut diagnostics,
         );
     }
+    for b in &site.bases {
+        for f in &b.files {
+            let file = b.dir.join(&f.name);
+            // On a disk that ignores case, the download loop writes the
+            // file and the index over each other.
+            if let Some(index) = BASE_INDEX_NAMES
+                .iter()
+                .find(|n| n.eq_ignore_ascii_case(&f.name))
+            {
+                diagnostics.push(
+                    Diagnostic::new(
+                        rule::OUTPUT_CONFLICT,
+                        format!(
+                            "`{}` is named like `{index}`, which basepress writes into every base folder",
+                            f.name
+                        ),
+                    )
+                    .in_file(&file)
+                    .help("rename the file, and the kustomization's reference to it"),
+                );
+                continue;
+            }
+            let path = format!("{}{}", layout::base_path(b), f.name);
+            claim(path, Owner::file(&file), &mut diagnostics);
+        }
+    }
+    let base_files: BTreeSet<String> = site
+        .bases
+        .iter()
+        .flat_map(|b| {
+            b.files
+                .iter()
+                .map(move |f| format!("{}{}", layout::base_path(b), f.name))
+        })
+        .collect();
     for p in layout::kubernetes_paths(site) {
-        claim(p, "the bases".into(), &mut diagnostics);
+        if !base_files.contains(&p) {
+            claim(
+                p,
+                Owner::basepress("the bases' downloads"),
+                &mut diagnostics,
+            );
+        }
     }
     for path in layout::generated_assets(site) {
-        claim(path.to_string(), "basepress".into(), &mut diagnostics);
-    }
-    for a in &site.assets {
-        // The search bundles' folder is basepress's alone: a build that
-        // reuses a docs version takes every file of its bundle's folder.
-        if a.url.starts_with(layout::SEARCH_DIR) && !search_files.contains(&a.url) {
-            diagnostics.push(Diagnostic::new(
-                rule::OUTPUT_CONFLICT,
-                format!(
-                    "`{}` would be published at `{}`, in `{}`, the folder of the search index: move it elsewhere in static/",
-                    a.source.display(),
-                    a.url,
-                    layout::SEARCH_DIR
-                ),
-            ));
-            continue;
-        }
         claim(
-            a.url.clone(),
-            a.source.display().to_string(),
+            path.to_string(),
+            Owner::basepress("an asset"),
             &mut diagnostics,
         );
     }
+    for a in &site.assets {
+        if let Some((dir, what)) = RESERVED_DIRS.iter().find(|(dir, _)| a.url.starts_with(dir)) {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::OUTPUT_CONFLICT,
+                    format!(
+                        "`{}` would be published at `{}`, in `{dir}`, the folder of {what}, which only basepress writes",
+                        a.source.display(),
+                        a.url,
+                    ),
+                )
+                .in_file(&a.source)
+                .help("move it elsewhere in static/"),
+            );
+            continue;
+        }
+        claim(a.url.clone(), Owner::file(&a.source), &mut diagnostics);
+    }
+    diagnostics.extend(case_conflicts(&owners));
     (owners.into_keys().collect(), diagnostics)
+}
+
+/// Site paths that differ only in case, which one disk of most readers and
+/// hosts (macOS, Windows, many object stores) cannot hold both of: one
+/// overwrites the other. Every folder on the way counts (`/en/Guide/` and
+/// `/en/guide.png` clash on `guide`), and so do the files basepress writes
+/// (`static/Index.html` against the home page).
+fn case_conflicts(owners: &BTreeMap<String, Owner>) -> Vec<Diagnostic> {
+    let mut seen: HashMap<String, (&str, &Owner)> = HashMap::new();
+    let mut reported = BTreeSet::new();
+    let mut out = Vec::new();
+    for (path, owner) in owners {
+        let mut end = 0;
+        for (i, _) in path.match_indices('/').skip(1).chain([(path.len(), "")]) {
+            end = end.max(i);
+            let prefix = &path[..end];
+            let folded = prefix.to_lowercase();
+            match seen.get(&folded) {
+                None => {
+                    seen.insert(folded, (prefix, owner));
+                }
+                Some((other, other_owner)) if *other != prefix => {
+                    if reported.insert(folded) {
+                        let mut d = Diagnostic::new(
+                            rule::NAME_CASE_CONFLICT,
+                            format!(
+                                "`{prefix}` (from {}) and `{other}` (from {}) differ only in case: \
+                                 on a disk that ignores case one replaces the other",
+                                owner.name, other_owner.name
+                            ),
+                        );
+                        if let Some(file) = owner.file.as_ref().or(other_owner.file.as_ref()) {
+                            d = d.in_file(file);
+                        }
+                        out.push(d);
+                    }
+                    break;
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    out
 }

@@ -46,7 +46,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                 Diagnostic::new(rule::DOC_YAML_INVALID, e.message).at(Location::at(
                     &page.source,
                     line,
-                    e.column.unwrap_or(1),
+                    e.column.unwrap_or(1) + block.indent,
                 )),
             );
         }

@@ -107,6 +107,9 @@ fn check_link(
             anchor: Some(anchor),
             page: None,
         } => {
+            if anchor.is_empty() {
+                return;
+            }
             if let Some(d) = versions_anchor(site, &path, &anchor) {
                 out.push(d.at(at));
             }
@@ -119,6 +122,9 @@ fn check_link(
             let Some(target_doc) = docs.get(target) else {
                 return;
             };
+            if anchors::names_other_than_a_heading(target_doc, &anchor) {
+                return;
+            }
             let headings = &target_doc.headings;
             if as_written && anchors::find_exact(headings, &anchor).is_none() {
                 // Raw HTML and full URLs are published as written: only

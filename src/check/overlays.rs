@@ -108,6 +108,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     for block in &overlay.blocks {
         let mut f = SourceFile::new(block.code.clone(), &page.source);
         f.line_offset = block.line.saturating_sub(1);
+        f.column_offset = block.indent;
         files.insert(
             &format!("{OVERLAY}/{}", block.attr("file").unwrap_or_default()),
             f,
@@ -191,6 +192,25 @@ struct Kustomization<'a> {
     positions: Positions,
 }
 
+impl Kustomization<'_> {
+    /// Where the text of the block scalar at `pointer` (`patch: |`) starts
+    /// on the page: the line after its key, and the characters before it
+    /// (the block's own and the scalar's indentation).
+    fn scalar_start(&self, pointer: &str) -> (usize, usize) {
+        let (l, _) = self.positions.nearest(pointer).unwrap_or((1, 1));
+        let indent = self
+            .block
+            .code
+            .lines()
+            .skip(l)
+            .find(|line| !line.trim().is_empty())
+            .map_or(0, |line| {
+                line.chars().count() - line.trim_start().chars().count()
+            });
+        (self.block.line + l, self.block.indent + indent)
+    }
+}
+
 struct Overlay<'a> {
     page: &'a Page,
     blocks: Vec<&'a CodeBlock>,
@@ -207,7 +227,7 @@ impl<'a> Overlay<'a> {
     /// Where the node at `pointer` of a YAML block is, in the page.
     fn at(&self, block: &CodeBlock, positions: &Positions, pointer: &str) -> Location {
         let (l, c) = positions.nearest(pointer).unwrap_or((1, 1));
-        Location::at(&self.page.source, block.line + l - 1, c)
+        Location::at(&self.page.source, block.line + l - 1, c + block.indent)
     }
 
     /// The kustomization block, once the files are known to be an
@@ -267,7 +287,7 @@ impl<'a> Overlay<'a> {
     /// target (kind and name) and where it is written.
     fn patches(&self, k: &Kustomization<'a>, files: &MemFiles) -> Vec<Patch> {
         let mut out = Vec::new();
-        let mut from_text = |text: &str, line: usize, target: Option<&Value>| {
+        let mut from_text = |text: &str, (line, indent): (usize, usize), target: Option<&Value>| {
             let Ok(docs) = yaml::documents_with_positions(text) else {
                 return;
             };
@@ -284,6 +304,7 @@ impl<'a> Overlay<'a> {
                     value: doc.value,
                     positions: doc.positions,
                     line,
+                    indent,
                 });
             }
         };
@@ -291,7 +312,7 @@ impl<'a> Overlay<'a> {
             let f = kustomize::Files::file(files, &kustomize::files::join(OVERLAY, path)?)?;
             Some((
                 String::from_utf8_lossy(&f.bytes).into_owned(),
-                f.line_offset,
+                (f.line_offset + 1, f.column_offset),
             ))
         };
         for (i, p) in k.value["patches"]
@@ -301,15 +322,14 @@ impl<'a> Overlay<'a> {
             .enumerate()
         {
             let target = p.get("target").filter(|t| t.is_object());
-            if let Some((text, offset)) = p["path"].as_str().and_then(file_text) {
-                from_text(&text, offset + 1, target);
+            if let Some((text, at)) = p["path"].as_str().and_then(file_text) {
+                from_text(&text, at, target);
             } else if let Some(inline) = p["patch"].as_str() {
-                // A block scalar's text starts on the line after its key.
-                let (l, _) = k
-                    .positions
-                    .nearest(&format!("/patches/{i}/patch"))
-                    .unwrap_or((1, 1));
-                from_text(inline, k.block.line + l, target);
+                from_text(
+                    inline,
+                    k.scalar_start(&format!("/patches/{i}/patch")),
+                    target,
+                );
             }
         }
         for (i, p) in k.value["patchesStrategicMerge"]
@@ -319,14 +339,14 @@ impl<'a> Overlay<'a> {
             .filter_map(Value::as_str)
             .enumerate()
         {
-            if let Some((text, offset)) = file_text(p) {
-                from_text(&text, offset + 1, None);
+            if let Some((text, at)) = file_text(p) {
+                from_text(&text, at, None);
             } else {
-                let (l, _) = k
-                    .positions
-                    .nearest(&format!("/patchesStrategicMerge/{i}"))
-                    .unwrap_or((1, 1));
-                from_text(p, k.block.line + l, None);
+                from_text(
+                    p,
+                    k.scalar_start(&format!("/patchesStrategicMerge/{i}")),
+                    None,
+                );
             }
         }
         out
@@ -408,7 +428,11 @@ impl<'a> Overlay<'a> {
                             "the patch names {what} `{name}`, which the base does not have: Kustomize would add a new, incomplete {what} instead of changing one"
                         ),
                     )
-                    .at(Location::at(&self.page.source, patch.line + l - 1, c));
+                    .at(Location::at(
+                        &self.page.source,
+                        patch.line + l - 1,
+                        c + patch.indent,
+                    ));
                     if let Some(s) = suggestion {
                         d = d.help(format!(
                             "the base's {what}s: {}; did you mean `{s}`?",
@@ -468,4 +492,6 @@ struct Patch {
     positions: Positions,
     /// The page line of the document's first line.
     line: usize,
+    /// Characters before each of its lines on the page.
+    indent: usize,
 }

@@ -5,7 +5,8 @@ use super::{read_input, relative, slash_path, unreadable, walk_files};
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::model::config::Config;
 use crate::model::layout;
-use crate::model::site::{Asset, DocsVersion, Page};
+use crate::model::site::{Asset, DocsVersion, Page, Site, ValuesAt};
+use crate::model::variables::Variables;
 use crate::yaml;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -319,9 +320,55 @@ pub(super) fn load_page(
         title: fm.title,
         weight: fm.weight,
         description: fm.description,
-        body: body.to_string(),
+        // CommonMark: U+0000 is read as U+FFFD, never written out.
+        body: body.replace('\0', "\u{FFFD}"),
         body_line,
+        values_at: ValuesAt {
+            title: value_at(front, "title").unwrap_or((2, 1)),
+            description: value_at(front, "description"),
+        },
     })
+}
+
+/// Where the value of top-level `key` starts in the page's file, whose
+/// front matter `front` starts on line 2: after the key, its spaces and an
+/// opening quote.
+fn value_at(front: &str, key: &str) -> Option<(usize, usize)> {
+    front.lines().enumerate().find_map(|(i, line)| {
+        let rest = line.strip_prefix(key)?.strip_prefix(':')?;
+        let value = rest.trim_start_matches([' ', '\t']);
+        let quoted = value.starts_with(['"', '\'']);
+        let before = key.len() + 1 + (rest.len() - value.len()) + usize::from(quoted);
+        Some((i + 2, line[..before].chars().count() + 1))
+    })
+}
+
+/// The page's title and description with their `{{ variables }}`
+/// replaced, as its body's are (see [`Variables`]), and a finding for each
+/// unknown one; `None` when they have none.
+pub(super) fn expanded_front_matter(
+    site: &Site,
+    page: &Page,
+) -> Option<(String, Option<String>, Vec<Diagnostic>)> {
+    let templated = |v: &str| v.contains("{{") || v.contains("{%");
+    if !templated(&page.title) && !page.description.as_deref().is_some_and(templated) {
+        return None;
+    }
+    let vars = Variables::for_page(site, page);
+    let mut found = Vec::new();
+    let mut expand = |value: &str, at: (usize, usize)| match vars.expand(value) {
+        Ok(v) => v,
+        Err(problems) => {
+            found.extend(vars.findings(problems, &page.source, at));
+            value.to_string()
+        }
+    };
+    let title = expand(&page.title, page.values_at.title);
+    let description = page
+        .description
+        .as_deref()
+        .map(|d| expand(d, page.values_at.description.unwrap_or((2, 1))));
+    Some((title, description, found))
 }
 
 /// Splits `---\n<yaml>\n---\n<body>`, returning the YAML, the body and the

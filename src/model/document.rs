@@ -3,6 +3,7 @@
 //! check), code blocks (for the example checks) and text (for search).
 
 use serde::Serialize;
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 pub struct Heading {
@@ -14,18 +15,54 @@ pub struct Heading {
 /// A page's headings in the order they appear, with their ids indexed so
 /// that finding the heading of an anchor takes logarithmic time (a page of
 /// thousands of headings and links to them stays linear to check).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Headings {
     list: Vec<Heading>,
     /// Indexes into `list`, sorted by id (equal ids in page order).
     by_id: Vec<u32>,
+    /// The ids GitHub and Hugo give the headings, with the index of each,
+    /// sorted: made the first time an anchor is looked up among them.
+    by_github_id: OnceLock<Vec<(String, u32)>>,
 }
 
 impl Headings {
     pub fn new(list: Vec<Heading>) -> Headings {
         let mut by_id: Vec<u32> = (0..list.len() as u32).collect();
         by_id.sort_by(|&a, &b| list[a as usize].id.cmp(&list[b as usize].id));
-        Headings { list, by_id }
+        Headings {
+            list,
+            by_id,
+            by_github_id: OnceLock::new(),
+        }
+    }
+
+    /// The heading GitHub (and Hugo, by default) would give the id `id`:
+    /// its text in lowercase, without punctuation, spaces made `-`, and
+    /// `-1`, `-2`… added to repeats (`## 1.30.0` is `1300`).
+    pub fn with_github_id(&self, id: &str) -> Option<&Heading> {
+        let index = self.by_github_id.get_or_init(|| {
+            // As GitHub's slugger numbers repeats: from the count of the
+            // text's id so far, skipping ids taken.
+            let mut taken: std::collections::HashMap<String, usize> = Default::default();
+            let mut index: Vec<(String, u32)> = Vec::with_capacity(self.list.len());
+            for (i, h) in self.list.iter().enumerate() {
+                let base = github_id(&h.title);
+                let mut id = base.clone();
+                while taken.contains_key(&id) {
+                    let n = taken.entry(base.clone()).or_insert(0);
+                    *n += 1;
+                    id = format!("{base}-{n}");
+                }
+                taken.insert(id.clone(), 0);
+                index.push((id, i as u32));
+            }
+            // Stable: of equal ids, the first heading comes first.
+            index.sort_by(|a, b| a.0.cmp(&b.0));
+            index
+        });
+        let at = index.partition_point(|(g, _)| g.as_str() < id);
+        let (g, i) = index.get(at)?;
+        (g == id).then(|| &self.list[*i as usize])
     }
 
     /// The first heading whose id is `id`.
@@ -37,6 +74,29 @@ impl Headings {
         (h.id == id).then_some(h)
     }
 }
+
+/// The id GitHub gives a heading of text `title` (before it adds a
+/// suffix to a repeat): letters, digits, `-` and `_` kept, in lowercase,
+/// spaces made `-`, everything else dropped.
+pub fn github_id(title: &str) -> String {
+    let mut out = String::with_capacity(title.len());
+    for c in title.trim().chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            out.push(c);
+        } else if c == ' ' {
+            out.push('-');
+        }
+    }
+    out
+}
+
+impl PartialEq for Headings {
+    fn eq(&self, other: &Headings) -> bool {
+        self.list == other.list
+    }
+}
+
+impl Eq for Headings {}
 
 impl std::ops::Deref for Headings {
     type Target = [Heading];
@@ -73,6 +133,9 @@ pub struct CodeBlock {
     pub code: String,
     /// 1-based line of the first line of code in the source file.
     pub line: usize,
+    /// Characters before the code on each of its lines in the source file:
+    /// the indentation of a list item, a quote's `> ` (0 at the margin).
+    pub indent: usize,
 }
 
 impl CodeBlock {
@@ -112,6 +175,9 @@ pub struct Document {
     /// it (the page's own body otherwise): what is rendered.
     pub expanded: Option<String>,
     pub headings: Headings,
+    /// The ids raw HTML gives its elements (`<a id="old-name">`, and the
+    /// `name` of an `<a>`), sorted: anchors as exact as a heading's id.
+    pub html_ids: Vec<String>,
     pub links: Vec<Link>,
     pub code_blocks: Vec<CodeBlock>,
     /// Always at least one: the text before the first heading.

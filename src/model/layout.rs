@@ -17,6 +17,8 @@ pub const SITEMAPS_DIR: &str = "/sitemaps/";
 /// versions pages).
 pub const SITE_SITEMAP_PATH: &str = "/sitemaps/site.xml";
 pub const ROBOTS_PATH: &str = "/robots.txt";
+/// The folder of the download contract: the bases and their indexes.
+pub const KUBERNETES_DIR: &str = "/kubernetes/";
 /// The list of published versions, one folder name per line.
 pub const VERSIONS_TXT: &str = "/kubernetes/versions.txt";
 /// The published versions with their files, as JSON.

@@ -14,5 +14,6 @@ pub mod lock;
 pub mod media;
 pub mod packed;
 pub mod site;
+pub mod variables;
 
 pub use site::{Asset, Base, BaseFile, Deployed, Page, Site};

@@ -176,6 +176,16 @@ pub struct Page {
     pub body: String,
     /// Line of the source file where `body` starts (1-based).
     pub body_line: usize,
+    /// Where the values of `title` and `description` start in the source
+    /// file (line and column, 1-based), for findings about them.
+    pub values_at: ValuesAt,
+}
+
+/// Where front matter values start in their page's source file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValuesAt {
+    pub title: (usize, usize),
+    pub description: Option<(usize, usize)>,
 }
 
 impl Page {
@@ -213,6 +223,7 @@ impl Page {
         self.base_line = new.base_line;
         self.body.clone_from(&new.body);
         self.body_line = new.body_line;
+        self.values_at = new.values_at;
     }
 }
 

@@ -1,8 +1,10 @@
 //! Values that follow the release, for pages: `{{ latest }}`,
 //! `{{ image.name }}`, `{{ env.RUNNER_DRAIN_TIMEOUT_MS }}`… are replaced in
-//! the Markdown (code blocks included) before it is rendered, so a download
-//! snippet always shows the newest published version.
+//! the Markdown (code blocks included) before it is rendered, and in the
+//! title and description of its front matter when it is loaded, so a
+//! download snippet always shows the newest published version.
 
+use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::model::site::{Page, Site};
 use semver::Version;
 use std::collections::BTreeMap;
@@ -91,7 +93,7 @@ impl Variables {
             if let Some(p) = line.find("{%") {
                 problems.push(Problem {
                     line: i + 1,
-                    column: p + 1,
+                    column: line[..p].chars().count() + 1,
                     message: "template tags (`{% … %}`) are not available in pages; only `{{ variable }}` is".into(),
                 });
             }
@@ -134,6 +136,31 @@ impl Variables {
         } else {
             Err(problems)
         }
+    }
+
+    /// A `doc-variable-unknown` finding for each problem of a text that
+    /// starts at `at` (line and column) in `file`.
+    pub fn findings(
+        &self,
+        problems: Vec<Problem>,
+        file: &std::path::Path,
+        at: (usize, usize),
+    ) -> Vec<Diagnostic> {
+        let names: Vec<&str> = self.names().collect();
+        problems
+            .into_iter()
+            .map(|p| {
+                // The text's first line starts at `at`'s column.
+                let column = if p.line == 1 {
+                    at.1 + p.column - 1
+                } else {
+                    p.column
+                };
+                Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
+                    .at(Location::at(file, at.0 + p.line - 1, column))
+                    .help(format!("pages can use: {}", names.join(", ")))
+            })
+            .collect()
     }
 
     /// The variable whose name is nearest to `name`, for a typo.

@@ -303,6 +303,7 @@ mod tests {
             fallback_from: None,
             body: String::new(),
             body_line: 1,
+            values_at: Default::default(),
         }
     }
 

@@ -25,8 +25,15 @@ pub fn source_date(value: Option<&str>) -> Result<Option<String>, Diagnostic> {
     let Some(value) = value.filter(|v| !v.trim().is_empty()) else {
         return Ok(None);
     };
+    // A sitemap's W3C date has a four-digit year: 1970-01-01 (0) up to
+    // 9999-12-31.
+    const LAST: i64 = 253_402_300_799;
     match value.trim().parse::<i64>() {
-        Ok(secs) => Ok(Some(civil_date(secs))),
+        Ok(secs) if (0..=LAST).contains(&secs) => Ok(Some(civil_date(secs))),
+        Ok(_) => Err(Diagnostic::new(
+            rule::SOURCE_DATE_INVALID,
+            format!("{SOURCE_DATE_EPOCH} is `{value}`, which is not a date from 1970 to 9999, as a sitemap's dates must be"),
+        )),
         Err(_) => Err(Diagnostic::new(
             rule::SOURCE_DATE_INVALID,
             format!("{SOURCE_DATE_EPOCH} is `{value}`, which is not a number of seconds"),

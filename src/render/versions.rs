@@ -125,6 +125,7 @@ fn shell_block(code: &str, highlighter: &Highlighter) -> String {
         attrs: Vec::new(),
         code: code.to_string(),
         line: 1,
+        indent: 0,
     };
     code_block_html(&block, highlighter.into())
 }

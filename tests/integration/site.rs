@@ -335,6 +335,51 @@ fn generated_files_cannot_be_claimed_by_pages() {
         .iter()
         .any(|m| m.contains("/search/es/index.json")));
 
+    // The folders only basepress writes, a base file named like an index
+    // basepress writes, and paths that differ from a generated one only
+    // in case: each refused, at the file.
+    let p = project();
+    for f in [
+        "static/kubernetes/v9.9.9/base/files.txt",
+        "static/kubernetes/v1.1.0/base/evil.yaml",
+        "static/sitemaps/evil.xml",
+        "static/Index.html",
+        "static/kubernetes/Versions.txt",
+    ] {
+        p.write(f, "x\n");
+    }
+    p.write("bases/v1.1.0/Files.txt", "x\n");
+    p.write(
+        "bases/v1.1.0/kustomization.yaml",
+        &format!("{KUSTOMIZATION}  - name: extra\n    files:\n      - Files.txt\n"),
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let at = |rule: &str| -> Vec<String> {
+        findings_of(&report, rule)
+            .iter()
+            .map(|f| f["location"]["file"].as_str().unwrap_or("-").to_string())
+            .collect()
+    };
+    let mut conflicts = at("output-conflict");
+    conflicts.sort();
+    assert_eq!(
+        conflicts,
+        [
+            "bases/v1.1.0/Files.txt",
+            "static/kubernetes/Versions.txt",
+            "static/kubernetes/v1.1.0/base/evil.yaml",
+            "static/kubernetes/v9.9.9/base/files.txt",
+            "static/sitemaps/evil.xml",
+        ],
+        "{report:#}"
+    );
+    assert_eq!(
+        at("name-case-conflict"),
+        ["static/Index.html"],
+        "{report:#}"
+    );
+
     // Links to generated pages resolve.
     let p = project();
     p.write(
