@@ -110,8 +110,9 @@ impl Staging {
     /// A kept file may be the very file (a hard link) the live output
     /// shows; it is never written to: a file written into the folder is
     /// always a new one ([`write_new`]). Returns whether the spare was
-    /// taken; when not, the folder stays empty and the spare is removed
-    /// once the new site is in place.
+    /// taken; when not (nothing in it to keep, or it cannot be emptied),
+    /// the folder stays empty and the spare is removed once the new site
+    /// is in place.
     pub fn recycle(&mut self, spare: &Spare, keep: impl Fn(&str) -> bool + Sync) -> bool {
         use rayon::prelude::*;
         let from = spare_of(&self.parent, &self.name);
@@ -140,9 +141,19 @@ impl Staging {
                     _ => Ok(()),
                 });
         if let Err(e) = removed {
-            if let Ok(mut failed) = self.failed.lock() {
-                failed.get_or_insert(e);
+            // The spare cannot be emptied (files of another user, say): it
+            // goes back where it was, and this build writes into a new,
+            // empty folder, as without a spare.
+            let back = std::fs::rename(root, &from).and_then(|()| std::fs::create_dir(root));
+            match back {
+                Ok(()) => set_dir_mode(root),
+                Err(_) => {
+                    if let Ok(mut failed) = self.failed.lock() {
+                        failed.get_or_insert(e);
+                    }
+                }
             }
+            return false;
         }
         self.emptied = folders_of(doomed.iter().map(|f| f.as_str()))
             .into_iter()
@@ -1119,9 +1130,10 @@ mod remover {
 
 /// Copies every file below `root/from` to `root/to` (both relative to
 /// `root`, `to` not existing yet), as inputs are read: no link followed,
-/// regular files only. The copy is made beside `to` and renamed into
-/// place, so `to` appears whole or not at all. Returns how many files it
-/// copied.
+/// regular files only. The copy is made in a hidden folder beside the
+/// first folder of `to` that does not exist yet, and renamed into place:
+/// `to` and the folders made for it appear whole or not at all, even when
+/// the copy stops half-way. Returns how many files it copied.
 pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnostic> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         Diagnostic::new(rule::IO_UNREADABLE, format!("cannot {what}: {e}")).in_file(to)
@@ -1130,14 +1142,23 @@ pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnosti
     if std::fs::symlink_metadata(&target).is_ok() {
         return Err(fail("copy the docs", &"the folder exists already"));
     }
-    let parent = target
+    // The outermost folder to make: `versions/1.0` for
+    // `versions/1.0/content` when `versions/` exists.
+    let mut top = target.clone();
+    while let Some(parent) = top.parent() {
+        if parent == root || std::fs::symlink_metadata(parent).is_ok() {
+            break;
+        }
+        top = parent.to_path_buf();
+    }
+    let parent = top
         .parent()
         .ok_or_else(|| fail("copy the docs", &"the folder has no parent"))?;
-    std::fs::create_dir_all(parent).map_err(|e| fail("create its folder", &e))?;
     let staging = tempfile::Builder::new()
         .prefix(".copy-")
         .tempdir_in(parent)
         .map_err(|e| fail("create a temporary folder", &e))?;
+    let inside = target.strip_prefix(&top).unwrap_or(Path::new(""));
     let mut diagnostics = Vec::new();
     let files = crate::load::walk_files(root, &root.join(from), &mut diagnostics);
     if let Some(d) = diagnostics.into_iter().find(Diagnostic::is_error) {
@@ -1145,14 +1166,16 @@ pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnosti
     }
     for (path, rel) in &files {
         let bytes = crate::input::read(root, path)?;
-        let dest = staging.path().join(rel);
+        let dest = staging.path().join(inside).join(rel);
         if let Some(dir) = dest.parent() {
             std::fs::create_dir_all(dir).map_err(|e| fail("create a folder", &e))?;
         }
         write_new(&dest, &bytes).map_err(|e| fail("write a copy", &e))?;
     }
+    std::fs::create_dir_all(staging.path().join(inside))
+        .map_err(|e| fail("create a folder", &e))?;
     let kept = staging.keep();
-    std::fs::rename(&kept, &target).map_err(|e| {
+    std::fs::rename(&kept, &top).map_err(|e| {
         let _ = std::fs::remove_dir_all(&kept);
         fail("move the copy into place", &e)
     })?;
@@ -1163,6 +1186,40 @@ pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnosti
 mod tests {
     use super::*;
 
+    /// A copy that stops leaves nothing a load would see (a folder of a
+    /// docs version without its content); one that ends makes every
+    /// folder on the way at once.
+    #[cfg(unix)]
+    #[test]
+    fn copy_tree_makes_its_folders_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("content/en/sub")).unwrap();
+        std::fs::write(root.join("content/en/a.md"), "a").unwrap();
+        std::fs::write(root.join("content/en/sub/b.md"), "b").unwrap();
+        std::fs::create_dir(root.join("versions")).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", root.join("content/en/link.md")).unwrap();
+        let to = Path::new("versions/1.0/content");
+        assert!(copy_tree(root, Path::new("content"), to).is_err());
+        let left: Vec<_> = std::fs::read_dir(root.join("versions"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+
+        std::fs::remove_file(root.join("content/en/link.md")).unwrap();
+        assert_eq!(copy_tree(root, Path::new("content"), to).unwrap(), 2);
+        assert_eq!(
+            std::fs::read_to_string(root.join("versions/1.0/content/en/sub/b.md")).unwrap(),
+            "b"
+        );
+        let left: Vec<_> = std::fs::read_dir(root.join("versions"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["1.0"]);
+    }
+
     /// Writes `(path, text)` files as the new content of `out`, as a build
     /// does.
     fn write_site(out: &Path, files: &[(&str, &str)]) -> Result<(), Diagnostic> {
@@ -1171,6 +1228,39 @@ mod tests {
             staging.put(path, text.as_bytes());
         }
         staging.finish()
+    }
+
+    /// A spare that cannot be emptied is put back, and the build writes
+    /// into a new folder as without one: it neither fails nor publishes
+    /// what it could not remove.
+    #[test]
+    fn a_spare_that_cannot_be_emptied_is_left_and_the_build_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("site");
+        for _ in 0..2 {
+            let staging = Staging::new(&out, true).unwrap();
+            staging.put("/a.txt", b"a");
+            staging.put("/b.txt", b"b");
+            staging.finish().unwrap();
+        }
+        let spare = survey_spare(&out).unwrap();
+        // What the survey saw as a file cannot be removed as one now.
+        let b = spare_of(dir.path(), "site").join("b.txt");
+        std::fs::remove_file(&b).unwrap();
+        std::fs::create_dir_all(b.join("inside")).unwrap();
+
+        let mut staging = Staging::new(&out, true).unwrap();
+        assert!(!staging.recycle(&spare, |f| f == "/a.txt"));
+        assert_eq!(std::fs::read_dir(staging.tmp.path()).unwrap().count(), 0);
+        assert!(spare_of(dir.path(), "site").join("a.txt").is_file());
+        staging.put("/c.txt", b"c");
+        staging.finish().unwrap();
+        let names: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        assert_eq!(names, ["c.txt"]);
     }
 
     #[test]
