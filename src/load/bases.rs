@@ -484,7 +484,9 @@ fn load_base(
         let name = entry.file_name().to_string_lossy().into_owned();
         let is_link = entry.file_type().map(|t| t.is_symlink()).unwrap_or(false);
         if is_link {
-            ok = false;
+            // A link the kustomization needs leaves the base without a
+            // file; one it does not is only not published.
+            ok &= !names.contains(&name);
             diagnostics.push(
                 Diagnostic::new(rule::BASE_SYMLINK, format!("`{name}` is a symbolic link"))
                     .in_file(rel_dir.join(&name)),
