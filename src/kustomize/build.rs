@@ -941,6 +941,19 @@ fn parse_patch(
                         "a document of the patch is neither a map nor a list of operations".into(),
                     );
                 }
+                // Kustomize reads each document as an object first, target
+                // or not: it needs a kind and a name.
+                let named = |p: &str| {
+                    d.value
+                        .pointer(p)
+                        .and_then(Value::as_str)
+                        .is_some_and(|s| !s.is_empty())
+                };
+                if !(named("/kind") && named("/metadata/name")) {
+                    return Err(
+                        "a strategic merge patch needs `kind` and `metadata.name`, even with a `target`, or Kustomize cannot read it".into(),
+                    );
+                }
                 let d = d.clone().as_kubernetes_reads_it();
                 let prov = prov_of(&d.value, &d.positions);
                 out.push((d.value, prov));

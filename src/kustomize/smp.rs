@@ -19,9 +19,9 @@
 //! - A Service's `ports` merge by `port` and `protocol`, and the
 //!   `webhooks` of a webhook configuration by `name`.
 //! - Every other list is replaced whole, and so is every list of a kind
-//!   without a pod spec. That is right for ConfigMaps and custom resources,
-//!   but kustomize merges a few lists of other built-in kinds (an Ingress's
-//!   `rules`, …), which this module does not.
+//!   without a pod spec. That is right for ConfigMaps and custom resources;
+//!   kustomize may merge a keyed list of another built-in kind, which this
+//!   module replaces.
 //! - `$patch: delete` deletes a map or a list item; as an item without the
 //!   merge key it deletes the whole list. `$patch: replace` replaces a map,
 //!   or (as an item without the merge key) the whole list. As kustomize does,
