@@ -259,11 +259,16 @@ impl LinkIndex {
     }
 
     /// For a full URL of the site itself (`https://docs.example.com/en/`,
-    /// http or https), its site-absolute path and anchor, as published:
+    /// http, https or protocol-relative), its site-absolute path and
+    /// anchor, as published:
     /// such a link is checked like a path of the site.
     pub fn own_path(&self, dest: &str) -> Option<String> {
         let host = self.host.as_deref()?;
-        let url = url::Url::parse(dest).ok()?;
+        // A protocol-relative `//host/path` is the site's own URL too.
+        let url = match dest.strip_prefix("//") {
+            Some(rest) => url::Url::parse(&format!("https://{rest}")).ok()?,
+            None => url::Url::parse(dest).ok()?,
+        };
         if !matches!(url.scheme(), "http" | "https") || url.host_str() != Some(host) {
             return None;
         }

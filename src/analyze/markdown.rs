@@ -315,7 +315,7 @@ fn html_links(html: &str) -> (Vec<(usize, String)>, Vec<String>) {
             let is = |attr: &str| name.eq_ignore_ascii_case(attr);
             if is("href") || is("src") || is("poster") {
                 if !value.trim().is_empty() {
-                    out.push((start, value.trim().replace("&amp;", "&")));
+                    out.push((start, decode_entities(value.trim())));
                 }
             } else if is("srcset") && !value.contains("data:") {
                 // `URL [descriptor], URL [descriptor]…`
@@ -323,17 +323,63 @@ fn html_links(html: &str) -> (Vec<(usize, String)>, Vec<String>) {
                 for candidate in value.split(',') {
                     let lead = candidate.len() - candidate.trim_start().len();
                     if let Some(url) = candidate.split_whitespace().next() {
-                        out.push((start + at + lead, url.replace("&amp;", "&")));
+                        out.push((start + at + lead, decode_entities(url)));
                     }
                     at += candidate.len() + 1;
                 }
             } else if (is("id") || (anchor_tag && is("name"))) && !value.is_empty() {
-                ids.push(value.replace("&amp;", "&"));
+                ids.push(decode_entities(value));
             }
         }
         i = j;
     }
     (out, ids)
+}
+
+/// An attribute value as a browser reads it: character references
+/// (`&amp;`, `&#47;`, `&#x2F;`, and the other few a URL or id may hold)
+/// replaced; anything else is left as written.
+fn decode_entities(value: &str) -> String {
+    if !value.contains('&') {
+        return value.to_string();
+    }
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let decoded = rest.find(';').filter(|&end| end <= 10).and_then(|end| {
+            let name = &rest[1..end];
+            let c = match name {
+                "amp" => Some('&'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                _ => {
+                    let number = name.strip_prefix('#')?;
+                    let code = match number.strip_prefix(['x', 'X']) {
+                        Some(hex) => u32::from_str_radix(hex, 16).ok()?,
+                        None => number.parse().ok()?,
+                    };
+                    char::from_u32(code)
+                }
+            }?;
+            Some((c, end + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Adds text to the section being read: on a new line when it starts a
@@ -422,6 +468,21 @@ mod tests {
                 ("c.md", 11, 16, true),
             ]
         );
+    }
+
+    #[test]
+    fn attribute_values_are_read_as_browsers_read_them() {
+        assert_eq!(
+            decode_entities("&#47;en&#x2F;a?x=1&amp;y=2"),
+            "/en/a?x=1&y=2"
+        );
+        assert_eq!(
+            decode_entities("a&b &unknown; &#xZZ; &"),
+            "a&b &unknown; &#xZZ; &"
+        );
+        let (links, ids) = html_links("<a href=\"&#47;en&#47;m12&#47;\" id=\"x&amp;y\">");
+        assert_eq!(links, [(9, "/en/m12/".to_string())]);
+        assert_eq!(ids, ["x&y"]);
     }
 
     #[test]

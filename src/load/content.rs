@@ -263,11 +263,17 @@ pub(super) fn load_page(
     let raw = root.read(path)?;
     let text = crate::input::utf8(raw, &source, rule::IO_UNREADABLE)?;
     let (front, body, body_line) = split_front_matter(&text).ok_or_else(|| {
-        Diagnostic::new(
-            rule::FRONT_MATTER_INVALID,
-            "the page has no front matter (a `---` block at the top)",
-        )
-        .at(Location::line(&source, 1))
+        let opened = text
+            .trim_start_matches('\u{feff}')
+            .lines()
+            .next()
+            .is_some_and(|l| l.trim_end() == "---");
+        let message = if opened {
+            "the front matter that starts on line 1 is not closed by a `---` line"
+        } else {
+            "the page has no front matter (a `---` block at the top)"
+        };
+        Diagnostic::new(rule::FRONT_MATTER_INVALID, message).at(Location::line(&source, 1))
     })?;
     let fm = parsed.front_matter(front).map_err(|e| {
         let e = e.offset(1);

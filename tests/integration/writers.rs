@@ -84,6 +84,7 @@ fn every_bad_front_matter_is_reported_and_not_as_untranslated() {
     p.write("content/es/a.md", "---\ntitel: A\n---\n# A\n");
     p.write("content/es/b.md", "---\ntitle: B\nwieght: 2\n---\n# B\n");
     p.write("content/en/c.md", "# C\n");
+    p.write("content/en/d.md", "---\ntitle: D\n# D\n");
     let (code, found) = findings(&p);
     assert_eq!(code, 2, "{found:?}");
     let bad: Vec<&str> = found
@@ -93,8 +94,18 @@ fn every_bad_front_matter_is_reported_and_not_as_untranslated() {
         .collect();
     assert_eq!(
         bad,
-        ["content/en/c.md", "content/es/a.md", "content/es/b.md"],
+        [
+            "content/en/c.md",
+            "content/en/d.md",
+            "content/es/a.md",
+            "content/es/b.md"
+        ],
         "{found:?}"
+    );
+    let unclosed = found.iter().find(|f| f.1 == "content/en/d.md").unwrap();
+    assert!(
+        unclosed.2.contains("is not closed by a `---` line"),
+        "{unclosed:?}"
     );
     let untranslated: Vec<_> = found
         .iter()
@@ -190,7 +201,7 @@ fn anchors_of_other_tools_raw_html_ids_and_rooted_source_links_resolve() {
     p.write(
         "content/en/notes.md",
         "---\ntitle: Notes\n---\n# Notes\n\n<a id=\"legacy-anchor\"></a>\n\n\
-         [l](#legacy-ancor) [g](/en/gone.md)\n\n\
+         [l](#legacy-ancor) [g](/en/gone.md) [p](//docs.example.com/en/missing1/)\n\n\
          <img srcset=\"/en/a.png 1x, /en/b.png 2x\"> <video poster=\"/en/p.png\"></video>\n",
     );
     let (code, found) = findings(&p);
@@ -206,8 +217,14 @@ fn anchors_of_other_tools_raw_html_ids_and_rooted_source_links_resolve() {
         .filter(|f| f.0 == "link-broken")
         .map(|f| &f.2)
         .collect();
-    assert_eq!(broken.len(), 4, "{found:?}");
-    for name in ["en/gone.md", "/en/a.png", "/en/b.png", "/en/p.png"] {
+    assert_eq!(broken.len(), 5, "{found:?}");
+    for name in [
+        "en/gone.md",
+        "/en/a.png",
+        "/en/b.png",
+        "/en/p.png",
+        "/en/missing1/",
+    ] {
         assert!(broken.iter().any(|m| m.contains(name)), "{name}: {found:?}");
     }
 }
