@@ -331,6 +331,18 @@ fn save(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
+/// Saves `text` to `page` and waits for the server's reload event.
+fn save_and_await_reload(server: &Server, events: &mut Events, page: &Path, text: &str) {
+    save(page, text);
+    let event = events.next_within(Duration::from_secs(30));
+    assert_eq!(
+        event.map(|e| e.0).as_deref(),
+        Some("reload"),
+        "{}",
+        server.stderr()
+    );
+}
+
 fn count_pages(root: &Path) -> usize {
     walkdir::WalkDir::new(root.join("content"))
         .into_iter()
@@ -715,14 +727,7 @@ fn an_edit_of_a_frozen_docs_version_is_served_as_built() {
         1,
     );
     assert_ne!(edited, original);
-    save(&page, &edited);
-    let event = events.next_within(Duration::from_secs(30));
-    assert_eq!(
-        event.map(|e| e.0).as_deref(),
-        Some("reload"),
-        "{}",
-        server.stderr()
-    );
+    save_and_await_reload(&server, &mut events, &page, &edited);
     let out = tempfile::tempdir().unwrap();
     build_ok(project.path(), &out.path().join("site"));
     let built = tree(&out.path().join("site"));
@@ -1029,14 +1034,7 @@ fn an_edit_is_seen_with_the_default_relative_root() {
     assert_eq!(events.next().0, "hello");
     let edited = original.replacen("Para instalar el agente", "Para instalar YA el agente", 1);
     assert_ne!(edited, original);
-    save(&page, &edited);
-    let event = events.next_within(Duration::from_secs(30));
-    assert_eq!(
-        event.map(|e| e.0).as_deref(),
-        Some("reload"),
-        "{}",
-        server.stderr()
-    );
+    save_and_await_reload(&server, &mut events, &page, &edited);
     let r = get(&server.url("/es/installation/"));
     assert!(r.text().contains("Para instalar YA el agente"));
 }
