@@ -20,6 +20,7 @@ use crate::diagnostics::{rule, Diagnostic};
 use crate::model::document::Document;
 use crate::model::layout;
 use crate::model::site::{Page, Site};
+use crate::model::variables::Variables;
 use links::{LinkIndex, Target};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -98,6 +99,7 @@ pub fn analyze_reusing(
 ) -> Analysis {
     reused.resize(site.versions.len().max(1), false);
     let skipped = |p: &Page| reused.get(p.version).copied().unwrap_or(false);
+    expand_front_matter(&mut site);
     let mut site_findings = signatures::attach(&mut site, signer);
     let (paths, conflicts) = published_paths(&site);
     site_findings.extend(conflicts);
@@ -338,21 +340,76 @@ pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     (doc, problems)
 }
 
+/// Whether a text uses `{{ variables }}` (or a template tag, which pages
+/// cannot use).
+fn templated(text: &str) -> bool {
+    text.contains("{{") || text.contains("{%")
+}
+
 /// A page's Markdown with its `{{ variables }}` replaced, when it has
-/// any, and a finding for each unknown one.
+/// any, and a finding for each unknown one, in its body or in its title
+/// and description (which [`expand_front_matter`] leaves as written when
+/// they have one).
 fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
-    if !page.body.contains("{{") && !page.body.contains("{%") {
+    let title = Some(page.title.as_str()).filter(|t| templated(t));
+    let description = page.description.as_deref().filter(|d| templated(d));
+    if !templated(&page.body) && title.is_none() && description.is_none() {
         return (None, Vec::new());
     }
-    let vars = crate::model::variables::Variables::for_page(site, page);
-    let problems = match vars.expand(&page.body) {
-        Ok(b) => return (Some(b).filter(|b| *b != page.body), Vec::new()),
-        Err(p) => p,
+    let vars = Variables::for_page(site, page);
+    let mut findings = Vec::new();
+    let fields = [
+        (title, page.values_at.title),
+        (description, page.values_at.description.unwrap_or((2, 1))),
+    ];
+    for (text, at) in fields {
+        if let Some(Err(problems)) = text.map(|t| vars.expand(t)) {
+            findings.extend(vars.findings(problems, &page.source, at));
+        }
+    }
+    let expanded = match vars.expand(&page.body) {
+        Ok(b) => Some(b).filter(|b| *b != page.body),
+        Err(problems) => {
+            findings.extend(vars.findings(problems, &page.source, (page.body_line, 1)));
+            None
+        }
     };
-    (
-        None,
-        vars.findings(problems, &page.source, (page.body_line, 1)),
-    )
+    (expanded, findings)
+}
+
+/// Replaces the `{{ variables }}` in every page's title and description,
+/// as in its body, so that every place that shows them shows the values.
+/// A text with an unknown one stays as written, for [`page`] to report.
+pub fn expand_front_matter(site: &mut Site) {
+    let expanded: Vec<(usize, (String, Option<String>))> = site
+        .pages
+        .par_iter()
+        .enumerate()
+        .filter_map(|(i, p)| Some((i, front_matter_values(site, p)?)))
+        .collect();
+    for (i, (title, description)) in expanded {
+        site.pages[i].title = title;
+        site.pages[i].description = description;
+    }
+}
+
+/// [`expand_front_matter`] for one page read again, not yet in `site`.
+pub fn expand_page_front_matter(site: &Site, page: &mut Page) {
+    if let Some((title, description)) = front_matter_values(site, page) {
+        page.title = title;
+        page.description = description;
+    }
+}
+
+/// The title and description of `page` with their variables replaced,
+/// each where all of them are known; `None` when neither has any.
+fn front_matter_values(site: &Site, page: &Page) -> Option<(String, Option<String>)> {
+    if !templated(&page.title) && !page.description.as_deref().is_some_and(templated) {
+        return None;
+    }
+    let vars = Variables::for_page(site, page);
+    let expand = |text: &str| vars.expand(text).unwrap_or_else(|_| text.to_string());
+    Some((expand(&page.title), page.description.as_deref().map(expand)))
 }
 
 /// Who puts a file at a site path: an input file, or basepress itself.

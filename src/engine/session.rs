@@ -436,7 +436,9 @@ impl Session {
             if !std::fs::symlink_metadata(path).ok()?.file_type().is_file() {
                 return None;
             }
-            let new = load::page(&self.root, &analysis.site, old.version, &old.lang, path).ok()?;
+            let mut new =
+                load::page(&self.root, &analysis.site, old.version, &old.lang, path).ok()?;
+            crate::analyze::expand_page_front_matter(&analysis.site, &mut new);
             if !old.same_place(&new) {
                 return None;
             }

@@ -5,8 +5,7 @@ use super::{read_input, relative, slash_path, unreadable, walk_files};
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::model::config::Config;
 use crate::model::layout;
-use crate::model::site::{Asset, DocsVersion, Page, Site, ValuesAt};
-use crate::model::variables::Variables;
+use crate::model::site::{Asset, DocsVersion, Page, ValuesAt};
 use crate::yaml;
 use rayon::prelude::*;
 use serde::Deserialize;
@@ -347,34 +346,6 @@ fn value_at(front: &str, key: &str) -> Option<(usize, usize)> {
         let before = key.len() + 1 + (rest.len() - value.len()) + usize::from(quoted);
         Some((i + 2, line[..before].chars().count() + 1))
     })
-}
-
-/// The page's title and description with their `{{ variables }}`
-/// replaced, as its body's are (see [`Variables`]), and a finding for each
-/// unknown one; `None` when they have none.
-pub(super) fn expanded_front_matter(
-    site: &Site,
-    page: &Page,
-) -> Option<(String, Option<String>, Vec<Diagnostic>)> {
-    let templated = |v: &str| v.contains("{{") || v.contains("{%");
-    if !templated(&page.title) && !page.description.as_deref().is_some_and(templated) {
-        return None;
-    }
-    let vars = Variables::for_page(site, page);
-    let mut found = Vec::new();
-    let mut expand = |value: &str, at: (usize, usize)| match vars.expand(value) {
-        Ok(v) => v,
-        Err(problems) => {
-            found.extend(vars.findings(problems, &page.source, at));
-            value.to_string()
-        }
-    };
-    let title = expand(&page.title, page.values_at.title);
-    let description = page
-        .description
-        .as_deref()
-        .map(|d| expand(d, page.values_at.description.unwrap_or((2, 1))));
-    Some((title, description, found))
 }
 
 /// Splits `---\n<yaml>\n---\n<body>`, returning the YAML, the body and the

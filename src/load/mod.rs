@@ -81,7 +81,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
     let failed = diagnostics
         .iter()
         .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input);
-    let mut site = match (failed, images) {
+    let site = match (failed, images) {
         (false, Some(images)) => Some(Site {
             root: root.to_path_buf(),
             config,
@@ -99,33 +99,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         }),
         _ => None,
     };
-    if let Some(site) = site.as_mut() {
-        diagnostics.extend(expand_front_matter(site));
-    }
     Loaded { site, diagnostics }
-}
-
-/// Replaces the `{{ variables }}` in every page's title and description,
-/// which need the whole site (its bases and image data); a finding for
-/// each unknown one.
-fn expand_front_matter(site: &mut Site) -> Vec<Diagnostic> {
-    use rayon::prelude::*;
-    let expanded: Vec<_> = site
-        .pages
-        .par_iter()
-        .enumerate()
-        .filter_map(|(i, p)| Some((i, content::expanded_front_matter(site, p)?)))
-        .collect();
-    let mut found = Vec::new();
-    for (i, (title, description, problems)) in expanded {
-        // An untranslated copy repeats its original's findings.
-        if site.pages[i].fallback_from.is_none() {
-            found.extend(problems);
-        }
-        site.pages[i].title = title;
-        site.pages[i].description = description;
-    }
-    found
 }
 
 /// Reads one page again, the way [`load`] reads it: `path` is a Markdown
@@ -142,15 +116,7 @@ pub fn page(
         Diagnostic::new(rule::IO_UNREADABLE, "the page's docs version is gone").in_file(path)
     })?;
     let root = crate::input::Root::open(root);
-    let mut page = content::load_page(&root, index, version, lang, path, &Default::default())?;
-    if let Some((title, description, found)) = content::expanded_front_matter(site, &page) {
-        if let Some(d) = found.into_iter().next() {
-            return Err(d);
-        }
-        page.title = title;
-        page.description = description;
-    }
-    Ok(page)
+    content::load_page(&root, index, version, lang, path, &Default::default())
 }
 
 /// Template overrides: every file below `ROOT/templates/`, named by its

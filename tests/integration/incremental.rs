@@ -160,6 +160,22 @@ fn page_edits_give_what_a_full_build_gives() {
     assert!(r.fast);
     assert!(matches!(r.output, Output::Changed(_)));
 
+    // Variables in the title: replaced as a full build replaces them, in
+    // the page and in what shows its title; an unknown one fails the
+    // build until it is fixed.
+    let titled = shutdown.replacen("\ntitle: ", "\ntitle: v{{ latest }} · ", 1);
+    assert_ne!(titled, shutdown);
+    let r = edit(&mut session, root, &[("content/en/shutdown.md", &titled)]);
+    assert!(r.fast);
+    assert!(matches!(r.output, Output::Changed(_)));
+    let typo = shutdown.replacen("\ntitle: ", "\ntitle: v{{ lastest }} · ", 1);
+    let r = edit(&mut session, root, &[("content/en/shutdown.md", &typo)]);
+    assert!(matches!(r.output, Output::Failed));
+    assert!(has(&r, "doc-variable-unknown", "content/en/shutdown.md"));
+    let r = edit(&mut session, root, &[("content/en/shutdown.md", &shutdown)]);
+    assert!(matches!(r.output, Output::Changed(_)));
+    assert!(!has(&r, "doc-variable-unknown", "content/en/shutdown.md"));
+
     // The untranslated page: its copies follow it, and so do the anchors
     // into it and into its copy.
     let r = edit(
