@@ -406,6 +406,22 @@ pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
     Ok(docs)
 }
 
+/// Where the text of a block scalar (`patch: |`) whose key is on line
+/// `key_line` (1-based) of `text` starts: that line itself (the text's
+/// first line is the next), and the indentation of its first line, in
+/// characters. `None` when the value on that line is not a block scalar.
+pub fn block_scalar_start(text: &str, key_line: usize) -> Option<(usize, usize)> {
+    let mut lines = text.lines().skip(key_line.checked_sub(1)?);
+    let after = lines.next()?.split_once(':')?.1.trim_start();
+    if !(after.starts_with('|') || after.starts_with('>')) {
+        return None;
+    }
+    let indent = lines
+        .find(|l| !l.trim().is_empty())
+        .map_or(0, |l| l.chars().count() - l.trim_start().chars().count());
+    Some((key_line, indent))
+}
+
 /// Escapes one JSON pointer segment.
 pub fn pointer_segment(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")

@@ -193,20 +193,12 @@ struct Kustomization<'a> {
 }
 
 impl Kustomization<'_> {
-    /// Where the text of the block scalar at `pointer` (`patch: |`) starts
-    /// on the page: the line after its key, and the characters before it
-    /// (the block's own and the scalar's indentation).
+    /// Where the text of the scalar at `pointer` (`patch: |`) starts on
+    /// the page: the line after its key, and the characters before it (the
+    /// block's own and a block scalar's indentation).
     fn scalar_start(&self, pointer: &str) -> (usize, usize) {
         let (l, _) = self.positions.nearest(pointer).unwrap_or((1, 1));
-        let indent = self
-            .block
-            .code
-            .lines()
-            .skip(l)
-            .find(|line| !line.trim().is_empty())
-            .map_or(0, |line| {
-                line.chars().count() - line.trim_start().chars().count()
-            });
+        let indent = yaml::block_scalar_start(&self.block.code, l).map_or(0, |(_, i)| i);
         (self.block.line + l, self.block.indent + indent)
     }
 }

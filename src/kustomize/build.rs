@@ -134,21 +134,9 @@ impl Kz<'_> {
         let Some((line, _)) = self.positions.get(pointer) else {
             return Prov::uniform(value, &at);
         };
-        let lines: Vec<&str> = self.text.lines().collect();
-        let key_line = lines.get(line - 1).copied().unwrap_or_default();
-        let after = key_line
-            .split_once(':')
-            .map(|(_, r)| r.trim_start())
-            .unwrap_or_default();
-        if !(after.starts_with('|') || after.starts_with('>')) {
+        let Some((line, indent)) = yaml::block_scalar_start(self.text, line) else {
             return Prov::uniform(value, &at);
-        }
-        let indent = lines
-            .iter()
-            .skip(line)
-            .find(|l| !l.trim().is_empty())
-            .map(|l| l.len() - l.trim_start().len())
-            .unwrap_or(0);
+        };
         Prov::from_positions(
             value,
             positions,
@@ -926,6 +914,7 @@ fn parse_patch(
     match docs.as_slice() {
         [] => Err("the patch is empty".into()),
         [d] if d.value.is_array() => {
+            let d = d.clone().as_kubernetes_reads_it();
             let prov = prov_of(&d.value, &d.positions);
             let ops = patch::json_ops(&d.value, &prov)?;
             if ops.is_empty() {

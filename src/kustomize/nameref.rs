@@ -149,19 +149,19 @@ fn rules() -> Vec<Rule> {
         ("", "Ingress", "spec/rules/http/paths/backend/service/name"),
         ("", "Ingress", "spec/defaultBackend/service/name"),
         ("apiregistration.k8s.io", "APIService", "spec/service/name"),
+        (
+            "admissionregistration.k8s.io",
+            "MutatingWebhookConfiguration",
+            "webhooks/clientConfig/service",
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "ValidatingWebhookConfiguration",
+            "webhooks/clientConfig/service",
+        ),
     ];
     for (g, kind, path) in service {
         add(("", "Service"), (g, "", kind), ("", path));
-    }
-    for kind in [
-        "MutatingWebhookConfiguration",
-        "ValidatingWebhookConfiguration",
-    ] {
-        add(
-            ("", "Service"),
-            ("admissionregistration.k8s.io", "", kind),
-            ("", "webhooks/clientConfig/service"),
-        );
     }
     // An annotation's key has slashes of its own, written `\/`.
     for annotation in [
@@ -424,22 +424,27 @@ pub fn fix(all: &mut [Res]) -> Result<(), String> {
         return Ok(());
     }
     let rules = rules();
+    // Each rule's fields, split once.
+    let rule_paths: Vec<Vec<String>> = rules
+        .iter()
+        .map(|rule| {
+            let (spec, field) = rule.path;
+            let mut path = field_segments(spec);
+            path.extend(field_segments(field));
+            path
+        })
+        .collect();
     let curs: Vec<Id> = all.iter().map(Res::cur).collect();
     let orgs: Vec<Id> = all.iter().map(Res::org).collect();
     let mut writes: Vec<(usize, String, Value)> = Vec::new();
     for r in 0..all.len() {
         let org = &orgs[r];
-        for rule in &rules {
+        for (rule, rule_path) in rules.iter().zip(&rule_paths) {
             let (g, v, k) = rule.referrer;
             if !org.selected_by(g, v, k) {
                 continue;
             }
-            let (spec, field) = rule.path;
-            let segments: Vec<String> = field_segments(spec)
-                .into_iter()
-                .chain(field_segments(field))
-                .collect();
-            let path: Vec<&str> = segments.iter().map(String::as_str).collect();
+            let path: Vec<&str> = rule_path.iter().map(String::as_str).collect();
             let mut found = Vec::new();
             find(&all[r].value, &path, &mut Vec::new(), &mut found);
             if found.is_empty() {
