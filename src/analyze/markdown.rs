@@ -87,9 +87,18 @@ enum Inside {
     Text,
     /// A heading: its level, explicit id and text so far.
     Heading(HeadingLevel, Option<String>, String),
-    /// A code block: its info words, its text so far, where it starts (line
-    /// and indentation) and whether its text has started.
-    Code(String, Vec<(String, String)>, String, (usize, usize), bool),
+    /// A code block being read.
+    Code {
+        lang: String,
+        attrs: Vec<(String, String)>,
+        code: String,
+        /// Where it starts: its line, and the characters before its lines.
+        at: (usize, usize),
+        /// Whether its text has started.
+        started: bool,
+        /// An indented block (no fence).
+        indented: bool,
+    },
 }
 
 /// Reads `body`, whose first line is line `first_line` of its file.
@@ -97,11 +106,24 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(body.match_indices('\n').map(|(i, _)| i + 1))
         .collect();
-    // Columns count characters, as editors and rustc do, not bytes.
+    // Columns count characters, as editors and rustc do, not bytes. Events
+    // come in source order, mostly: the characters are counted on from the
+    // last offset of the same line, so a long line of many links costs
+    // its length once.
+    let last = std::cell::Cell::new((usize::MAX, 0, 0));
     let position = |offset: usize| {
         let idx = line_starts.partition_point(|&s| s <= offset) - 1;
-        let before = body.get(line_starts[idx]..offset);
-        let column = before.map_or(offset - line_starts[idx], |t| t.chars().count());
+        let (last_line, last_offset, last_column) = last.get();
+        let (from, counted) = if last_line == idx && last_offset <= offset {
+            (last_offset, last_column)
+        } else {
+            (line_starts[idx], 0)
+        };
+        let column = counted
+            + body
+                .get(from..offset)
+                .map_or(offset - from, |t| t.chars().count());
+        last.set((idx, offset, column));
         (first_line + idx, column + 1)
     };
     // Generated ids avoid every explicit one, even of a later heading: they
@@ -174,19 +196,47 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             (Inside::Text, Event::Start(Tag::CodeBlock(kind))) => {
                 let (lang, attrs) = info_words(&kind);
                 let (line, column) = position(range.start);
-                inside = Inside::Code(lang, attrs, String::new(), (line, column - 1), false);
+                inside = Inside::Code {
+                    lang,
+                    attrs,
+                    code: String::new(),
+                    at: (line, column - 1),
+                    started: false,
+                    indented: matches!(kind, CodeBlockKind::Indented),
+                };
             }
-            (Inside::Code(_, _, code, at, started), Event::Text(t)) => {
+            (
+                Inside::Code {
+                    code,
+                    at,
+                    started,
+                    indented,
+                    ..
+                },
+                Event::Text(t),
+            ) => {
                 if !*started {
-                    // The code starts where its first text does, after the
-                    // marks of the list items and quotes it is in.
+                    // The code starts on the line its first text does. A
+                    // fenced block's lines start where its fence does, after
+                    // the marks of the list items and quotes it is in; an
+                    // indented block's, where its first text does.
                     let (line, column) = position(range.start);
-                    *at = (line, column - 1);
+                    *at = (line, if *indented { column - 1 } else { at.1 });
                     *started = true;
                 }
                 code.push_str(&t);
             }
-            (Inside::Code(lang, attrs, code, at, started), Event::End(TagEnd::CodeBlock)) => {
+            (
+                Inside::Code {
+                    lang,
+                    attrs,
+                    code,
+                    at,
+                    started,
+                    ..
+                },
+                Event::End(TagEnd::CodeBlock),
+            ) => {
                 let code_block = CodeBlock {
                     lang: std::mem::take(lang),
                     attrs: std::mem::take(attrs),
@@ -202,7 +252,7 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
                 block = true;
                 inside = Inside::Text;
             }
-            (Inside::Code(..), _) => {}
+            (Inside::Code { .. }, _) => {}
             (_, Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })) => {
                 let (line, column) = position(range.start);
                 doc.links.push(Link {
