@@ -787,8 +787,9 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
     // the missing signature of the version released, which releasing is
     // how to add (another version's stays an error).
     let own_signature = |d: &Diagnostic| {
+        let stored = base.map(|b| layout::stored_signature(&b.version));
         d.rule.id == rule::SIGNATURE_MISSING.id
-            && base.is_some_and(|b| d.message.starts_with(&format!("{} ", b.folder())))
+            && d.location.as_ref().map(|l| &l.file) == stored.as_ref()
     };
     let blocking = |d: &Diagnostic| d.is_error() && !own_signature(d);
     if diagnostics.iter().any(blocking) {

@@ -441,11 +441,17 @@ impl Run {
             Some(v) => vec![format!("v{v}")],
             None => self.versions(),
         };
-        if options.version.is_none() {
-            self.unlisted("kubernetes/", &versions, |name| {
-                name.strip_prefix('v')
-                    .is_some_and(|v| Version::parse(v).is_ok())
-            });
+        // Past the cap, versions.txt lists more than was read.
+        if options.version.is_none() && versions.len() < MAX_ENTRIES {
+            self.unlisted(
+                "kubernetes/",
+                "kubernetes/versions.txt",
+                &versions,
+                |name| {
+                    name.strip_prefix('v')
+                        .is_some_and(|v| Version::parse(v).is_ok())
+                },
+            );
         }
         for folder in versions {
             self.version(&folder, trusted.as_deref());
@@ -454,16 +460,17 @@ impl Run {
     }
 
     /// In a folder that can be listed, the entries `counts` picks that
-    /// `listed` does not name: published, yet no installer downloads them
-    /// and nothing here checks them.
-    fn unlisted(&mut self, dir: &str, listed: &[String], counts: impl Fn(&str) -> bool) {
+    /// `listed` (read from `index`) does not name: published, yet no
+    /// installer downloads them and nothing here checks them.
+    fn unlisted(
+        &mut self,
+        dir: &str,
+        index: &str,
+        listed: &[String],
+        counts: impl Fn(&str) -> bool,
+    ) {
         let Some(names) = self.source.list(dir) else {
             return;
-        };
-        let index = if dir == "kubernetes/" {
-            "kubernetes/versions.txt"
-        } else {
-            "its files.txt"
         };
         for name in names.iter().filter(|n| counts(n)) {
             if !listed.contains(name) {
@@ -595,7 +602,7 @@ impl Run {
             return;
         };
         let listed = self.names(&files_path, &files_txt);
-        self.unlisted(&dir, &listed, |name| name != "files.txt");
+        self.unlisted(&dir, "its files.txt", &listed, |name| name != "files.txt");
         if !listed.iter().any(|n| n == "SHA256SUMS") {
             self.findings.push(
                 Diagnostic::new(
@@ -761,7 +768,7 @@ impl Run {
             self.findings.push(
                 Diagnostic::new(
                     rule::PUBLISHED_SIGNATURE_INVALID,
-                    format!("{folder} is not signed: its files.txt lists no {SIGNATURE}, and the site publishes kubernetes/allowed_signers"),
+                    format!("{folder} is not signed: its files.txt lists no {SIGNATURE}, and the keys to trust ask for a signature"),
                 )
                 .in_file(format!("{dir}files.txt"))
                 .help("a build without the signing key publishes a version not released yet unsigned (warning `version-unsigned`): build with --signing-key FILE (or BASEPRESS_SIGNING_KEY) before publishing it"),

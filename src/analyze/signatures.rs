@@ -126,7 +126,7 @@ pub fn attach(site: &mut Site, signer: Option<&Signer>) -> Vec<Diagnostic> {
                         layout::stored_signature(&base.version).display()
                     ),
                 )
-                .in_file(LOCK_FILE)
+                .in_file(layout::stored_signature(&base.version))
                 .help(match recorded {
                     Some(_) => format!(
                         "restore {} from version control: a released signature never changes",
