@@ -914,7 +914,14 @@ fn parse_patch(
     match docs.as_slice() {
         [] => Err("the patch is empty".into()),
         [d] if d.value.is_array() => {
-            let d = d.clone().as_kubernetes_reads_it();
+            let mut d = d.clone().as_kubernetes_reads_it();
+            // Kustomize reads the operations as YAML 1.1, where a plain
+            // `yes` or `on` is a boolean.
+            for (pointer, b) in yaml::yaml11_booleans(text) {
+                if let Some(node) = d.value.pointer_mut(&pointer) {
+                    *node = Value::Bool(b);
+                }
+            }
             let prov = prov_of(&d.value, &d.positions);
             let ops = patch::json_ops(&d.value, &prov)?;
             if ops.is_empty() {
