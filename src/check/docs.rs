@@ -86,7 +86,11 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
                 .next_back()
                 .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
             from = end.max(start + 1);
-            if !bounded || prefixes.iter().any(|p| p == token) {
+            // `{{ env.KEY }}`: the variable's own check names an unknown key.
+            let variable = line[..start]
+                .strip_suffix("env.")
+                .is_some_and(|before| before.trim_end().ends_with("{{"));
+            if !bounded || variable || prefixes.iter().any(|p| p == token) {
                 continue;
             }
             if site.images.env_fact(version, token).is_some() {

@@ -145,7 +145,7 @@ fn load_version(
                         format!("`{bad}` cannot be part of a URL"),
                     )
                     .in_file(relative(root, &path))
-                    .help("name content files and folders with letters, digits, `.`, `_` and `-` only"),
+                    .help("name content files and folders with ASCII letters (no accents), digits, `.`, `_` and `-` only: `instalacion.md`, not `instalación.md`"),
                 );
                 continue;
             }

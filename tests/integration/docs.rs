@@ -108,6 +108,19 @@ fn env_keys_in_prose_must_be_read_by_the_documented_release() {
     let p = agent_docs("base: v1.29.0\n", "`RUNNER_LOG_FORMAT=json`\n");
     let f = only(&p, "doc-env-key-unknown");
     assert!(f["message"].as_str().unwrap().contains(">=1.30.0"), "{f:#}");
+
+    // In a variable, the key is the variable's finding alone.
+    let p = agent_docs("", "Drain: {{ env.RUNNER_DRAIN_TIMEOUT_MX }} ms.\n");
+    let (_, report) = p.check_json();
+    assert_eq!(
+        findings_of(&report, "doc-variable-unknown").len(),
+        1,
+        "{report:#}"
+    );
+    assert!(
+        findings_of(&report, "doc-env-key-unknown").is_empty(),
+        "{report:#}"
+    );
 }
 
 #[test]
