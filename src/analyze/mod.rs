@@ -20,7 +20,7 @@ use crate::diagnostics::{rule, Diagnostic};
 use crate::model::document::Document;
 use crate::model::layout;
 use crate::model::site::{Page, Site};
-use crate::model::variables::Variables;
+use crate::model::variables::{uses_variables, Variables};
 use links::{LinkIndex, Target};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -340,20 +340,14 @@ pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     (doc, problems)
 }
 
-/// Whether a text uses `{{ variables }}` (or a template tag, which pages
-/// cannot use).
-fn templated(text: &str) -> bool {
-    text.contains("{{") || text.contains("{%")
-}
-
 /// A page's Markdown with its `{{ variables }}` replaced, when it has
 /// any, and a finding for each unknown one, in its body or in its title
 /// and description (which [`expand_front_matter`] leaves as written when
 /// they have one).
 fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
-    let title = Some(page.title.as_str()).filter(|t| templated(t));
-    let description = page.description.as_deref().filter(|d| templated(d));
-    if !templated(&page.body) && title.is_none() && description.is_none() {
+    let title = Some(page.title.as_str()).filter(|t| uses_variables(t));
+    let description = page.description.as_deref().filter(|d| uses_variables(d));
+    if !uses_variables(&page.body) && title.is_none() && description.is_none() {
         return (None, Vec::new());
     }
     let vars = Variables::for_page(site, page);
@@ -404,7 +398,7 @@ pub fn expand_page_front_matter(site: &Site, page: &mut Page) {
 /// The title and description of `page` with their variables replaced,
 /// each where all of them are known; `None` when neither has any.
 fn front_matter_values(site: &Site, page: &Page) -> Option<(String, Option<String>)> {
-    if !templated(&page.title) && !page.description.as_deref().is_some_and(templated) {
+    if !uses_variables(&page.title) && !page.description.as_deref().is_some_and(uses_variables) {
         return None;
     }
     let vars = Variables::for_page(site, page);
@@ -442,9 +436,6 @@ const RESERVED_DIRS: [(&str, &str); 3] = [
     (layout::KUBERNETES_DIR, "the bases' downloads"),
     (layout::SITEMAPS_DIR, "the sitemaps"),
 ];
-
-/// The names basepress gives the files it writes into each base folder.
-const BASE_INDEX_NAMES: [&str; 3] = ["files.txt", "SHA256SUMS", layout::SIGNATURE];
 
 /// Every path the build writes, and a finding for each path two inputs
 /// would both be written to, or two that differ only in case.
@@ -518,7 +509,7 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
             let file = b.dir.join(&f.name);
             // On a disk that ignores case, the download loop writes the
             // file and the index over each other.
-            if let Some(index) = BASE_INDEX_NAMES
+            if let Some(index) = layout::BASE_INDEXES
                 .iter()
                 .find(|n| n.eq_ignore_ascii_case(&f.name))
             {

@@ -179,6 +179,9 @@ pub fn base_path(base: &Base) -> String {
 
 /// The detached signature of `SHA256SUMS`, beside it in the base folder.
 pub const SIGNATURE: &str = "SHA256SUMS.sig";
+/// The files basepress writes into every base folder beside the base's
+/// own: no base file may take one of these names (in any case).
+pub const BASE_INDEXES: [&str; 3] = ["files.txt", "SHA256SUMS", SIGNATURE];
 
 /// Where `basepress release` stores the signature of each version,
 /// relative to the project root.

@@ -9,6 +9,12 @@ use crate::model::site::{Page, Site};
 use semver::Version;
 use std::collections::BTreeMap;
 
+/// Whether `text` uses `{{ variables }}` (or a template tag, which pages
+/// cannot use): the only texts [`Variables::expand`] changes or refuses.
+pub fn uses_variables(text: &str) -> bool {
+    text.contains("{{") || text.contains("{%")
+}
+
 /// The variables a page can use, by name.
 #[derive(Debug, Clone, Default)]
 pub struct Variables(BTreeMap<String, String>);
@@ -82,7 +88,7 @@ impl Variables {
     /// Replaces every `{{ name }}` in `text`. `{{ "{{" }}` writes a literal
     /// `{{`.
     pub fn expand(&self, text: &str) -> Result<String, Vec<Problem>> {
-        if !text.contains("{{") && !text.contains("{%") {
+        if !uses_variables(text) {
             return Ok(text.to_string());
         }
         let mut out = String::with_capacity(text.len());
