@@ -3,7 +3,7 @@
 //! of each section. The HTML is written later, by the render stage, from
 //! the same Markdown and this document (see `render::html`).
 
-use crate::model::document::{CodeBlock, Document, Heading, Headings, Link, Section};
+use crate::model::document::{CodeBlock, Document, Heading, Headings, Link, RepeatedId, Section};
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::collections::{HashMap, HashSet};
 
@@ -85,8 +85,9 @@ pub fn info_words(kind: &CodeBlockKind) -> (String, Vec<(String, String)>) {
 /// What is being read when an event comes.
 enum Inside {
     Text,
-    /// A heading: its level, explicit id and text so far.
-    Heading(HeadingLevel, Option<String>, String),
+    /// A heading: its level, explicit id (and where the heading starts)
+    /// and text so far.
+    Heading(HeadingLevel, Option<(String, (usize, usize))>, String),
     /// A code block being read.
     Code {
         lang: String,
@@ -128,7 +129,7 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     };
     // Generated ids avoid every explicit one, even of a later heading: they
     // are given once the whole page is read.
-    let mut explicit: Vec<Option<String>> = Vec::new();
+    let mut explicit: Vec<Option<(String, (usize, usize))>> = Vec::new();
     let mut headings: Vec<Heading> = Vec::new();
     let mut doc = Document {
         sections: vec![Section::default()],
@@ -174,7 +175,8 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
         }
         match (&mut inside, event) {
             (Inside::Text, Event::Start(Tag::Heading { level, id, .. })) => {
-                inside = Inside::Heading(level, id.map(|i| i.to_string()), String::new());
+                let id = id.map(|i| (i.to_string(), position(range.start)));
+                inside = Inside::Heading(level, id, String::new());
             }
             (Inside::Heading(level, id, title), Event::End(TagEnd::Heading(_))) => {
                 doc.sections.push(Section {
@@ -280,10 +282,24 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             _ => {}
         }
     }
-    let mut ids = Ids::new(explicit.iter().flatten().cloned().collect());
+    let mut first: HashMap<&str, usize> = HashMap::new();
+    for (id, (line, column)) in explicit.iter().flatten() {
+        match first.get(id.as_str()) {
+            Some(&first_line) => doc.repeated_ids.push(RepeatedId {
+                id: id.clone(),
+                line: *line,
+                column: *column,
+                first_line,
+            }),
+            None => {
+                first.insert(id, *line);
+            }
+        }
+    }
+    let mut ids = Ids::new(first.into_keys().map(str::to_string).collect());
     for (h, id) in headings.iter_mut().zip(explicit) {
         h.id = match id {
-            Some(id) => id,
+            Some((id, _)) => id,
             None => ids.unique(std::mem::take(&mut h.id)),
         };
     }
@@ -467,6 +483,23 @@ mod tests {
         );
         let ids: Vec<_> = d.headings.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["instalacion", "paso-1", "paso-1-2", "paso-1-1"]);
+    }
+
+    #[test]
+    fn a_repeated_explicit_id_is_recorded_where_its_heading_is() {
+        let d = analyze(
+            "## Uno {#x}\n\n- item\n\n  ## Dos {#x}\n\nSetext {#x}\n---\n\n## Tres {#y}\n",
+            5,
+        );
+        let ids: Vec<_> = d.headings.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["x", "x", "x", "y"]);
+        let at: Vec<_> = d
+            .repeated_ids
+            .iter()
+            .map(|r| (r.id.as_str(), r.line, r.column, r.first_line))
+            .collect();
+        assert_eq!(at, [("x", 9, 3, 5), ("x", 11, 1, 5)]);
+        assert!(analyze("## A {#a}\n\n## A\n", 1).repeated_ids.is_empty());
     }
 
     #[test]

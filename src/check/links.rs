@@ -20,6 +20,22 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let (Some(page), Some(doc)) = (site.pages.get(i), docs.get(i)) else {
         return out;
     };
+    for r in &doc.repeated_ids {
+        out.push(
+            Diagnostic::new(
+                rule::HEADING_ID_REPEATED,
+                format!(
+                    "the heading id `{}` is given already by the heading on line {}: links to #{} land there, never on this heading",
+                    r.id, r.first_line, r.id
+                ),
+            )
+            .at(Location::at(&page.source, r.line, r.column))
+            .help(format!(
+                "give this heading another id (`{{#{}-2}}`, say), or remove its `{{#{}}}`",
+                r.id, r.id
+            )),
+        );
+    }
     let copies = index.copies_of(site, page);
     let mut suggested = 0;
     for link in &doc.links {

@@ -123,6 +123,17 @@ pub struct Link {
     pub raw_html: bool,
 }
 
+/// A heading's explicit id that an earlier heading of the same page has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepeatedId {
+    pub id: String,
+    /// Where the repeating heading starts (1-based line and column).
+    pub line: usize,
+    pub column: usize,
+    /// 1-based line of the first heading with that id.
+    pub first_line: usize,
+}
+
 /// A fenced code block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeBlock {
@@ -178,6 +189,9 @@ pub struct Document {
     /// The ids raw HTML gives its elements (`<a id="old-name">`, and the
     /// `name` of an `<a>`), sorted: anchors as exact as a heading's id.
     pub html_ids: Vec<String>,
+    /// Explicit heading ids (`{#id}`) that an earlier heading of the page
+    /// has already: a link to them always lands on the first.
+    pub repeated_ids: Vec<RepeatedId>,
     pub links: Vec<Link>,
     pub code_blocks: Vec<CodeBlock>,
     /// Always at least one: the text before the first heading.

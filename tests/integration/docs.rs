@@ -583,3 +583,17 @@ fn a_patch_is_checked_on_every_object_its_target_picks() {
         );
     }
 }
+
+#[test]
+fn two_headings_with_one_explicit_id_are_refused_at_the_second() {
+    let p = agent_docs(
+        "",
+        "## Instalar {#instalar}\n\nVer [abajo](#instalar).\n\n## Instalar de nuevo {#instalar}\n",
+    );
+    let f = only(&p, "heading-id-repeated");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+    assert_eq!(f["location"]["line"], 8);
+    assert_eq!(f["location"]["column"], 1);
+    assert!(f["message"].as_str().unwrap().contains("line 4"), "{f:#}");
+    assert_eq!(p.build().status.code(), Some(1));
+}
