@@ -101,7 +101,8 @@ impl LinkIndex {
         h.finalize().into()
     }
 
-    pub fn resolve(&self, from: &Page, dest: &str) -> Target {
+    /// Where `dest` leads from the page's URL, as a browser reads it.
+    fn resolve_url(&self, from: &Page, dest: &str) -> Target {
         if dest.is_empty() {
             return Target::Broken("the link has no destination".into());
         }
@@ -170,6 +171,51 @@ impl LinkIndex {
             };
         }
         Target::Broken(format!("the site has nothing at `{normal}`"))
+    }
+
+    /// Where `dest` leads: a URL relative to the page's own is read as a
+    /// browser reads it, and when that reaches nothing, as the page's
+    /// source reads it (`diagram.png` beside `content/en/guide.md`, which
+    /// is published at `/en/guide/`; or an image of an untranslated page,
+    /// beside its original), as a `.md` link is.
+    pub fn resolve(&self, from: &Page, dest: &str) -> Target {
+        let target = self.resolve_url(from, dest);
+        if !matches!(target, Target::Broken(_)) || !is_relative_url(dest) {
+            return target;
+        }
+        match self.beside_source(from, dest) {
+            Some(path) => {
+                let anchor = dest.split_once('#').map(|(_, a)| a.to_string());
+                Target::Internal {
+                    path,
+                    anchor,
+                    page: None,
+                }
+            }
+            None => target,
+        }
+    }
+
+    /// The published file that relative link `dest` names beside the
+    /// source of page `from` (of its original, for an untranslated copy),
+    /// when the site has it.
+    fn beside_source(&self, from: &Page, dest: &str) -> Option<String> {
+        let path = dest.split(['#', '?']).next().unwrap_or(dest);
+        let lang = from.fallback_from.as_deref().unwrap_or(&from.lang);
+        let original = *self
+            .by_source
+            .get(from.version)?
+            .get(lang)?
+            .get(&from.rel)?;
+        let url = self.urls.get(original)?;
+        let name = from.rel.rsplit('/').next().unwrap_or(&from.rel);
+        let folder = if name == "index.md" {
+            url.as_str()
+        } else {
+            url.trim_end_matches('/').rsplit_once('/')?.0
+        };
+        let found = normalize(&format!("{}/{path}", folder.trim_end_matches('/')))?;
+        self.paths.contains(&found).then_some(found)
     }
 
     fn resolve_source(&self, from: &Page, path: &str, anchor: Option<String>) -> Target {
@@ -252,10 +298,18 @@ impl LinkIndex {
         let path = dest.split(['#', '?']).next().unwrap_or(dest);
         let unprefixed =
             !self.prefix.is_empty() && path.starts_with('/') && self.below_prefix(path).is_none();
-        if !(path.ends_with(".md") || unprefixed) {
+        if !(path.ends_with(".md") || unprefixed || self.only_beside_source(from, dest)) {
             return None;
         }
         Some(self.rewrite(from, dest)).filter(|w| w != dest)
+    }
+
+    /// Whether relative link `dest` reaches a file only beside the page's
+    /// source, not from its URL: it is published as a site path.
+    fn only_beside_source(&self, from: &Page, dest: &str) -> bool {
+        is_relative_url(dest)
+            && matches!(self.resolve_url(from, dest), Target::Broken(_))
+            && self.beside_source(from, dest).is_some()
     }
 
     /// For a full URL of the site itself (`https://docs.example.com/en/`,
@@ -291,7 +345,7 @@ impl LinkIndex {
     /// site-absolute paths get the base URL's prefix.
     pub fn rewrite(&self, from: &Page, dest: &str) -> String {
         let relative = !dest.starts_with('/') && !dest.contains(".md");
-        if relative {
+        if relative && !self.only_beside_source(from, dest) {
             return dest.to_string();
         }
         match self.resolve(from, dest) {

@@ -597,3 +597,49 @@ fn two_headings_with_one_explicit_id_are_refused_at_the_second() {
     assert!(f["message"].as_str().unwrap().contains("line 4"), "{f:#}");
     assert_eq!(p.build().status.code(), Some(1));
 }
+
+#[test]
+fn a_relative_image_is_read_beside_the_page_source_when_its_url_misses() {
+    let p = agent_docs("", "![logo](img/logo.png)\n");
+    p.write("content/es/img/logo.png", "png");
+    p.write(
+        "content/es/guia.md",
+        "---\ntitle: Guía\n---\n![logo](img/logo.png) and ![again](./img/logo.png#x)\n",
+    );
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let img = |page: &str| {
+        let html = std::fs::read_to_string(p.out().join(page)).unwrap();
+        html.split("<img src=\"")
+            .skip(1)
+            .map(|s| s.split('"').next().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    // From the folder's index, the URL and the source agree: as written.
+    assert_eq!(img("es/index.html"), ["img/logo.png"]);
+    // `guia.md` is published at /es/guia/; its untranslated copies at
+    // /pt/guia/ and /en/guia/: each reaches the image beside the source.
+    for page in ["es/guia/index.html", "pt/guia/index.html"] {
+        assert_eq!(
+            img(page),
+            ["/es/img/logo.png", "/es/img/logo.png#x"],
+            "{page}"
+        );
+    }
+    // So does the index page's untranslated copy, where pt has no image.
+    p.remove("content/pt/index.md");
+    assert_eq!(p.build().status.code(), Some(0));
+    assert_eq!(img("pt/index.html"), ["/es/img/logo.png"]);
+
+    // Raw HTML is published as written: told what to write instead.
+    p.write(
+        "content/es/guia.md",
+        "---\ntitle: Guía\n---\n<img src=\"img/logo.png\" alt=\"logo\">\n",
+    );
+    let f = only(&p, "link-broken");
+    assert_eq!(f["location"]["line"], 4);
+    assert!(
+        f["remedy"].as_str().unwrap().contains("`/es/img/logo.png`"),
+        "{f:#}"
+    );
+}
