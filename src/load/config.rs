@@ -20,7 +20,7 @@ pub fn load(root: &Path) -> Result<Config, Diagnostic> {
         ))
     })?;
     let text = crate::input::utf8(bytes, Path::new(FILE_NAME), rule::CONFIG_INVALID)?;
-    let config: Config = yaml::from_str(&text).map_err(|e| {
+    let mut config: Config = yaml::from_str(&text).map_err(|e| {
         let loc = match (e.line, e.column) {
             (Some(l), Some(c)) => Location::at(FILE_NAME, l, c),
             _ => Location::file(FILE_NAME),
@@ -28,6 +28,11 @@ pub fn load(root: &Path) -> Result<Config, Diagnostic> {
         Diagnostic::new(rule::CONFIG_INVALID, e.message).at(loc)
     })?;
     validate(&config, &text)?;
+    // `https://docs.example.com/` and `…/docs/` name the same site: without
+    // the slash, `{{ site.base_url }}/kubernetes/…` never gets a `//`, which
+    // object storage reads as another key.
+    let trimmed = config.base_url.trim_end_matches('/').len();
+    config.base_url.truncate(trimmed);
     Ok(config)
 }
 
@@ -138,4 +143,31 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_url_loses_its_trailing_slashes() {
+        let dir = tempfile::tempdir().unwrap();
+        for (written, read) in [
+            ("https://docs.example.com/", "https://docs.example.com"),
+            (
+                "https://docs.example.com/docs//",
+                "https://docs.example.com/docs",
+            ),
+            ("https://docs.example.com", "https://docs.example.com"),
+        ] {
+            let repo =
+                std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/site.yaml")).unwrap();
+            let yaml = repo.replace(
+                "base_url: https://docs.whystack.ai",
+                &format!("base_url: {written}"),
+            );
+            std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
+            assert_eq!(load(dir.path()).unwrap().base_url, read);
+        }
+    }
 }
