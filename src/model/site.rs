@@ -122,6 +122,17 @@ pub struct DocsVersion {
 }
 
 impl Site {
+    /// The version installers are pointed at (`{{ latest }}`, the latest
+    /// mark of versions.json and of the version picker): the newest
+    /// released base once bases/published.lock records any, so a base
+    /// `new-release` only prepared, whose files may still change, is not
+    /// advertised; the newest base otherwise.
+    pub fn latest_base(&self) -> Option<&semver::Version> {
+        let all = || self.bases.iter().map(|b| &b.version);
+        let released = all().filter(|v| self.lock.versions.contains_key(*v));
+        super::images::latest(released).or_else(|| super::images::latest(all()))
+    }
+
     /// Whether docs version `v` is published (a project without docs
     /// versions publishes its one version).
     pub fn version_published(&self, v: usize) -> bool {

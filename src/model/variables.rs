@@ -33,7 +33,7 @@ impl Variables {
     /// release the page documents.
     pub fn for_page(site: &Site, page: &Page) -> Variables {
         let mut v = BTreeMap::new();
-        let latest = crate::model::images::latest(site.bases.iter().map(|b| &b.version));
+        let latest = site.latest_base();
         if let Some(l) = latest {
             v.insert("latest".into(), l.to_string());
         }

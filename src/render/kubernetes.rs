@@ -45,7 +45,7 @@ pub struct FileEntry {
 
 /// What the site says about the published versions.
 pub fn versions(site: &Site) -> VersionsJson<'_> {
-    let latest = crate::model::images::latest(site.bases.iter().map(|b| &b.version));
+    let latest = site.latest_base();
     VersionsJson {
         image: &site.config.image.name,
         latest: latest.map(|v| format!("v{v}")),

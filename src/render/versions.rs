@@ -63,7 +63,7 @@ pub fn list(site: &Site, highlighter: &Highlighter) -> Vec<Version> {
 /// header's version picker needs no more (none of [`list`]'s highlighted
 /// snippets, which every page would otherwise wait for).
 pub fn newest_first(site: &Site) -> impl Iterator<Item = (&Base, bool)> {
-    let latest = crate::model::images::latest(site.bases.iter().map(|b| &b.version));
+    let latest = site.latest_base();
     site.bases
         .iter()
         .rev()

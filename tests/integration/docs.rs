@@ -643,3 +643,46 @@ fn a_relative_image_is_read_beside_the_page_source_when_its_url_misses() {
         "{f:#}"
     );
 }
+
+#[test]
+fn latest_is_the_newest_released_base_once_any_is_released() {
+    let p = agent_docs("", "Newest: {{ latest }}.\n");
+    let latest = |p: &Project| {
+        let o = p.build();
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let page = std::fs::read_to_string(p.out().join("es/index.html")).unwrap();
+        let json = std::fs::read_to_string(p.out().join("kubernetes/versions.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let marked: Vec<_> = json["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["latest"] == true)
+            .map(|v| v["version"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(marked, [json["latest"].as_str().unwrap()]);
+        let newest = page.split("Newest: ").nth(1).unwrap().split('.').take(3);
+        (newest.collect::<Vec<_>>().join("."), marked[0].clone())
+    };
+    // Nothing released yet: the newest base.
+    assert_eq!(latest(&p), ("1.30.0".into(), "v1.30.0".into()));
+    // v1.30.0 only prepared (its files may still change): not advertised.
+    let lock = std::fs::read_to_string(repo().join("bases/published.lock")).unwrap();
+    let only_129: String = lock
+        .lines()
+        .filter(|l| !l.starts_with("v1.30.0"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    p.copy_from_repo(
+        "bases/signatures/v1.29.0.sig",
+        "bases/signatures/v1.29.0.sig",
+    );
+    p.write("bases/published.lock", &only_129);
+    assert_eq!(latest(&p), ("1.29.0".into(), "v1.29.0".into()));
+    p.copy_from_repo(
+        "bases/signatures/v1.30.0.sig",
+        "bases/signatures/v1.30.0.sig",
+    );
+    p.copy_from_repo("bases/published.lock", "bases/published.lock");
+    assert_eq!(latest(&p), ("1.30.0".into(), "v1.30.0".into()));
+}
