@@ -6,7 +6,7 @@
 //! on what can hand them over; [`cases`] builds them from findings alone
 //! (one case per rule and subject that has findings).
 
-use super::{file_of, repository_prefix};
+use super::{cut_help, cut_message, file_of, repository_prefix};
 use crate::diagnostics::{exit_code, Diagnostic, Severity};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::collections::BTreeMap;
@@ -90,10 +90,11 @@ pub fn render(cases: &[Case], all: &[Diagnostic], root: &Path) -> String {
         let status = match errors.first() {
             Some(first) => {
                 let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                let message = cut_message(&first.message);
                 let message = if errors.len() == 1 {
-                    first.message.clone()
+                    message
                 } else {
-                    format!("{} (and {} more)", first.message, errors.len() - 1)
+                    format!("{message} (and {} more)", errors.len() - 1)
                 };
                 s.set_message(message);
                 s.set_type(first.rule.id);
@@ -135,7 +136,7 @@ fn finding_text(d: &Diagnostic, root: &Path, prefix: &Path) -> String {
         Severity::Error => "error",
         Severity::Warning => "warning",
     };
-    let mut out = format!("{word}[{}]: {}\n", d.rule.id, d.message);
+    let mut out = format!("{word}[{}]: {}\n", d.rule.id, cut_message(&d.message));
     if let Some(loc) = &d.location {
         let mut place =
             file_of(root, prefix, loc).unwrap_or_else(|| loc.file.display().to_string());
@@ -147,7 +148,7 @@ fn finding_text(d: &Diagnostic, root: &Path, prefix: &Path) -> String {
         }
         let _ = writeln!(out, "  --> {place}");
     }
-    let _ = writeln!(out, "  = help: {}", d.remedy());
+    let _ = writeln!(out, "  = help: {}", cut_help(d.remedy()));
     out
 }
 

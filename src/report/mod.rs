@@ -416,14 +416,22 @@ pub(crate) fn file_of(root: &Path, prefix: &Path, location: &Location) -> Option
     if location.file.as_os_str().is_empty() || root.join(&location.file).is_dir() {
         return None;
     }
-    let path = prefix.join(&location.file);
-    let parts: Vec<String> = path
-        .components()
-        .filter_map(|c| match c {
-            std::path::Component::Normal(s) => Some(s.to_string_lossy().into_owned()),
-            _ => None,
-        })
-        .collect();
+    // A file outside the project (`verify --allowed-signers /tmp/x`,
+    // `../keys/x`) is no file of the repository: none, rather than a
+    // path that names another one.
+    let inside = match location.file.strip_prefix(root) {
+        Ok(rel) => rel,
+        Err(_) if location.file.is_absolute() => return None,
+        Err(_) => &location.file,
+    };
+    let mut parts = Vec::new();
+    for c in prefix.join(inside).components() {
+        match c {
+            std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            std::path::Component::CurDir => {}
+            _ => return None,
+        }
+    }
     Some(parts.join("/"))
 }
 
@@ -629,6 +637,17 @@ mod tests {
             Some("docs/bases/v1.0.0/kustomization.yaml")
         );
         assert_eq!(line_text(dir.path(), &file.file, 2), "b");
+        for outside in ["/tmp/keys/allowed_signers", "../keys/allowed_signers"] {
+            assert_eq!(
+                file_of(dir.path(), Path::new(""), &Location::file(outside)),
+                None
+            );
+        }
+        let absolute = Location::file(dir.path().join("site.yaml"));
+        assert_eq!(
+            file_of(dir.path(), Path::new("docs"), &absolute).as_deref(),
+            Some("docs/site.yaml")
+        );
         assert_eq!(line_text(dir.path(), &file.file, 9), "");
     }
 

@@ -7,7 +7,8 @@
 //! message, location relative to the repository root, and a partial
 //! fingerprint that survives edits elsewhere in the file.
 
-use super::{file_of, line_text, repository_prefix};
+use super::{cut_help, cut_message, file_of, line_text, repository_prefix};
+use crate::diagnostics::Location;
 use crate::diagnostics::{exit_code, rule, Diagnostic, Severity};
 use serde_json::json;
 use serde_sarif::sarif;
@@ -38,6 +39,9 @@ pub fn render(diagnostics: &[Diagnostic], root: &Path) -> String {
         .collect();
     let rules: Vec<sarif::ReportingDescriptor> = rule::ALL.iter().map(|r| descriptor(r)).collect();
 
+    let site_yaml = crate::model::config::FILE_NAME;
+    let fallback =
+        file_of(root, &prefix, &Location::file(site_yaml)).unwrap_or_else(|| site_yaml.to_string());
     let mut seen: HashMap<String, usize> = HashMap::new();
     let results: Vec<sarif::Result> = diagnostics
         .iter()
@@ -47,7 +51,13 @@ pub fn render(diagnostics: &[Diagnostic], root: &Path) -> String {
             let n = seen.entry(key.clone()).or_insert(0);
             *n += 1;
             let fingerprint = fingerprint(&key, *n);
-            result(d, file, index.get(d.rule.id).copied(), fingerprint)
+            result(
+                d,
+                file,
+                &fallback,
+                index.get(d.rule.id).copied(),
+                fingerprint,
+            )
         })
         .collect();
 
@@ -136,21 +146,31 @@ fn first_sentence(text: &str) -> &str {
 fn result(
     d: &Diagnostic,
     file: Option<String>,
+    fallback: &str,
     rule_index: Option<usize>,
     fingerprint: String,
 ) -> sarif::Result {
-    let mut text = d.message.clone();
+    // Code scanning refuses a log whose result has no location: a finding
+    // on a folder, on no file or on one outside the repository is shown on
+    // the project's site.yaml, its place said in the message.
+    let mut text = match (&file, &d.location) {
+        (None, Some(l)) if !l.file.as_os_str().is_empty() => {
+            format!("{}: {}", l.file.to_string_lossy(), cut_message(&d.message))
+        }
+        _ => cut_message(&d.message),
+    };
     if let Some(help) = &d.help {
         text.push_str("\nhelp: ");
-        text.push_str(help);
+        text.push_str(&cut_help(help));
     }
-    let locations: Vec<sarif::Location> = file
+    let at_file = file.is_some();
+    let locations: Vec<sarif::Location> = Some(file.unwrap_or_else(|| fallback.to_string()))
         .map(|uri| {
             let artifact = sarif::ArtifactLocation::builder()
                 .uri(uri)
                 .uri_base_id(SRCROOT)
                 .build();
-            let region = d.location.as_ref().and_then(|l| {
+            let region = d.location.as_ref().filter(|_| at_file).and_then(|l| {
                 let line = i64::try_from(l.line?).ok()?;
                 Some(match l.column.and_then(|c| i64::try_from(c).ok()) {
                     Some(col) => sarif::Region::builder()
@@ -273,10 +293,17 @@ mod tests {
         assert_eq!(loc["artifactLocation"]["uriBaseId"], SRCROOT);
         assert_eq!(loc["region"]["startLine"], 3);
         assert_eq!(loc["region"]["startColumn"], 2);
-        // A folder is not an artifact a viewer can open: no location.
+        // A folder is not an artifact a viewer can open, and code scanning
+        // refuses a result without a location: site.yaml, the folder named.
         let r1 = &run["results"][1];
         assert_eq!(r1["level"], "warning");
-        assert_eq!(r1["locations"].as_array().unwrap().len(), 0);
+        let loc = &r1["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "site.yaml");
+        assert!(loc.get("region").is_none());
+        assert!(r1["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("content: v1 is not released"));
         assert!(r1["message"]["text"]
             .as_str()
             .unwrap()
@@ -310,6 +337,24 @@ mod tests {
             one, two,
             "an edit above the findings changed their fingerprints"
         );
+    }
+
+    #[test]
+    fn messages_are_cut_as_in_every_format() {
+        let dir = project("x\n");
+        let long = "a".repeat(3_000);
+        let d = Diagnostic::new(rule::LINK_BROKEN, format!("link to `{long}` goes nowhere"))
+            .at(Location::at("content/es/a.md", 1, 1))
+            .help(format!("write `{long}`"));
+        let sarif = render(std::slice::from_ref(&d), dir.path());
+        let v: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+        let text = v["runs"][0]["results"][0]["message"]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.chars().count() < 400, "{}", text.len());
+        let cases = super::super::junit::cases(std::slice::from_ref(&d));
+        let junit = super::super::junit::render(&cases, std::slice::from_ref(&d), dir.path());
+        assert!(junit.len() < 2_000, "{}", junit.len());
     }
 
     #[test]
