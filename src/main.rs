@@ -362,6 +362,30 @@ fn image_environment() -> basepress::oci::inspect::Environment {
     }
 }
 
+/// Writes a report to standard output. A reader that went away
+/// (`| head -1`) is no error: the findings still decide the exit code. Any
+/// other failure to write (a full disk) leaves the report incomplete: exit 2.
+fn emit(text: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(text).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            eprintln!("error: cannot write the report to standard output: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+macro_rules! out {
+    ($($t:tt)*) => { emit(format_args!($($t)*)) };
+}
+
+macro_rules! outln {
+    ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -422,7 +446,7 @@ fn main() -> ExitCode {
                 if external {
                     extra.insert("external".into(), external_json(&outcome.external_links));
                 }
-                print!("{}", report::render_json_with(&outcome.diagnostics, extra));
+                out!("{}", report::render_json_with(&outcome.diagnostics, extra));
                 if run.timings {
                     eprintln!("timings: {}", outcome.timings);
                 }
@@ -430,12 +454,12 @@ fn main() -> ExitCode {
             }
             run.report(&outcome);
             if coverage && format == Format::Text {
-                print!("{}", coverage_table(&outcome.coverage));
+                out!("{}", coverage_table(&outcome.coverage));
             }
             if external && format == Format::Text {
                 for (url, at) in &outcome.external_links {
                     let line = at.line.unwrap_or(0);
-                    println!(
+                    outln!(
                         "{}  ({}:{line})",
                         report::escape_controls(url),
                         report::escape_controls(&at.file.display().to_string())
@@ -560,7 +584,7 @@ fn main() -> ExitCode {
                     "deploy".into(),
                     serde_json::to_value(&done).unwrap_or_default(),
                 );
-                print!("{}", report::render_json_with(&outcome.diagnostics, extra));
+                out!("{}", report::render_json_with(&outcome.diagnostics, extra));
                 return ExitCode::from(outcome.exit_code());
             }
             report(&outcome, &site, format);
@@ -798,12 +822,12 @@ fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
             "{}",
             report::render_text(&outcome.diagnostics, root, color())
         ),
-        Format::Json => print!("{}", report::render_json(&outcome.diagnostics)),
-        Format::Github => print!("{}", report::render_github(&outcome.diagnostics, root)),
-        Format::Sarif => print!("{}", report::sarif::render(&outcome.diagnostics, root)),
+        Format::Json => out!("{}", report::render_json(&outcome.diagnostics)),
+        Format::Github => out!("{}", report::render_github(&outcome.diagnostics, root)),
+        Format::Sarif => out!("{}", report::sarif::render(&outcome.diagnostics, root)),
         Format::Junit => {
             let cases = report::junit::cases(&outcome.diagnostics);
-            print!(
+            out!(
                 "{}",
                 report::junit::render(&cases, &outcome.diagnostics, root)
             );

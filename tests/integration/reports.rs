@@ -339,3 +339,25 @@ fn junit_has_a_case_per_check_and_subject_with_failures() {
     assert!(out.starts_with("<?xml"), "{out}");
     assert!(out.contains("<testsuites "), "{out}");
 }
+
+#[test]
+fn a_reader_that_stops_early_does_not_change_the_exit_code() {
+    use std::io::Read;
+    let p = project_with_findings();
+    for format in ["sarif", "json", "junit"] {
+        let mut child = basepress()
+            .args(["check", "--format", format, "--root"])
+            .arg(p.root())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // `| head -c 1`: one byte read, then the pipe closed.
+        let mut stdout = child.stdout.take().unwrap();
+        stdout.read_exact(&mut [0u8]).unwrap();
+        drop(stdout);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(1), "{format}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{format}: {}", stderr(&o));
+    }
+}
