@@ -743,7 +743,7 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
 /// Adds the base of `version` (`v1.30.0` or `1.30.0`) to
 /// bases/published.lock, only when every check passes. `Ok` carries what
 /// happened, for people.
-pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, Box<Outcome>> {
+pub fn release(root: &Path, version: &str, options: &Options) -> Result<Outcome, Box<Outcome>> {
     let mut timings = Timings::start();
     let fail = |d: Vec<Diagnostic>| Box::new(Outcome::new(d, Timings::default()));
     // One release at a time: the lock is read, checked and written under it.
@@ -782,30 +782,38 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<String, 
         );
         return Err(fail(diagnostics));
     }
-    // Releasing is the point where the version must be final: its own
-    // `version-unreleased` warnings are the only findings allowed, besides
-    // the missing signature of the version released, which releasing is
-    // how to add (another version's stays an error).
+    // Releasing is the point where the version must be final: no error
+    // stops it but the missing signature of the version released, which
+    // releasing is how to add (another version's stays an error), and no
+    // warning about its base but its own `version-unreleased`: whatever
+    // is in its folder is published unchanged for good.
     let own_signature = |d: &Diagnostic| {
         let stored = base.map(|b| layout::stored_signature(&b.version));
         d.rule.id == rule::SIGNATURE_MISSING.id
             && d.location.as_ref().map(|l| &l.file) == stored.as_ref()
     };
-    let blocking = |d: &Diagnostic| d.is_error() && !own_signature(d);
+    let in_base = |d: &Diagnostic| {
+        let file = d.location.as_ref().map(|l| &l.file);
+        file.zip(base).is_some_and(|(f, b)| f.starts_with(&b.dir))
+    };
+    let resolved = |d: &Diagnostic| {
+        own_signature(d) || (d.rule.id == rule::VERSION_UNRELEASED.id && in_base(d))
+    };
+    let blocking = |d: &Diagnostic| !resolved(d) && (d.is_error() || in_base(d));
     if diagnostics.iter().any(blocking) {
         return Err(fail(diagnostics));
     }
+    diagnostics.retain(|d| !resolved(d));
     let mut said = Vec::new();
     if let Some(base) = base {
         said.push(release_base(root, site, base, options).map_err(|d| fail(vec![d]))?);
     }
-    if versioned {
-        let Some(v) = wanted.as_ref() else {
-            return Ok(said.join("; "));
-        };
+    if let (true, Some(v)) = (versioned, wanted.as_ref()) {
         said.push(freeze_docs(root, site, v).map_err(|d| fail(vec![d]))?);
     }
-    Ok(said.join("; "))
+    let mut outcome = Outcome::new(diagnostics, timings);
+    outcome.notes.push(said.join("; "));
+    Ok(outcome)
 }
 
 /// Records `base` in the lock, with its signature when the project signs.

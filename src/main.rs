@@ -483,9 +483,14 @@ fn main() -> ExitCode {
             };
             engine::release(&root, &version, &options)
         }) {
-            Ok(msg) => {
-                eprintln!("{msg}");
-                ExitCode::SUCCESS
+            Ok(outcome) => {
+                // The warnings left, in the format asked for (a pipeline
+                // that uploads SARIF gets a log on success too).
+                report(&outcome, &root, format);
+                for note in &outcome.notes {
+                    eprintln!("{note}");
+                }
+                ExitCode::from(outcome.exit_code())
             }
             Err(outcome) => {
                 report(&outcome, &root, format);

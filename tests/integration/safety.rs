@@ -387,3 +387,35 @@ fn the_rendered_site_is_scanned_before_it_is_written() {
     assert!(!err.contains(&token), "the message shows the token: {err}");
     assert!(!p.out().exists(), "nothing is written");
 }
+
+#[test]
+fn a_release_shows_its_warnings_and_refuses_one_about_its_own_base() {
+    let p = Project::new();
+    let root = p.root().to_string_lossy().to_string();
+    // A stray file in the base would be published unchanged for good.
+    p.write("bases/v1.1.0/agent.env", "RUNNER_LOG=debug\n");
+    let o = run(&["release", "v1.1.0", "--root", &root, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        findings_of(&report, "base-unreferenced-file").len(),
+        1,
+        "{report:#}"
+    );
+    assert!(!p.path("bases/published.lock").exists());
+
+    // Once it is gone the release goes ahead, and a pipeline asking for
+    // SARIF gets a log, with the project's other warnings in it.
+    p.remove("bases/v1.1.0/agent.env");
+    p.write("content/en/extra.md", "---\ntitle: Extra\n---\n# Extra\n");
+    let o = run(&["release", "v1.1.0", "--root", &root, "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let log: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let ids: Vec<_> = results
+        .iter()
+        .map(|r| r["ruleId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["translation-missing"]);
+    assert!(stderr(&o).contains("released v1.1.0"), "{}", stderr(&o));
+}
