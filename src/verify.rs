@@ -672,9 +672,13 @@ impl Run {
     fn names(&mut self, path: &str, bytes: &[u8]) -> Vec<String> {
         let text = String::from_utf8_lossy(bytes);
         let mut out = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            for word in line.split_whitespace() {
-                let safe = is_safe_file_name(word) && line.trim() == word;
+        // The download loop splits on the shell's IFS (space, tab, new
+        // line): a carriage return stays in the name, so curl refuses
+        // every URL of a CRLF index.
+        const IFS: [char; 2] = [' ', '\t'];
+        for (i, line) in text.split('\n').enumerate() {
+            for word in line.split(IFS).filter(|w| !w.is_empty()) {
+                let safe = is_safe_file_name(word) && line.trim_matches(IFS) == word;
                 if !safe {
                     self.findings.push(
                         Diagnostic::new(
@@ -720,9 +724,23 @@ impl Run {
                     .then(|| (sha.to_ascii_lowercase(), name.to_string()))
             });
             match parsed {
-                Some((sha, name)) if out.len() < MAX_ENTRIES => {
-                    out.insert(name, (sha, i + 1));
-                }
+                Some((sha, name)) if out.len() < MAX_ENTRIES => match out.get(&name) {
+                    // `sha256sum -c` checks every line: two sums for one
+                    // name fail it, whichever comes last.
+                    Some((first, line)) if *first != sha => self.findings.push(
+                        Diagnostic::new(
+                            rule::PUBLISHED_CHECKSUM_MISMATCH,
+                            format!(
+                                "SHA256SUMS gives `{name}` a second, different SHA-256 (the first is on line {line}): `sha256sum -c` fails on one of them"
+                            ),
+                        )
+                        .at(Location::line(path, i + 1)),
+                    ),
+                    Some(_) => {}
+                    None => {
+                        out.insert(name, (sha, i + 1));
+                    }
+                },
                 Some(_) => {}
                 None => self.findings.push(
                     Diagnostic::new(

@@ -394,6 +394,29 @@ fn verify_checks_indexes_names_and_pinned_keys() {
         "{json}"
     );
 
+    // A CRLF files.txt: the loop's word splitting keeps the carriage
+    // return, and curl refuses every name.
+    let copy = copy_site(&site);
+    let base = base_dir(copy.path());
+    let files = std::fs::read_to_string(base.join("files.txt")).unwrap();
+    std::fs::write(base.join("files.txt"), files.replace('\n', "\r\n")).unwrap();
+    let (code, json) = verify_site(&target(&copy), &["v1.30.0"]);
+    assert_eq!(code, 1);
+    assert!(
+        rules_of(&json).contains(&"base-file-name-unsafe".to_string()),
+        "{json}"
+    );
+
+    // Two sums for one name: `sha256sum -c` fails on one, so does verify.
+    let copy = copy_site(&site);
+    let base = base_dir(copy.path());
+    let sums = std::fs::read_to_string(base.join("SHA256SUMS")).unwrap();
+    let forged = format!("{}  config.env\n{sums}", "0".repeat(64));
+    std::fs::write(base.join("SHA256SUMS"), forged).unwrap();
+    let (code, json) = verify_site(&target(&copy), &["v1.30.0"]);
+    assert_eq!(code, 1);
+    assert!(json.contains("a second, different SHA-256"), "{json}");
+
     // On a folder, what is published and no index lists: a file in a base
     // folder, a version folder. Installers never fetch it; nothing checks it.
     let copy = copy_site(&site);
