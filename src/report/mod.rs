@@ -149,6 +149,15 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
     // only: thousands of findings in one file stay linear to print.
     let mut sources: HashMap<PathBuf, Option<Source>> = HashMap::new();
     let mut shown: HashMap<PathBuf, usize> = HashMap::new();
+    // A line that holds a credential is never printed whole, whichever
+    // finding shows it: a CI log is read by more people than the repository.
+    let secret_lines: std::collections::HashSet<(&Path, usize)> = diagnostics
+        .iter()
+        .filter(|d| d.rule.id == crate::diagnostics::rule::CREDENTIAL_LEAK.id)
+        .filter_map(|d| d.location.as_ref())
+        .filter_map(|l| Some((l.file.as_path(), l.line?)))
+        .collect();
+    let scanner = std::sync::OnceLock::new();
     for d in diagnostics {
         let (word, code) = match d.severity {
             Severity::Error => ("error", "1;31"),
@@ -181,6 +190,12 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
                 _ => None,
             };
             if let Some(text) = loc.line.and_then(|n| source.and_then(|s| s.line(n))) {
+                let text = match loc.line {
+                    Some(n) if secret_lines.contains(&(loc.file.as_path(), n)) => {
+                        redact(scanner.get_or_init(crate::secrets::Scanner::new), &text)
+                    }
+                    _ => text,
+                };
                 let n = loc.line.unwrap_or(0).to_string();
                 let pad = " ".repeat(n.len());
                 let (text, col) = excerpt(&text, loc.column.unwrap_or(1));
@@ -211,6 +226,28 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
 
 /// At most 100 characters of a long line around `column`, and the
 /// column within them.
+/// `line` with each credential the scanner finds in it replaced by its
+/// redacted form (`ghp_...(40 chars)`); a line where it finds none (the
+/// credential spans lines) is hidden whole.
+fn redact(scanner: &crate::secrets::Scanner, line: &str) -> String {
+    let found = scanner.scan(line.as_bytes());
+    if found.is_empty() {
+        return "(hidden: the line holds a credential)".to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for f in found {
+        let Some(before) = line.get(at..f.offset) else {
+            continue;
+        };
+        out.push_str(before);
+        out.push_str(&f.redacted);
+        at = f.offset + f.len;
+    }
+    out.push_str(line.get(at..).unwrap_or_default());
+    out
+}
+
 fn excerpt(line: &str, column: usize) -> (String, usize) {
     const WIDTH: usize = 100;
     let chars: Vec<char> = line.chars().collect();
@@ -618,6 +655,32 @@ mod tests {
             ),
             "{s}"
         );
+    }
+
+    #[test]
+    fn a_line_with_a_credential_is_printed_redacted_under_every_finding() {
+        let dir = tempfile::tempdir().unwrap();
+        let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        std::fs::write(
+            dir.path().join("config.env"),
+            format!("A=1\nAPP_TOKEN={token}\n"),
+        )
+        .unwrap();
+        let at = |col| Location::at("config.env", 2, col);
+        let d = [
+            Diagnostic::new(rule::ENV_KEY_UNKNOWN, "`APP_TOKEN` is not read").at(at(1)),
+            Diagnostic::new(rule::CREDENTIAL_LEAK, "a token: ghp_...(40 chars)").at(at(11)),
+        ];
+        let text = render_text(&d, dir.path(), false);
+        assert!(!text.contains(token), "{text}");
+        assert_eq!(
+            text.matches("APP_TOKEN=ghp_...(40 chars)").count(),
+            2,
+            "{text}"
+        );
+        // Without a credential finding, the line is shown as it is.
+        let text = render_text(&d[..1], dir.path(), false);
+        assert!(text.contains(token), "{text}");
     }
 
     #[test]
