@@ -237,11 +237,28 @@ fn walk(
     Ok(changes)
 }
 
+/// The AUFS metadata folders and file at the root of a layer.
+const AUFS_METADATA: [&str; 3] = ["/.wh..wh.aufs", "/.wh..wh.plnk", "/.wh..wh.orph"];
+
+fn is_aufs_metadata(path: &str) -> bool {
+    AUFS_METADATA
+        .iter()
+        .any(|m| path == *m || path.strip_prefix(m).is_some_and(|r| r.starts_with('/')))
+}
+
 /// The change one tar entry makes, its name checked and normalised.
 fn change_of(h: &Header) -> Result<Change, Error> {
     let path = normalize(&h.path)?;
     let name = base_name(&path);
     let shown = String::from_utf8_lossy(&h.path);
+    // AUFS metadata at the root (`/.wh..wh.aufs`, and the folders
+    // `/.wh..wh.plnk/` and `/.wh..wh.orph/`), which old Docker versions
+    // exported with their layers, is no whiteout: it is read as plain
+    // entries, so that hard links to `plnk` resolve, and dropped once the
+    // layer is applied, as moby's unpacker does.
+    if is_aufs_metadata(&path) {
+        return plain_change(h, path);
+    }
     if let Some(rest) = name.strip_prefix(".wh.") {
         let malformed = |why: &str| {
             Error::corrupt(format!("malformed whiteout `{shown}`: {why}"))
@@ -285,6 +302,13 @@ fn change_of(h: &Header) -> Result<Change, Error> {
             "malformed whiteout `{shown}`: the whiteout `{bad}` is used as a folder"
         )));
     }
+    plain_change(h, path)
+}
+
+/// The change of an entry that is no whiteout: `path` added (or, for a
+/// hard link, linked).
+fn plain_change(h: &Header, path: String) -> Result<Change, Error> {
+    let shown = String::from_utf8_lossy(&h.path);
     let id = |n: u64, what: &str| {
         u32::try_from(n).map_err(|_| {
             Error::corrupt(format!(
@@ -440,6 +464,10 @@ pub fn apply(
             Change::Whiteout(_) | Change::Opaque(_) => {}
         }
     }
+    for m in AUFS_METADATA {
+        fs.remove_tree(m);
+    }
+    kept.retain(|k, _| !is_aufs_metadata(k));
     Ok(())
 }
 

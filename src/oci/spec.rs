@@ -47,7 +47,9 @@ impl Compression {
                 Some(Compression::Gzip)
             }
             "application/vnd.oci.image.layer.v1.tar+zstd"
-            | "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd" => {
+            | "application/vnd.oci.image.layer.nondistributable.v1.tar+zstd"
+            // containerd's and BuildKit's zstd layers of Docker manifests.
+            | "application/vnd.docker.image.rootfs.diff.tar.zstd" => {
                 Some(Compression::Zstd)
             }
             _ => None,

@@ -573,3 +573,27 @@ fn inspect_prints_what_it_sees_and_writes_data() {
     assert!(rel.env_fact(&v, "NODE_ENV").is_some());
     assert!(rel.env_fact(&v, "PATH").is_none());
 }
+
+#[test]
+fn aufs_metadata_is_dropped_and_its_hard_link_targets_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    // As old Docker versions exported an AUFS layer: the metadata file,
+    // the hard-link store and a link into it.
+    let upper = Layer::new(Compression::Gzip)
+        .raw(b".wh..wh.aufs", EntryType::Regular, 0o600, b"")
+        .dir(".wh..wh.plnk", 0o700)
+        .file(".wh..wh.plnk/234.567", 0o755, b"linked")
+        .dir(".wh..wh.orph", 0o700)
+        .hardlink("usr/bin/linked", ".wh..wh.plnk/234.567");
+    single(dir.path(), vec![base(), upper]);
+    let img = open_tag(dir.path(), "t").unwrap();
+    let fs = &img.platforms[0].fs;
+    assert_eq!(fs.get("/usr/bin/linked").map(|e| e.mode), Some(0o755));
+    assert!(fs.iter().all(|(path, _)| !path.contains(".wh.")));
+    // Below the root, `.wh..wh.` is still no name a layer may use.
+    let upper =
+        Layer::new(Compression::None).raw(b"usr/.wh..wh.aufs", EntryType::Regular, 0o644, b"");
+    let dir = tempfile::tempdir().unwrap();
+    single(dir.path(), vec![base(), upper]);
+    assert_eq!(err_of(dir.path()).rule.id, "image-corrupt");
+}
