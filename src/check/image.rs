@@ -4,12 +4,13 @@
 //! every platform of the image; and the image release data must say of
 //! the image what the image says of itself.
 
-use super::pods::{exec_location, execs, image_repository, workloads, Workload};
+use super::pods::{exec_location, image_repository, script_at, workloads, Workload};
+use super::process::{execs, ContainerEnv, ImageProcess};
 use super::shell;
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
 use crate::model::images::ImageReleases;
-use crate::oci::{CommandError, Image, Platform};
+use crate::oci::{CommandError, Image, Lookup, Platform};
 use k8s_openapi::api::core::v1::Container;
 use semver::Version;
 
@@ -64,8 +65,9 @@ fn nearest_with(data: &ImageReleases, version: &Version, name: &str) -> Option<V
 }
 
 /// Every command a container of the product image runs (probes, hooks,
-/// its own command, the commands of their shell scripts) resolves on the
-/// image's PATH to a file its user may execute, on every platform.
+/// its main process, the commands of their shell scripts) resolves, in
+/// the container's environment and working folder, to a file its user
+/// may execute, on every platform.
 pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let Some(image) = ctx.image(&subject.base.version) else {
         return Vec::new();
@@ -78,33 +80,46 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
             if image_repository(c.image.as_deref().unwrap_or("")) != product {
                 continue;
             }
-            for exec in execs(c, &ptr) {
-                let runs = shell::calls(&exec.argv);
-                let script_at = shell::script_of(&exec.argv)
-                    .and_then(|s| exec.argv.iter().position(|a| a == s))
-                    .and_then(|i| exec.words.get(i))
-                    .map_or_else(|| w.object.locate(&exec.pointer), |p| w.object.locate(p));
-                for call in &runs.calls {
-                    let Some(program) = call.program() else {
-                        continue;
-                    };
-                    let at = if call.in_script {
-                        script_at.clone()
-                    } else {
-                        exec_location(w.object, &exec)
-                    };
-                    for platform in &image.platforms {
-                        let (uid, gids) = identity(platform, &w, c);
-                        let Err(why) = platform.may_execute(program, uid, &gids) else {
+            let env = ContainerEnv::of(subject.objects, w.object.namespace(), c);
+            for platform in &image.platforms {
+                let (uid, gids) = identity(platform, &w, c);
+                // The runtime looks commands up in the container's own
+                // environment (its `PATH` over the image's) and folder.
+                let path = match env.get("PATH") {
+                    Some(Some(path)) => path,
+                    _ => platform.config.path(),
+                };
+                let cwd = c.working_dir.as_deref().filter(|d| !d.is_empty());
+                let lookup = Lookup {
+                    path,
+                    cwd: cwd.unwrap_or(platform.config.cwd()),
+                };
+                let process = ImageProcess {
+                    entrypoint: &platform.config.entrypoint,
+                    cmd: &platform.config.cmd,
+                };
+                for exec in execs(c, &ptr, &env, Some(process)) {
+                    let runs = shell::calls(&exec.argv);
+                    let script_at = script_at(w.object, &exec);
+                    for call in &runs.calls {
+                        let Some(program) = call.program() else {
                             continue;
+                        };
+                        let Err(why) = platform.may_execute(program, lookup, uid, &gids) else {
+                            continue;
+                        };
+                        let at = if call.in_script {
+                            script_at.clone()
+                        } else {
+                            exec_location(w.object, &exec)
                         };
                         out.push(missing(
                             ctx,
                             (version, platform, image),
                             (program, exec.what, &c.name, call.in_script),
-                            uid,
+                            (uid, lookup),
                             &why,
-                            at.clone(),
+                            at,
                         ));
                     }
                 }
@@ -119,7 +134,7 @@ fn missing(
     ctx: &Context,
     (version, platform, image): (&Version, &Platform, &Image),
     (program, what, container, in_script): (&str, &str, &str, bool),
-    uid: u32,
+    (uid, lookup): (u32, Lookup),
     why: &CommandError,
     at: Location,
 ) -> Diagnostic {
@@ -133,7 +148,10 @@ fn missing(
             .unwrap_or_default()
     );
     let reason = match why {
-        CommandError::NotFound => format!("no such file on its PATH ({})", platform.config.path()),
+        CommandError::NotFound if program.contains('/') => {
+            format!("no such file (from the folder {})", lookup.cwd)
+        }
+        CommandError::NotFound => format!("no such file on its PATH ({})", lookup.path),
         CommandError::NotExecutable { path, entry } => format!(
             "{path} (mode {:o}, owner {}:{}) may not be executed by uid {uid}",
             entry.mode & 0o7777,

@@ -15,6 +15,7 @@ mod links;
 mod manifests;
 mod overlays;
 mod pods;
+mod process;
 mod releases;
 mod shell;
 mod suggest;

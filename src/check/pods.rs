@@ -4,6 +4,7 @@
 //! StorageClasses and credentials.
 
 use super::manifests::typed;
+use super::process::{execs, ContainerEnv, Exec, ImageProcess};
 use super::shell::{self, base_name, Call};
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
@@ -170,7 +171,8 @@ impl Ctx<'_> {
             .collect();
         let mut argv = command.clone();
         argv.extend(c.args.iter().flatten().cloned());
-        let runs = shell::calls(&argv);
+        let words: Vec<Option<String>> = argv.iter().cloned().map(Some).collect();
+        let runs = shell::calls(&words);
         if programs.is_empty() {
             // Without the facts, a shell script is taken for a helper.
             return shell::script_of(&argv).is_none();
@@ -308,68 +310,6 @@ fn probes(c: &Container) -> [(&'static str, Option<&Probe>); 3] {
     ]
 }
 
-/// One exec a container makes: a probe's, a hook's, or its own command.
-pub(super) struct Exec {
-    /// The field, for messages (`livenessProbe`, `command`).
-    pub what: &'static str,
-    /// Pointer of the argv list.
-    pub pointer: String,
-    /// Pointer of each word of the argv (a container's `args` follow its
-    /// `command`).
-    pub words: Vec<String>,
-    pub argv: Vec<String>,
-}
-
-/// Every exec of a container, with the pointers to each.
-pub(super) fn execs(c: &Container, ptr: &str) -> Vec<Exec> {
-    let mut out = Vec::new();
-    let list = |pointer: String, what, argv: Vec<String>| Exec {
-        what,
-        words: (0..argv.len()).map(|i| format!("{pointer}/{i}")).collect(),
-        pointer,
-        argv,
-    };
-    for (field, probe) in probes(c) {
-        if let Some(cmd) = probe
-            .and_then(|p| p.exec.as_ref())
-            .and_then(|e| e.command.clone())
-        {
-            out.push(list(format!("{ptr}/{field}/exec/command"), field, cmd));
-        }
-    }
-    if let Some(l) = &c.lifecycle {
-        for (field, handler) in [("postStart", &l.post_start), ("preStop", &l.pre_stop)] {
-            if let Some(cmd) = handler
-                .as_ref()
-                .and_then(|h| h.exec.as_ref())
-                .and_then(|e| e.command.clone())
-            {
-                out.push(list(
-                    format!("{ptr}/lifecycle/{field}/exec/command"),
-                    field,
-                    cmd,
-                ));
-            }
-        }
-    }
-    if let Some(cmd) = &c.command {
-        let args = c.args.clone().unwrap_or_default();
-        let mut words: Vec<String> = (0..cmd.len())
-            .map(|i| format!("{ptr}/command/{i}"))
-            .collect();
-        words.extend((0..args.len()).map(|i| format!("{ptr}/args/{i}")));
-        let mut argv = cmd.clone();
-        argv.extend(args);
-        out.push(Exec {
-            what: "command",
-            pointer: format!("{ptr}/command"),
-            words,
-            argv,
-        });
-    }
-    out
-}
-
 /// Where an exec's argv is written: at the list, unless a word of it
 /// comes from elsewhere (a patch that changed one argument), which is
 /// where the command became what it is.
@@ -385,13 +325,21 @@ pub(super) fn exec_location(object: &Object, exec: &Exec) -> Location {
 /// Every command a container runs in the image: probes, lifecycle hooks,
 /// its own command, and the commands of their `sh -c` scripts.
 fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
-    for exec in execs(c, ptr) {
+    let env = ContainerEnv::of(ctx.objects, w.object.namespace(), c);
+    let process = ctx.images.process_at(ctx.version);
+    let image = process.map(|p| ImageProcess {
+        entrypoint: &p.entrypoint,
+        cmd: &p.command,
+    });
+    // The image's own programs are what the image data describes.
+    let own: Vec<&str> = process
+        .into_iter()
+        .flat_map(|p| p.entrypoint.first().into_iter().chain(p.command.first()))
+        .map(String::as_str)
+        .collect();
+    for exec in execs(c, ptr, &env, image) {
         let runs = shell::calls(&exec.argv);
-        // The script's word, where its commands are reported.
-        let script_at = shell::script_of(&exec.argv)
-            .and_then(|s| exec.argv.iter().position(|a| a == s))
-            .and_then(|i| exec.words.get(i))
-            .map_or_else(|| w.object.locate(&exec.pointer), |p| w.object.locate(p));
+        let script_at = script_at(w.object, &exec);
         for why in &runs.dynamic {
             ctx.push(
                 Diagnostic::new(
@@ -408,6 +356,9 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
         }
         let argv_at = exec_location(w.object, &exec);
         for call in &runs.calls {
+            if !call.in_script && call.program().is_some_and(|p| own.contains(&p)) {
+                continue;
+            }
             let at = if call.in_script {
                 script_at.clone()
             } else {
@@ -416,6 +367,17 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
             check_call(ctx, c, &exec, call, at);
         }
     }
+}
+
+/// Where the script of a shell exec (`sh -c SCRIPT`) is written, its
+/// commands' findings go: the script's word, else the argv.
+pub(super) fn script_at(object: &Object, exec: &Exec) -> Location {
+    exec.known()
+        .as_deref()
+        .and_then(shell::script_of)
+        .and_then(|s| exec.argv.iter().position(|a| a.as_deref() == Some(s)))
+        .and_then(|i| exec.words.get(i))
+        .map_or_else(|| object.locate(&exec.pointer), |p| object.locate(p))
 }
 
 /// One command against the image data: it exists in this release, takes
@@ -579,7 +541,7 @@ struct Env {
 
 /// A ConfigMap's or Secret's keys and values, with where each is set: a
 /// Secret's `data` is decoded, `stringData` taken as it is.
-fn object_data(o: &Object) -> Vec<(String, Option<String>, Location)> {
+pub(super) fn object_data(o: &Object) -> Vec<(String, Option<String>, Location)> {
     use base64::Engine;
     let mut out = Vec::new();
     let secret = o.kind() == "Secret";
@@ -952,6 +914,13 @@ fn credentials(ctx: &mut Ctx, env: &Env) {
     }
 }
 
+/// Variables every process reads, whatever the image: the runtime and
+/// the shell look commands up on `PATH`, the C library and Node.js read
+/// the time zone and locale, temporary files go to `TMPDIR`.
+fn is_process_variable(key: &str) -> bool {
+    matches!(key, "PATH" | "HOME" | "TZ" | "TMPDIR" | "LANG" | "LANGUAGE") || key.starts_with("LC_")
+}
+
 fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env) {
     let v = ctx.version;
     for s in &env.settings {
@@ -959,7 +928,7 @@ fn environment(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str, env: &Env)
             // A helper that other values refer to (`$(POD_NAME)`) is for
             // Kubernetes to expand, not for the image to read. A key the
             // image reads is checked below, referred to or not.
-            if env.referenced.contains(&s.key) {
+            if env.referenced.contains(&s.key) || is_process_variable(&s.key) {
                 continue;
             }
             let other = ctx.images.env.iter().find(|e| e.key == s.key);

@@ -187,9 +187,14 @@ fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String>
 /// Every command `argv` (a container command, a probe's or a hook's exec)
 /// can run: itself, and when it is a shell with a script, the commands of
 /// the script.
-pub fn calls(argv: &[String]) -> Calls {
+/// A word only known when the pod runs is `None`.
+pub fn calls(argv: &[Option<String>]) -> Calls {
     let mut out = Calls::default();
-    follow(argv.iter().cloned().map(Some).collect(), false, 0, &mut out);
+    if argv.first().is_some_and(Option::is_none) {
+        out.dynamic
+            .push("its program is named by a variable only known when the pod runs".into());
+    }
+    follow(argv.to_vec(), false, 0, &mut out);
     out
 }
 
@@ -455,7 +460,8 @@ mod tests {
     }
 
     fn programs(words: &[&str]) -> (Vec<String>, Vec<String>) {
-        let c = calls(&argv(words));
+        let words: Vec<Option<String>> = argv(words).into_iter().map(Some).collect();
+        let c = calls(&words);
         (c.calls.iter().map(Call::display).collect(), c.dynamic)
     }
 

@@ -272,11 +272,20 @@ impl FileSystem {
     /// has one, the first regular file is returned so that callers can say
     /// it is not executable. `None` when no regular file has the name.
     pub fn find_command(&self, name: &str, path_var: &str, cwd: &str) -> Option<Command<'_>> {
+        let found = self.candidates(name, path_var, cwd);
+        let first_exec = found.iter().position(|c| c.entry.any_exec());
+        found.into_iter().nth(first_exec.unwrap_or(0))
+    }
+
+    /// The regular files a lookup of `name` finds, in the order it tries
+    /// them: `name` itself (from `cwd`) when it has a `/`, else `name` in
+    /// each folder of `path_var` (an empty entry being `cwd`).
+    pub fn candidates(&self, name: &str, path_var: &str, cwd: &str) -> Vec<Command<'_>> {
         if name.is_empty() {
-            return None;
+            return Vec::new();
         }
         let cwd = if cwd.is_empty() { "/" } else { cwd };
-        let candidates: Vec<String> = if name.contains('/') {
+        let paths: Vec<String> = if name.contains('/') {
             vec![absolute(cwd, name)]
         } else {
             path_var
@@ -287,23 +296,17 @@ impl FileSystem {
                 })
                 .collect()
         };
-        let mut fallback = None;
-        for c in candidates {
-            let Ok(r) = self.resolve(&c) else { continue };
-            if !r.entry.is_file() {
-                continue;
-            }
-            let found = Command {
-                target: r.path.to_string(),
-                path: c,
-                entry: r.entry,
-            };
-            if found.entry.any_exec() {
-                return Some(found);
-            }
-            fallback.get_or_insert(found);
-        }
-        fallback
+        paths
+            .into_iter()
+            .filter_map(|c| {
+                let r = self.resolve(&c).ok()?;
+                r.entry.is_file().then(|| Command {
+                    target: r.path.to_string(),
+                    path: c,
+                    entry: r.entry,
+                })
+            })
+            .collect()
     }
 
     /// Every command name on `path_var`: the names of regular files with

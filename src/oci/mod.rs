@@ -225,6 +225,14 @@ impl Config {
     }
 }
 
+/// Where a process looks a command up: its `PATH` and its working
+/// folder (a container's own, over its image's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lookup<'a> {
+    pub path: &'a str,
+    pub cwd: &'a str,
+}
+
 /// Why a command may not run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CommandError {
@@ -259,29 +267,50 @@ impl Platform {
     }
 
     /// Whether `uid`, with groups `gids` (primary, supplementary,
-    /// `fsGroup`), may run the command `name`: it must resolve to a regular
-    /// file, its mode bits must let them execute it, and every folder above
-    /// it must let them through.
+    /// `fsGroup`), may run the command `name` looked up as `lookup` says,
+    /// as the runtime does once it switched to that user (runc's LookPath):
+    /// the first file found that is regular, whose mode bits let them
+    /// execute it, and whose folders (the ones the path crosses, and the
+    /// ones above where its links lead) let them through. When no file
+    /// does, why the first one found does not.
     pub fn may_execute(
         &self,
         name: &str,
+        lookup: Lookup,
         uid: u32,
         gids: &[u32],
     ) -> Result<Command<'_>, CommandError> {
-        let c = self.find_command(name).ok_or(CommandError::NotFound)?;
-        if !can_execute(c.entry, uid, gids) {
-            return Err(CommandError::NotExecutable {
-                path: c.target.clone(),
-                entry: c.entry.clone(),
-            });
+        let mut first = None;
+        for c in self.fs.candidates(name, lookup.path, lookup.cwd) {
+            let denied = self
+                .fs
+                .search_denied(&c.path, uid, gids)
+                .or_else(|| self.fs.search_denied(&c.target, uid, gids));
+            let why = if !can_execute(c.entry, uid, gids) {
+                CommandError::NotExecutable {
+                    path: c.target.clone(),
+                    entry: c.entry.clone(),
+                }
+            } else if let Some(dir) = denied {
+                CommandError::SearchDenied {
+                    path: c.target.clone(),
+                    dir,
+                }
+            } else {
+                return Ok(c);
+            };
+            first.get_or_insert(why);
         }
-        if let Some(dir) = self.fs.search_denied(&c.target, uid, gids) {
-            return Err(CommandError::SearchDenied {
-                path: c.target.clone(),
-                dir,
-            });
+        Err(first.unwrap_or(CommandError::NotFound))
+    }
+
+    /// How a process of the image itself looks commands up: the image's
+    /// `PATH` and working folder.
+    pub fn lookup(&self) -> Lookup<'_> {
+        Lookup {
+            path: self.config.path(),
+            cwd: self.config.cwd(),
         }
-        Ok(c)
     }
 
     /// The uid and every gid a pod's container runs with: the image user,

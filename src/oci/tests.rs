@@ -91,7 +91,9 @@ fn the_agent_image_reads_as_its_layers_say() {
     let h = p.find_command("whystack-health").unwrap();
     assert_eq!(h.path, "/usr/local/bin/whystack-health");
     assert!(can_execute(h.entry, 1000, &[1000]));
-    assert!(p.may_execute("whystack-health", 1000, &[1000]).is_ok());
+    assert!(p
+        .may_execute("whystack-health", p.lookup(), 1000, &[1000])
+        .is_ok());
     let sh = p.find_command("sh").unwrap();
     assert_eq!(
         (sh.path.as_str(), sh.target.as_str()),
@@ -106,7 +108,7 @@ fn the_agent_image_reads_as_its_layers_say() {
     assert_eq!(ep.entry.uid, 1000);
     // A file without execute bits is found, and refused.
     assert!(matches!(
-        p.may_execute("/usr/bin/README", 1000, &[1000]),
+        p.may_execute("/usr/bin/README", p.lookup(), 1000, &[1000]),
         Err(CommandError::NotExecutable { .. })
     ));
     assert!(p.commands().iter().all(|(n, _)| n != "README"));
@@ -146,7 +148,7 @@ fn releases_and_platforms_differ_as_built() {
     let old = open_tag(dir.path(), "1.28.0").unwrap();
     assert!(old.platforms[0].find_command("whystack-health").is_none());
     assert_eq!(
-        old.platforms[0].may_execute("whystack-health", 1000, &[1000]),
+        old.platforms[0].may_execute("whystack-health", old.platforms[0].lookup(), 1000, &[1000]),
         Err(CommandError::NotFound)
     );
     let multi = open_tag(dir.path(), "1.30.0").unwrap();
@@ -596,4 +598,50 @@ fn aufs_metadata_is_dropped_and_its_hard_link_targets_resolve() {
     let dir = tempfile::tempdir().unwrap();
     single(dir.path(), vec![base(), upper]);
     assert_eq!(err_of(dir.path()).rule.id, "image-corrupt");
+}
+
+#[test]
+fn a_command_is_the_first_file_on_path_its_user_may_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let upper = Layer::new(Compression::Gzip)
+        .dir("usr/local/bin", 0o755)
+        .file("usr/local/bin/tool", 0o700, b"root only")
+        .dir("srv/bin", 0o755)
+        .file("srv/bin/app", 0o755, b"app")
+        .dir("opt", 0o700)
+        .symlink("opt/bin", "/srv/bin");
+    single(dir.path(), vec![base(), upper]);
+    let img = open_tag(dir.path(), "t").unwrap();
+    let p = &img.platforms[0];
+    let lookup = Lookup {
+        path: "/usr/local/bin:/usr/bin",
+        cwd: "/",
+    };
+    // As runc's LookPath once it runs as the user: the root-only file is
+    // skipped, the next one on PATH runs.
+    let found = p.may_execute("tool", lookup, 1000, &[1000]).unwrap();
+    assert_eq!(found.target, "/usr/bin/tool");
+    assert_eq!(
+        p.may_execute("tool", lookup, 0, &[0]).unwrap().target,
+        "/usr/local/bin/tool"
+    );
+    // Reaching a file through a link still crosses the folders the path
+    // names: /opt lets only root through.
+    assert!(matches!(
+        p.may_execute("/opt/bin/app", lookup, 1000, &[1000]),
+        Err(CommandError::SearchDenied { .. })
+    ));
+    let via_path = Lookup {
+        path: "/opt/bin",
+        cwd: "/",
+    };
+    assert!(p.may_execute("app", via_path, 1000, &[1000]).is_err());
+    assert!(p.may_execute("app", via_path, 0, &[0]).is_ok());
+    // A relative name is looked up from the working folder.
+    let from_srv = Lookup {
+        path: "/usr/bin",
+        cwd: "/srv",
+    };
+    assert!(p.may_execute("./bin/app", from_srv, 1000, &[1000]).is_ok());
+    assert!(p.may_execute("./bin/app", lookup, 1000, &[1000]).is_err());
 }

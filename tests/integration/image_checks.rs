@@ -221,3 +221,80 @@ fn an_image_from_a_registry_on_loopback() {
         "{report:#}"
     );
 }
+
+/// Commands are looked up as the runtime runs them: in the container's
+/// own environment (`PATH`, `$(VAR)` references) and working folder, and
+/// without a `command`, the image's Entrypoint and Cmd run.
+#[test]
+fn commands_are_looked_up_as_the_container_runs_them() {
+    let (p, _) = project("v1.29.0", "v1.29.0");
+    let sts = "bases/v1.29.0/statefulset.yaml";
+    let original = std::fs::read_to_string(p.path(sts)).unwrap();
+    let missing = |env: &str, probe: &str, more: &str| {
+        let text = original
+            .replacen(
+                "            - name: RUNNER_INSTANCE_ID",
+                &format!("{env}            - name: RUNNER_INSTANCE_ID"),
+                1,
+            )
+            .replacen("command: [whystack-health, live]", probe, 1)
+            .replacen(
+                "          livenessProbe:",
+                &format!("{more}          livenessProbe:"),
+                1,
+            );
+        p.write(sts, &text);
+        let (code, report, err) = check(&p, Some(&layout_source(&p)));
+        assert!(code == 0 || code == 1, "{err}");
+        findings_of(&report, "probe-command-missing")
+            .into_iter()
+            .map(|f| message(f).to_string())
+            .collect::<Vec<_>>()
+    };
+    let live = "command: [whystack-health, live]";
+    assert_eq!(missing("", live, ""), Vec::<String>::new());
+    // The container's PATH, not the image's.
+    let found = missing(
+        "            - {name: PATH, value: /usr/bin:/bin}\n",
+        live,
+        "",
+    );
+    // (both probes call it)
+    assert!(
+        found.len() == 2 && found.iter().all(|f| f.contains("PATH (/usr/bin:/bin)")),
+        "{found:?}"
+    );
+    let found = missing(
+        "            - {name: PATH, value: '/opt/tools:/usr/local/bin'}\n",
+        "command: [/usr/local/bin/whystack-health, live]",
+        "",
+    );
+    assert_eq!(found, Vec::<String>::new());
+    // A probe names the container's literal variables as the kubelet
+    // expands them.
+    let found = missing(
+        "            - {name: HEALTH, value: whystack-health}\n",
+        "command: [$(HEALTH), live]",
+        "",
+    );
+    assert_eq!(found, Vec::<String>::new());
+    let found = missing(
+        "            - {name: HEALTH, value: whystack-healthz}\n",
+        "command: [$(HEALTH), live]",
+        "",
+    );
+    assert!(
+        found.len() == 1 && found[0].contains("`whystack-healthz`"),
+        "{found:?}"
+    );
+    // Without a command the image's entrypoint runs, from the working
+    // folder: the container's own, when it sets one.
+    let found = missing("", live, "          workingDir: /tmp\n");
+    assert!(
+        found.len() == 1 && found[0].contains("`apps/runner/docker-entrypoint.sh`"),
+        "{found:?}"
+    );
+    // Arguments without a command go to the image's entrypoint.
+    let found = missing("", live, "          args: [missing-tool]\n");
+    assert_eq!(found, Vec::<String>::new());
+}

@@ -1,0 +1,368 @@
+//! What the kubelet and the container runtime make of a container: the
+//! one place that knows it. The environment its processes get (`envFrom`,
+//! then `env`, over the image's), `$(VAR)` references expanded as the
+//! kubelet expands them, and the argv of every exec: the main process
+//! (`command` and `args` over the image's Entrypoint and Cmd), its probes
+//! and its lifecycle hooks.
+
+use super::pods::object_data;
+use crate::kustomize::Object;
+use k8s_openapi::api::core::v1::Container;
+
+/// A container's environment variables, as the base sets them.
+pub(super) struct ContainerEnv {
+    /// `envFrom`, then `env`, in order, each value expanded as the kubelet
+    /// does; `None` for a value only known when the pod runs (from a
+    /// Secret, a field, a resource, an object the build lacks).
+    vars: Vec<(String, Option<String>)>,
+    /// The `env` entries with a literal `value`, as written: the only
+    /// variables a probe's command may name (the kubelet's
+    /// `ExpandContainerCommandOnlyStatic`).
+    statics: Vec<(String, String)>,
+    /// Whether an `envFrom` source has keys the build does not know (a
+    /// Secret the installer creates, an object the build lacks): then any
+    /// name may be set when the pod runs.
+    open: bool,
+}
+
+impl ContainerEnv {
+    /// The environment of container `c` of a pod in `namespace`, its
+    /// ConfigMaps and Secrets read from `objects`.
+    pub fn of(objects: &[Object], namespace: Option<&str>, c: &Container) -> ContainerEnv {
+        let source = |kind: &str, name: &str| {
+            objects
+                .iter()
+                .find(|o| o.kind() == kind && o.name() == name && o.namespace() == namespace)
+        };
+        let mut env = ContainerEnv {
+            vars: Vec::new(),
+            statics: Vec::new(),
+            open: false,
+        };
+        for from in c.env_from.iter().flatten() {
+            let prefix = from.prefix.clone().unwrap_or_default();
+            let found = match (&from.config_map_ref, &from.secret_ref) {
+                (Some(r), _) => source("ConfigMap", &r.name),
+                (_, Some(r)) => source("Secret", &r.name),
+                _ => continue,
+            };
+            match found {
+                Some(o) => {
+                    for (key, value, _) in object_data(o) {
+                        env.vars.push((format!("{prefix}{key}"), value));
+                    }
+                    // A Secret of a base is empty: the installer fills it.
+                    env.open |= o.kind() == "Secret";
+                }
+                None => env.open = true,
+            }
+        }
+        for e in c.env.iter().flatten() {
+            let value = match (&e.value_from, &e.value) {
+                (None, value) => {
+                    let value = value.clone().unwrap_or_default();
+                    env.statics.push((e.name.clone(), value.clone()));
+                    expand(&value, |name| env.lookup(name))
+                }
+                (Some(from), _) => from.config_map_key_ref.as_ref().and_then(|r| {
+                    source("ConfigMap", &r.name)
+                        .map(object_data)
+                        .into_iter()
+                        .flatten()
+                        .find(|(k, _, _)| *k == r.key)
+                        .and_then(|(_, v, _)| v)
+                }),
+            };
+            env.vars.push((e.name.clone(), value));
+        }
+        env
+    }
+
+    /// What `$(name)` becomes in a command: the value when it is known,
+    /// `None` when it is only known when the pod runs, and `$(name)` as
+    /// written when nothing sets it.
+    fn lookup(&self, name: &str) -> Option<String> {
+        match self.vars.iter().rev().find(|(k, _)| k == name) {
+            Some((_, value)) => value.clone(),
+            None if self.open => None,
+            None => Some(format!("$({name})")),
+        }
+    }
+
+    /// The value the container sets for `key`: `None` when it sets none,
+    /// `Some(None)` when it is only known when the pod runs.
+    pub fn get(&self, key: &str) -> Option<Option<&str>> {
+        self.vars
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_deref())
+    }
+
+    /// `word` of a container's `command` or `args`, as the kubelet passes
+    /// it: `None` when it names a variable only known when the pod runs.
+    pub fn expand_command(&self, word: &str) -> Option<String> {
+        expand(word, |name| self.lookup(name))
+    }
+
+    /// `word` of a probe's exec command: only the literal `env` values
+    /// are replaced.
+    pub fn expand_probe(&self, word: &str) -> String {
+        let value = |name: &str| {
+            let found = self.statics.iter().rev().find(|(k, _)| k == name);
+            Some(found.map_or_else(|| format!("$({name})"), |(_, v)| v.clone()))
+        };
+        expand(word, value).unwrap_or_else(|| word.to_string())
+    }
+}
+
+/// `input` with `$(NAME)` replaced by what `value` gives NAME and `$$` by
+/// `$`, as the kubelet's expansion does (an unclosed `$(` and any other
+/// `$` stay as written); `None` when a value it needs is unknown.
+pub(super) fn expand(input: &str, value: impl Fn(&str) -> Option<String>) -> Option<String> {
+    if !input.contains('$') {
+        return Some(input.to_string());
+    }
+    let mut out = String::with_capacity(input.len());
+    let mut rest = input;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(inner) = after.strip_prefix('(') {
+            match inner.find(')') {
+                Some(j) => {
+                    out.push_str(&value(&inner[..j])?);
+                    rest = &inner[j + 1..];
+                }
+                None => {
+                    out.push_str("$(");
+                    rest = inner;
+                }
+            }
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// The image's own process, as the image data or the image's config gives
+/// it: what runs when the container sets no `command`.
+#[derive(Clone, Copy, Default)]
+pub(super) struct ImageProcess<'a> {
+    pub entrypoint: &'a [String],
+    pub cmd: &'a [String],
+}
+
+/// One exec a container makes: its main process, a probe's, a hook's.
+pub(super) struct Exec {
+    /// The field, for messages (`livenessProbe`, `command`).
+    pub what: &'static str,
+    /// Pointer of the argv list.
+    pub pointer: String,
+    /// Pointer of each word of the argv (a container's `args` follow its
+    /// `command`; a word of the image's Entrypoint or Cmd points at the
+    /// container's `image`).
+    pub words: Vec<String>,
+    /// The words as the runtime gets them; `None` for one only known when
+    /// the pod runs.
+    pub argv: Vec<Option<String>>,
+}
+
+impl Exec {
+    /// The argv when every word is known.
+    pub fn known(&self) -> Option<Vec<String>> {
+        self.argv.iter().cloned().collect()
+    }
+}
+
+/// Every exec of container `c` (at pointer `ptr`), with its environment
+/// `env`: its probes, its lifecycle hooks (run as written: the kubelet
+/// expands no variable in them) and its main process, whose argv is
+/// `command` (when not empty) with `args`, else the image's Entrypoint
+/// with `args` (when not empty) or else the image's Cmd. Without `image`,
+/// a container that sets no `command` has no main process to check.
+pub(super) fn execs(
+    c: &Container,
+    ptr: &str,
+    env: &ContainerEnv,
+    image: Option<ImageProcess>,
+) -> Vec<Exec> {
+    let mut out = Vec::new();
+    let list = |pointer: String, what, argv: Vec<Option<String>>| Exec {
+        what,
+        words: (0..argv.len()).map(|i| format!("{pointer}/{i}")).collect(),
+        pointer,
+        argv,
+    };
+    let probes = [
+        ("livenessProbe", c.liveness_probe.as_ref()),
+        ("readinessProbe", c.readiness_probe.as_ref()),
+        ("startupProbe", c.startup_probe.as_ref()),
+    ];
+    for (field, probe) in probes {
+        if let Some(cmd) = probe
+            .and_then(|p| p.exec.as_ref())
+            .and_then(|e| e.command.as_ref())
+        {
+            let argv = cmd.iter().map(|w| Some(env.expand_probe(w))).collect();
+            out.push(list(format!("{ptr}/{field}/exec/command"), field, argv));
+        }
+    }
+    if let Some(l) = &c.lifecycle {
+        for (field, handler) in [("postStart", &l.post_start), ("preStop", &l.pre_stop)] {
+            if let Some(cmd) = handler
+                .as_ref()
+                .and_then(|h| h.exec.as_ref())
+                .and_then(|e| e.command.as_ref())
+            {
+                let argv = cmd.iter().cloned().map(Some).collect();
+                out.push(list(
+                    format!("{ptr}/lifecycle/{field}/exec/command"),
+                    field,
+                    argv,
+                ));
+            }
+        }
+    }
+    let own = |field: &str, list: &[String]| {
+        list.iter()
+            .enumerate()
+            .map(|(i, w)| (format!("{ptr}/{field}/{i}"), env.expand_command(w)))
+            .collect::<Vec<_>>()
+    };
+    let from_image = |list: &[String]| {
+        list.iter()
+            .map(|w| (format!("{ptr}/image"), Some(w.clone())))
+            .collect::<Vec<_>>()
+    };
+    // The kubelet takes an empty list for one not set.
+    let command = c.command.as_deref().filter(|c| !c.is_empty());
+    let args = c.args.as_deref().filter(|a| !a.is_empty());
+    let (pointer, words) = match (command, args, image) {
+        (Some(command), _, _) => {
+            let mut words = own("command", command);
+            words.extend(own("args", args.unwrap_or_default()));
+            (format!("{ptr}/command"), words)
+        }
+        (None, Some(args), Some(image)) => {
+            let mut words = from_image(image.entrypoint);
+            words.extend(own("args", args));
+            (format!("{ptr}/args"), words)
+        }
+        (None, None, Some(image)) => {
+            let mut words = from_image(image.entrypoint);
+            words.extend(from_image(image.cmd));
+            (format!("{ptr}/image"), words)
+        }
+        (None, _, None) => return out,
+    };
+    if !words.is_empty() {
+        let (words, argv) = words.into_iter().unzip();
+        out.push(Exec {
+            what: "command",
+            pointer,
+            words,
+            argv,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&'a str, Option<&'a str>)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| match pairs.iter().find(|(k, _)| *k == name) {
+            Some((_, v)) => v.map(str::to_string),
+            None => Some(format!("$({name})")),
+        }
+    }
+
+    #[test]
+    fn expansion_follows_the_kubelet() {
+        let v = vars(&[("TOOL", Some("whystack-health")), ("TOKEN", None)]);
+        assert_eq!(expand("$(TOOL)", &v).as_deref(), Some("whystack-health"));
+        assert_eq!(
+            expand("/bin/$(TOOL) live", &v).as_deref(),
+            Some("/bin/whystack-health live")
+        );
+        assert_eq!(expand("$$(TOOL)", &v).as_deref(), Some("$(TOOL)"));
+        assert_eq!(expand("$(NOPE)", &v).as_deref(), Some("$(NOPE)"));
+        assert_eq!(expand("$(TOOL", &v).as_deref(), Some("$(TOOL"));
+        assert_eq!(expand("a$b$", &v).as_deref(), Some("a$b$"));
+        assert_eq!(
+            expand("é$(TOOL)ü", &v).as_deref(),
+            Some("éwhystack-healthü")
+        );
+        assert_eq!(expand("x $(TOKEN)", &v), None);
+    }
+
+    fn container(yaml: &str) -> Container {
+        let value: serde_json::Value = crate::yaml::from_str(yaml).unwrap();
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn argv(e: &Exec) -> Vec<&str> {
+        e.argv.iter().map(|w| w.as_deref().unwrap_or("?")).collect()
+    }
+
+    #[test]
+    fn the_main_process_is_command_and_args_over_the_image() {
+        let env = |c: &Container| ContainerEnv::of(&[], None, c);
+        let entrypoint = ["/entrypoint.sh".to_string()];
+        let cmd = ["serve".to_string()];
+        let image = Some(ImageProcess {
+            entrypoint: &entrypoint,
+            cmd: &cmd,
+        });
+        let main = |yaml: &str| {
+            let c = container(yaml);
+            let e = execs(&c, "/c", &env(&c), image);
+            e.into_iter().find(|e| e.what == "command").map(|e| {
+                let words = e.words.clone();
+                (argv(&e).join(" "), words)
+            })
+        };
+        let (run, words) = main("name: a\n").unwrap();
+        assert_eq!(run, "/entrypoint.sh serve");
+        assert_eq!(words, ["/c/image", "/c/image"]);
+        let (run, words) = main("name: a\nargs: [live]\n").unwrap();
+        assert_eq!(run, "/entrypoint.sh live");
+        assert_eq!(words, ["/c/image", "/c/args/0"]);
+        // An empty command is no command.
+        let (run, _) = main("name: a\ncommand: []\nargs: [--flag]\n").unwrap();
+        assert_eq!(run, "/entrypoint.sh --flag");
+        let (run, _) = main("name: a\ncommand: [tool]\n").unwrap();
+        assert_eq!(run, "tool");
+        // Without the image, only a command says what runs.
+        let c = container("name: a\nargs: [live]\n");
+        assert!(execs(&c, "/c", &env(&c), None).is_empty());
+    }
+
+    #[test]
+    fn commands_see_every_variable_and_probes_only_literal_ones() {
+        let c = container(
+            "name: a\nenv:\n- {name: DIR, value: /opt}\n- {name: TOOL, value: '$(DIR)/bin/tool'}\n\
+             - name: SECRET\n  valueFrom: {secretKeyRef: {name: s, key: k}}\n\
+             command: ['$(TOOL)', '$(SECRET)', '$(UNSET)']\n\
+             livenessProbe: {exec: {command: ['$(TOOL)', '$(DIR)']}}\n\
+             lifecycle: {preStop: {exec: {command: ['$(DIR)']}}}\n",
+        );
+        let env = ContainerEnv::of(&[], None, &c);
+        let all = execs(&c, "/c", &env, None);
+        let by = |what: &str| all.iter().find(|e| e.what == what).map(argv).unwrap();
+        assert_eq!(by("command"), ["/opt/bin/tool", "?", "$(UNSET)"]);
+        // A probe sees the literal values, not expanded ones.
+        assert_eq!(by("livenessProbe"), ["$(DIR)/bin/tool", "/opt"]);
+        assert_eq!(by("preStop"), ["$(DIR)"]);
+        assert_eq!(env.get("SECRET"), Some(None));
+        assert_eq!(env.get("TOOL"), Some(Some("/opt/bin/tool")));
+    }
+}
