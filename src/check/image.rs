@@ -105,13 +105,26 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         let Some(program) = call.program() else {
                             continue;
                         };
-                        let Err(why) = platform.may_execute(program, lookup, uid, &gids) else {
-                            continue;
-                        };
                         let at = if call.in_script {
                             script_at.clone()
                         } else {
                             exec_location(w.object, &exec)
+                        };
+                        // The program, and the script file a shell given one
+                        // (`sh /probe.sh`) must read.
+                        let file = shell::script_file(call);
+                        let why = match platform.may_execute(program, lookup, uid, &gids) {
+                            Ok(_) => file.and_then(|f| {
+                                let why = platform.may_read(f, lookup, uid, &gids).err()?;
+                                Some(CommandError::ScriptFile {
+                                    file: f.to_string(),
+                                    why: Box::new(why),
+                                })
+                            }),
+                            Err(why) => Some(why),
+                        };
+                        let Some(why) = why else {
+                            continue;
                         };
                         out.push(missing(
                             ctx,
@@ -138,30 +151,13 @@ fn missing(
     why: &CommandError,
     at: Location,
 ) -> Diagnostic {
-    let reference = format!(
-        "{}:{version}{}",
-        ctx.site.config.image.name,
-        image
-            .digest
-            .as_deref()
-            .map(|d| format!(" ({d})"))
-            .unwrap_or_default()
-    );
-    let reason = match why {
-        CommandError::NotFound if program.contains('/') => {
-            format!("no such file (from the folder {})", lookup.cwd)
-        }
-        CommandError::NotFound => format!("no such file on its PATH ({})", lookup.path),
-        CommandError::NotExecutable { path, entry } => format!(
-            "{path} (mode {:o}, owner {}:{}) may not be executed by uid {uid}",
-            entry.mode & 0o7777,
-            entry.uid,
-            entry.gid
-        ),
-        CommandError::SearchDenied { path, dir } => {
-            format!("uid {uid} may not enter {dir} to reach {path}")
-        }
-    };
+    // The digest last: a long reason is worth more than its tail.
+    let digest = image
+        .digest
+        .as_deref()
+        .map(|d| format!(" (image {d})"))
+        .unwrap_or_default();
+    let reason = reason(why, uid, lookup, program);
     let how = if in_script {
         format!("`{program}` (in the {what} script)")
     } else {
@@ -177,12 +173,52 @@ fn missing(
     Diagnostic::new(
         rule::PROBE_COMMAND_MISSING,
         format!(
-            "container `{container}` runs {how}, which image {reference} for {} cannot run: {reason}",
+            "container `{container}` runs {how}, which image {}:{version} for {} cannot run: {reason}{digest}",
+            ctx.site.config.image.name,
             platform.name()
         ),
     )
     .at(at)
     .help(help)
+}
+
+/// Why `uid` may not run `program` looked up as `lookup`, in words.
+fn reason(why: &CommandError, uid: u32, lookup: Lookup, program: &str) -> String {
+    match why {
+        CommandError::NotFound if program.starts_with('/') => "no such file".to_string(),
+        CommandError::NotFound if program.contains('/') => {
+            format!("no such file (from the folder {})", lookup.cwd)
+        }
+        CommandError::NotFound => format!("no such file on its PATH ({})", lookup.path),
+        CommandError::NotExecutable { path, entry } => format!(
+            "{path} (mode {:o}, owner {}:{}) may not be executed by uid {uid}",
+            entry.mode & 0o7777,
+            entry.uid,
+            entry.gid
+        ),
+        CommandError::NotReadable { path, entry } => format!(
+            "{path} (mode {:o}, owner {}:{}) may not be read by uid {uid}",
+            entry.mode & 0o7777,
+            entry.uid,
+            entry.gid
+        ),
+        CommandError::SearchDenied { path, dir } => {
+            format!("uid {uid} may not enter {dir} to reach {path}")
+        }
+        CommandError::ScriptFile { file, why } => format!(
+            "the shell cannot read its script {file}: {}",
+            reason(why, uid, lookup, file)
+        ),
+        CommandError::Interpreter {
+            script,
+            line,
+            program,
+            why,
+        } => format!(
+            "{script} is a script for `#!{line}`, and `{program}` cannot run: {}",
+            reason(why, uid, lookup, program)
+        ),
+    }
 }
 
 /// The image data and the image agree: each command the data file gives

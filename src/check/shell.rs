@@ -90,6 +90,17 @@ fn script_file_of(argv: &[String]) -> Option<&str> {
     shell_operand(argv).and_then(|(has_c, word)| (!has_c).then_some(word))
 }
 
+/// The script file `call` gives a shell (`sh /probe.sh`), when it does.
+pub fn script_file(call: &Call) -> Option<&str> {
+    let known: Option<Vec<String>> = call.argv.iter().cloned().collect();
+    let file = script_file_of(&known?)?.to_string();
+    call.argv
+        .iter()
+        .flatten()
+        .find(|w| **w == file)
+        .map(String::as_str)
+}
+
 /// The first word of a shell invocation that is not an option, and
 /// whether `-c` came before it (then it is the script, else a file).
 fn shell_operand(argv: &[String]) -> Option<(bool, &str)> {

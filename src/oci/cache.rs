@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Bumped whenever what is cached changes meaning.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// What identifies a platform's facts.
 pub enum Key {

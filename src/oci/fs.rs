@@ -38,6 +38,10 @@ pub struct Entry {
     /// The target of a symbolic link, as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
+    /// For an executable file that starts with `#!`, the rest of that
+    /// line: the interpreter the kernel runs it with, and its argument.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shebang: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -53,6 +57,7 @@ impl Entry {
             gid: 0,
             size: 0,
             link: None,
+            shebang: None,
         }
     }
 
@@ -72,6 +77,12 @@ impl Entry {
 /// Root (uid 0) needs one execute bit set, as the kernel requires.
 pub fn can_execute(entry: &Entry, uid: u32, gids: &[u32]) -> bool {
     entry.is_file() && allows(entry, uid, gids, 0o1)
+}
+
+/// Whether `uid`/`gids` may read the regular file `entry`, by its mode
+/// bits (root reads anything).
+pub fn can_read(entry: &Entry, uid: u32, gids: &[u32]) -> bool {
+    entry.is_file() && allows(entry, uid, gids, 0o4)
 }
 
 /// Whether the mode bits of `entry` give `uid`/`gids` the permission
@@ -463,6 +474,7 @@ mod tests {
             gid,
             size: 1,
             link: None,
+            shebang: None,
         }
     }
 
@@ -474,6 +486,7 @@ mod tests {
             gid: 0,
             size: 0,
             link: Some(to.to_string()),
+            shebang: None,
         }
     }
 

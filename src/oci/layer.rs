@@ -18,6 +18,17 @@ pub const KEPT_FILES: &[&str] = &["/etc/passwd", "/etc/group"];
 /// The largest kept file.
 pub const MAX_KEPT_BYTES: u64 = 1 << 20;
 
+/// The longest `#!` line the kernel reads (`BINPRM_BUF_SIZE`).
+const SHEBANG_MAX: u64 = 256;
+
+/// The `#!` line of a file that starts `head`, without the `#!` and the
+/// new line, when it has one.
+fn shebang(head: &[u8]) -> Option<String> {
+    let line = head.strip_prefix(b"#!")?;
+    let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+    Some(String::from_utf8_lossy(&line[..end]).trim().to_string())
+}
+
 /// Bounds on what reading an image may cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -230,6 +241,21 @@ fn walk(
                     content,
                 }
             }
+            // An executable file: the kernel reads its first line when it
+            // is a script (`#!INTERPRETER [ARG]`, at most 256 bytes).
+            Change::Add {
+                path,
+                mut entry,
+                content: None,
+            } if entry.kind == Kind::File && entry.any_exec() => {
+                let head = tar.read_head(SHEBANG_MAX)?;
+                entry.shebang = shebang(&head);
+                Change::Add {
+                    path,
+                    entry,
+                    content: None,
+                }
+            }
             other => other,
         };
         changes.push(change);
@@ -336,6 +362,7 @@ fn plain_change(h: &Header, path: String) -> Result<Change, Error> {
         gid,
         size: if kind == Kind::File { h.size } else { 0 },
         link: (kind == Kind::Symlink).then(|| String::from_utf8_lossy(&h.link).into_owned()),
+        shebang: None,
     };
     Ok(Change::Add {
         path,

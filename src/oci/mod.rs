@@ -33,7 +33,7 @@ mod tar;
 pub mod users;
 
 pub use error::Error;
-pub use fs::{can_execute, Command, Entry, FileSystem, Kind, ResolveError, Resolved};
+pub use fs::{can_execute, can_read, Command, Entry, FileSystem, Kind, ResolveError, Resolved};
 pub use layer::Limits;
 pub use source::{parse_source, SourceRef};
 pub use users::{User, Users};
@@ -242,6 +242,22 @@ pub enum CommandError {
     NotExecutable { path: String, entry: Entry },
     /// Found, but a folder above it does not let the user through.
     SearchDenied { path: String, dir: String },
+    /// Found, but the mode bits do not let the user read it (a script a
+    /// shell is given as a file).
+    NotReadable { path: String, entry: Entry },
+    /// A shell given a script file (`sh /probe.sh`) that it may not read.
+    ScriptFile {
+        file: String,
+        why: Box<CommandError>,
+    },
+    /// A script (`#!` line) whose interpreter may not run, and why.
+    Interpreter {
+        script: String,
+        line: String,
+        /// What did not run: the interpreter, or the program `env` runs.
+        program: String,
+        why: Box<CommandError>,
+    },
 }
 
 impl Platform {
@@ -282,26 +298,150 @@ impl Platform {
     ) -> Result<Command<'_>, CommandError> {
         let mut first = None;
         for c in self.fs.candidates(name, lookup.path, lookup.cwd) {
-            let denied = self
-                .fs
-                .search_denied(&c.path, uid, gids)
-                .or_else(|| self.fs.search_denied(&c.target, uid, gids));
-            let why = if !can_execute(c.entry, uid, gids) {
-                CommandError::NotExecutable {
-                    path: c.target.clone(),
-                    entry: c.entry.clone(),
+            match self.reachable(&c, uid, gids) {
+                Ok(()) => {
+                    // The file runs: a script needs its interpreter too.
+                    self.interpreter_runs(&c, lookup, uid, gids, 0)?;
+                    return Ok(c);
                 }
-            } else if let Some(dir) = denied {
-                CommandError::SearchDenied {
-                    path: c.target.clone(),
-                    dir,
+                Err(why) => {
+                    first.get_or_insert(why);
                 }
-            } else {
-                return Ok(c);
-            };
-            first.get_or_insert(why);
+            }
         }
         Err(first.unwrap_or(CommandError::NotFound))
+    }
+
+    /// Whether `uid`/`gids` may execute the file `c` and reach it: its
+    /// mode bits, and every folder its path crosses (the one written, and
+    /// the one its links lead to).
+    fn reachable(&self, c: &Command, uid: u32, gids: &[u32]) -> Result<(), CommandError> {
+        if !can_execute(c.entry, uid, gids) {
+            return Err(CommandError::NotExecutable {
+                path: c.target.clone(),
+                entry: c.entry.clone(),
+            });
+        }
+        self.may_reach(c, uid, gids)
+    }
+
+    /// Whether the interpreter of script `c` (its `#!` line) runs, as the
+    /// kernel starts it: the interpreter is a path (from the working folder
+    /// when relative, never looked up on `PATH`), itself maybe a script,
+    /// four levels deep at most; `env NAME` then looks NAME up on `PATH`.
+    fn interpreter_runs(
+        &self,
+        c: &Command,
+        lookup: Lookup,
+        uid: u32,
+        gids: &[u32],
+        depth: usize,
+    ) -> Result<(), CommandError> {
+        let Some(line) = c.entry.shebang.as_deref() else {
+            return Ok(());
+        };
+        let fail = |program: &str| {
+            let program = program.to_string();
+            move |why: CommandError| CommandError::Interpreter {
+                script: c.target.clone(),
+                line: line.to_string(),
+                program,
+                why: Box::new(why),
+            }
+        };
+        let (interpreter, arg) = match line.split_once([' ', '\t']) {
+            Some((i, a)) => (i, Some(a.trim()).filter(|a| !a.is_empty())),
+            None => (line, None),
+        };
+        if interpreter.is_empty() || depth >= 4 {
+            return Err(fail(interpreter)(CommandError::NotFound));
+        }
+        let path = if interpreter.contains('/') {
+            interpreter.to_string()
+        } else {
+            format!("./{interpreter}")
+        };
+        let found = self
+            .may_execute_file(&path, lookup, uid, gids)
+            .map_err(fail(&path))?;
+        self.interpreter_runs(&found, lookup, uid, gids, depth + 1)
+            .map_err(fail(&path))?;
+        // `#!/usr/bin/env node`: env runs its argument, found on PATH (the
+        // whole rest of the line is one argument, as the kernel passes it).
+        let via_env = found.target.rsplit('/').next() == Some("env")
+            || interpreter.rsplit('/').next() == Some("env");
+        if let Some(program) = arg.filter(|a| via_env && !a.starts_with('-')) {
+            self.may_execute(program, lookup, uid, gids)
+                .map_err(fail(program))?;
+        }
+        Ok(())
+    }
+
+    /// Whether `uid`/`gids` may reach the file `c`: every folder its path
+    /// crosses (the one written, and the one its links lead to) lets them
+    /// through.
+    fn may_reach(&self, c: &Command, uid: u32, gids: &[u32]) -> Result<(), CommandError> {
+        let denied = self
+            .fs
+            .search_denied(&c.path, uid, gids)
+            .or_else(|| self.fs.search_denied(&c.target, uid, gids));
+        match denied {
+            Some(dir) => Err(CommandError::SearchDenied {
+                path: c.target.clone(),
+                dir,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `uid`/`gids` may read the script file `path` a shell is
+    /// given (`sh /probe.sh`): a regular file (from the working folder
+    /// when relative, as the shell opens it) whose mode bits and folders
+    /// let them read it.
+    pub fn may_read(
+        &self,
+        path: &str,
+        lookup: Lookup,
+        uid: u32,
+        gids: &[u32],
+    ) -> Result<(), CommandError> {
+        let path = if path.contains('/') {
+            path.to_string()
+        } else {
+            format!("./{path}")
+        };
+        let c = self
+            .fs
+            .candidates(&path, lookup.path, lookup.cwd)
+            .into_iter()
+            .next()
+            .ok_or(CommandError::NotFound)?;
+        if !can_read(c.entry, uid, gids) {
+            return Err(CommandError::NotReadable {
+                path: c.target.clone(),
+                entry: c.entry.clone(),
+            });
+        }
+        self.may_reach(&c, uid, gids)
+    }
+
+    /// [`Platform::may_execute`] for one path, without following its own
+    /// `#!` line.
+    fn may_execute_file(
+        &self,
+        path: &str,
+        lookup: Lookup,
+        uid: u32,
+        gids: &[u32],
+    ) -> Result<Command<'_>, CommandError> {
+        let c = self
+            .fs
+            .candidates(path, lookup.path, lookup.cwd)
+            .into_iter()
+            .next()
+            .ok_or(CommandError::NotFound)?;
+        self.reachable(&c, uid, gids)?;
+        Ok(c)
     }
 
     /// How a process of the image itself looks commands up: the image's

@@ -319,6 +319,17 @@ impl<R: Input> TarReader<R> {
         }
     }
 
+    /// Reads the first `n` bytes of the current entry's data (fewer when it
+    /// is shorter); the rest is skipped later.
+    pub fn read_head(&mut self, n: u64) -> Result<Vec<u8>, Error> {
+        let k = n.min(self.pending_data);
+        let mut data = vec![0u8; k as usize];
+        self.read_exact(&mut data)?;
+        self.pending -= k;
+        self.pending_data -= k;
+        Ok(data)
+    }
+
     /// Reads the data of the current entry whole, when it is at most
     /// `limit` bytes; `None` (and the data is skipped later) otherwise.
     pub fn read_data(&mut self, limit: u64) -> Result<Option<Vec<u8>>, Error> {

@@ -251,7 +251,7 @@ fn facts_are_cached_by_digest() {
     assert_eq!(e.rule.id, "image-corrupt");
     assert!(e.message.contains("missing"), "{e}");
     // A damaged cache file is ignored, not trusted.
-    for f in std::fs::read_dir(cache.path().join("oci-v1")).unwrap() {
+    for f in std::fs::read_dir(cache.path().join("oci-v2")).unwrap() {
         std::fs::write(f.unwrap().path(), b"{not json").unwrap();
     }
     let e = open(&src, None, &opts).unwrap_err();
@@ -644,4 +644,61 @@ fn a_command_is_the_first_file_on_path_its_user_may_run() {
     };
     assert!(p.may_execute("./bin/app", from_srv, 1000, &[1000]).is_ok());
     assert!(p.may_execute("./bin/app", lookup, 1000, &[1000]).is_err());
+}
+
+#[test]
+fn a_script_runs_only_when_its_interpreter_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let upper = Layer::new(Compression::Gzip)
+        .dir("usr/local/bin", 0o755)
+        .file("usr/local/bin/bashy", 0o755, b"#!/bin/bash -e\necho\n")
+        .file("usr/local/bin/shy", 0o755, b"#! /usr/bin/tool\n")
+        .file("usr/local/bin/nodey", 0o755, b"#!/usr/bin/env node\n")
+        .file("usr/local/bin/envy", 0o755, b"#!/usr/bin/env tool\n")
+        .file("usr/local/bin/chain", 0o755, b"#!/usr/local/bin/shy\n")
+        .file("usr/local/bin/relative", 0o755, b"#!tool\n")
+        .file("usr/bin/env", 0o755, b"env")
+        .file("probe.sh", 0o600, b"tool\n");
+    single(dir.path(), vec![base(), upper]);
+    let img = open_tag(dir.path(), "t").unwrap();
+    let p = &img.platforms[0];
+    let lookup = Lookup {
+        path: "/usr/local/bin:/usr/bin",
+        cwd: "/",
+    };
+    let run = |name: &str| p.may_execute(name, lookup, 1000, &[1000]);
+    // No /bin/bash in the image: the kernel cannot start the script.
+    let Err(CommandError::Interpreter { program, why, .. }) = run("bashy") else {
+        panic!("{:?}", run("bashy"));
+    };
+    assert_eq!(
+        (program.as_str(), *why),
+        ("/bin/bash", CommandError::NotFound)
+    );
+    assert!(run("shy").is_ok());
+    assert!(run("chain").is_ok());
+    // `env NAME` looks NAME up on PATH.
+    let Err(CommandError::Interpreter { program, .. }) = run("nodey") else {
+        panic!("{:?}", run("nodey"));
+    };
+    assert_eq!(program, "node");
+    assert!(run("envy").is_ok());
+    // A relative interpreter is a path from the working folder, not a name
+    // on PATH.
+    assert!(run("relative").is_err());
+    let in_usr_bin = Lookup {
+        cwd: "/usr/bin",
+        ..lookup
+    };
+    assert!(p.may_execute("relative", in_usr_bin, 1000, &[1000]).is_ok());
+    // A script given to a shell must be readable.
+    assert!(p.may_read("/probe.sh", lookup, 0, &[0]).is_ok());
+    assert!(matches!(
+        p.may_read("/probe.sh", lookup, 1000, &[1000]),
+        Err(CommandError::NotReadable { .. })
+    ));
+    assert_eq!(
+        p.may_read("missing.sh", lookup, 0, &[0]),
+        Err(CommandError::NotFound)
+    );
 }
