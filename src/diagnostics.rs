@@ -333,6 +333,9 @@ pub mod rule {
         IMAGE_DATA_MISMATCH = "image-data-mismatch", Check, Error,
             "The image release data says something of a release that its image contradicts: a command the image does not have, another user, a port it does not say, another environment default.",
             "Correct the image data for that release (`basepress image inspect SOURCE:TAG` shows what the image has), or point the image source at the right image.";
+        IMAGE_USER_REFUSED = "image-user-refused", Check, Error,
+            "The kubelet or the runtime refuses to start a container of the image as its user: the image names a user or group its /etc/passwd or /etc/group lacks, or runAsNonRoot is set without runAsUser and the image's user is a name (which the kubelet cannot verify) or root.",
+            "Set runAsUser (and runAsGroup) to the image user's numeric ids, or fix the image's USER.";
         IMAGE_VERSION_MISMATCH = "image-version-mismatch", Check, Error,
             "The image read for a base has an `org.opencontainers.image.version` label that is not the base's version, so it is not the image of that release.",
             "Point the image source at the release's own image, or fix the label where the image is built.";

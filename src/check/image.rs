@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::Container;
 use semver::Version;
 
 /// The rules of [`commands`].
-pub const COMMAND_RULES: &[&Rule] = &[rule::PROBE_COMMAND_MISSING];
+pub const COMMAND_RULES: &[&Rule] = &[rule::PROBE_COMMAND_MISSING, rule::IMAGE_USER_REFUSED];
 
 /// The rules of [`agreement`].
 pub const AGREEMENT_RULES: &[&Rule] = &[rule::IMAGE_DATA_MISMATCH, rule::IMAGE_VERSION_MISMATCH];
@@ -41,6 +41,42 @@ fn identity(platform: &Platform, w: &Workload, c: &Container) -> (u32, Vec<u32>)
         .filter_map(|g| u32::try_from(*g).ok())
         .collect();
     platform.identity(user, group, fs_group, &supplemental)
+}
+
+/// Why the kubelet or the runtime refuses to start container `c` of
+/// workload `w` as the user of `platform`'s image, when it does: a user
+/// or group the image does not have (and no `runAsUser` to replace it),
+/// or `runAsNonRoot` with an image user that is a name (the kubelet
+/// cannot tell its uid) or root, and no `runAsUser`.
+fn user_refused(platform: &Platform, w: &Workload, c: &Container) -> Option<String> {
+    let pod = w.pod.security_context.as_ref();
+    let own = c.security_context.as_ref();
+    let run_as_user = own
+        .and_then(|s| s.run_as_user)
+        .or(pod.and_then(|s| s.run_as_user));
+    if run_as_user.is_some() {
+        return None;
+    }
+    if let Some(e) = &platform.user_error {
+        return Some(format!("{e}, and no runAsUser replaces it"));
+    }
+    let non_root = own
+        .and_then(|s| s.run_as_non_root)
+        .or(pod.and_then(|s| s.run_as_non_root));
+    if non_root != Some(true) {
+        return None;
+    }
+    let user = platform.config.user.split(':').next().unwrap_or_default();
+    match user.parse::<u32>() {
+        Ok(0) => Some("runAsNonRoot is set, and the image runs as root (uid 0)".into()),
+        Ok(_) => None,
+        Err(_) if user.is_empty() => {
+            Some("runAsNonRoot is set, and the image names no user, so it runs as root".into())
+        }
+        Err(_) => Some(format!(
+            "runAsNonRoot is set, and the image's user `{user}` is a name: the kubelet cannot verify that it is not root without runAsUser"
+        )),
+    }
 }
 
 /// The releases of the data file nearest to `version` (later ones first)
@@ -82,6 +118,22 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
             }
             let env = ContainerEnv::of(subject.objects, w.object.namespace(), c);
             for platform in &image.platforms {
+                if let Some(why) = user_refused(platform, &w, c) {
+                    out.push(
+                        Diagnostic::new(
+                            rule::IMAGE_USER_REFUSED,
+                            format!(
+                                "container `{}` cannot start from image {}:{version} for {}: {why}",
+                                c.name,
+                                ctx.site.config.image.name,
+                                platform.name()
+                            ),
+                        )
+                        .at(w.object.locate(&format!("{ptr}/image"))),
+                    );
+                    // Its user is unknown: nothing it runs can be checked.
+                    continue;
+                }
                 let (uid, gids) = identity(platform, &w, c);
                 // The runtime looks commands up in the container's own
                 // environment (its `PATH` over the image's) and folder.

@@ -298,3 +298,34 @@ fn commands_are_looked_up_as_the_container_runs_them() {
     let found = missing("", live, "          args: [missing-tool]\n");
     assert_eq!(found, Vec::<String>::new());
 }
+
+/// runAsNonRoot without runAsUser, over an image whose user is a name:
+/// the kubelet cannot verify the user and never starts the container.
+#[test]
+fn run_as_non_root_needs_a_numeric_user() {
+    let (p, _) = project("v1.29.0", "v1.29.0");
+    let sts = "bases/v1.29.0/statefulset.yaml";
+    let original = std::fs::read_to_string(p.path(sts)).unwrap();
+    p.write(
+        sts,
+        &original
+            .replacen("        runAsUser: 1000\n", "", 1)
+            .replacen("        runAsGroup: 1000\n", "", 1),
+    );
+    let (code, report, err) = check(&p, Some(&layout_source(&p)));
+    assert_eq!(code, 1, "{err}");
+    let found = findings_of(&report, "image-user-refused");
+    assert!(!found.is_empty(), "{report:#}");
+    assert!(message(found[0]).contains("`node` is a name"), "{report:#}");
+    assert_eq!(
+        found[0]["location"]["line"].as_u64(),
+        Some(line_of(&p, sts, "image: whystack-agent"))
+    );
+    // With the ids, it starts.
+    p.write(sts, &original);
+    let (_, report, _) = check(&p, Some(&layout_source(&p)));
+    assert!(
+        findings_of(&report, "image-user-refused").is_empty(),
+        "{report:#}"
+    );
+}
