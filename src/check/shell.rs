@@ -11,7 +11,16 @@
 use tree_sitter::{Node, Parser};
 
 /// Shells whose `-c` takes a script in the POSIX shell language.
-const SHELLS: &[&str] = &["sh", "bash", "dash", "ash", "ksh", "mksh", "busybox-sh"];
+const SHELLS: &[&str] = &[
+    "sh",
+    "bash",
+    "dash",
+    "ash",
+    "ksh",
+    "mksh",
+    "zsh",
+    "busybox-sh",
+];
 
 /// Commands of the shell itself: they run no program of the image.
 const BUILTINS: &[&str] = &[
@@ -104,6 +113,11 @@ pub fn script_file(call: &Call) -> Option<&str> {
 /// The first word of a shell invocation that is not an option, and
 /// whether `-c` came before it (then it is the script, else a file).
 fn shell_operand(argv: &[String]) -> Option<(bool, &str)> {
+    // `busybox sh -c …` runs its `sh` applet.
+    let argv = match argv.split_first() {
+        Some((first, rest)) if base_name(first) == "busybox" => rest,
+        _ => argv,
+    };
     let shell = base_name(argv.first()?);
     if !SHELLS.contains(&shell) {
         return None;
@@ -175,6 +189,11 @@ fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String>
         if w == "--" {
             i += 1;
             break;
+        }
+        // `env -` (or `-i`) starts from an empty environment.
+        if name == "env" && matches!(w, "-" | "-i" | "--ignore-environment") {
+            i += 1;
+            continue;
         }
         if name == "env"
             && (matches!(w, "-S" | "--split-string") || w.starts_with("--split-string="))
@@ -337,12 +356,19 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
                 {
                     return;
                 }
+                let exec = w == "exec";
                 words.remove(0);
-                while words
+                while let Some(option) = words
                     .first()
-                    .is_some_and(|w| w.as_deref().is_some_and(|w| w.starts_with('-')))
+                    .and_then(|w| w.as_deref())
+                    .filter(|w| w.starts_with('-'))
                 {
+                    // `exec -a NAME CMD`: NAME is what CMD is called.
+                    let takes_name = exec && option == "-a";
                     words.remove(0);
+                    if takes_name && !words.is_empty() {
+                        words.remove(0);
+                    }
                 }
             }
             _ => break,
@@ -656,6 +682,16 @@ mod tests {
                 ],
             ),
             (&["env"], &[]),
+            (&["env", "-", "node"], &["node"]),
+            (
+                &["busybox", "sh", "-c", "whystack-health live"],
+                &["whystack-health live"],
+            ),
+            (&["zsh", "-c", "node x"], &["node x"]),
+            (
+                &["sh", "-c", "exec -a agent node main.js"],
+                &["node main.js"],
+            ),
         ];
         for (argv_, want) in cases {
             let (p, d) = programs(argv_);
