@@ -260,6 +260,24 @@ fn append(all: &mut Vec<Res>, seen: &mut HashSet<Id>, new: Vec<Res>, at: &Locati
     Ok(())
 }
 
+/// Refuses two resources with one id once `what` (a transformer) changed
+/// ids: `kubectl kustomize` stops with an id conflict, and `apply` could
+/// only keep one of them.
+fn unique(all: &[Res], at: &Location, what: &str) -> Result<()> {
+    let mut seen = HashSet::with_capacity(all.len());
+    for res in all {
+        let id = res.cur();
+        if !seen.insert(id.clone().comparable()) {
+            return Err(error(
+                rule::KUSTOMIZE_DUPLICATE_RESOURCE,
+                format!("{what} makes two resources {id} (kubectl stops with an id conflict)"),
+                at.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Makes the provenance of a patch document from its positions.
 type ProvOf<'a> = Box<dyn Fn(&Value, &Positions) -> Prov + 'a>;
 
@@ -480,6 +498,9 @@ impl<'a> Builder<'a, '_> {
         }
         self.generators(&kz, &mut all)?;
         self.transformers(&kz, &mut all)?;
+        // A patch that moved a resource onto another's id (kubectl stops
+        // there too).
+        unique(&all, &kz.loc(""), "a patch")?;
         Ok(all)
     }
 
@@ -724,6 +745,7 @@ impl<'a> Builder<'a, '_> {
                 transform::namespace(r, &k.namespace, &src)
                     .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, "/namespace", m))?;
             }
+            unique(all, &kz.loc("/namespace"), "the namespace transformer")?;
         }
         if !k.name_prefix.is_empty() {
             let src = kz.src("/namePrefix");

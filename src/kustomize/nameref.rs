@@ -163,7 +163,24 @@ fn rules() -> Vec<Rule> {
     for (g, kind, path) in service {
         add(("", "Service"), (g, "", kind), ("", path));
     }
+    // A Knative Service's container names Secrets as a pod's does.
+    add(
+        ("", "Secret"),
+        ("serving.knative.dev", "v1", "Service"),
+        (
+            "",
+            "spec/template/spec/containers/env/valueFrom/secretKeyRef/name",
+        ),
+    );
     // An annotation's key has slashes of its own, written `\/`.
+    add(
+        ("", "ConfigMap"),
+        ("", "", "Ingress"),
+        (
+            "metadata/annotations",
+            "nginx.ingress.kubernetes.io\\/fastcgi-params-configmap",
+        ),
+    );
     for annotation in [
         "ingress.kubernetes.io\\/auth-secret",
         "nginx.ingress.kubernetes.io\\/auth-secret",
@@ -225,11 +242,9 @@ fn rules() -> Vec<Rule> {
             ("", path),
         );
     }
-    add(
-        ("networking.k8s.io", "IngressClass"),
-        ("", "", "Ingress"),
-        ("", "spec/ingressClassName"),
-    );
+    // Kustomize's rule for an IngressClass names its group
+    // `networking.k8s.io/v1`, which no object has: it never renames
+    // `spec/ingressClassName`, so neither does basepress.
     out
 }
 

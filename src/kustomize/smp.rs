@@ -94,13 +94,17 @@ pub fn merge_owned(
     patch_prov: &Prov,
 ) -> Result<Option<(Value, Prov)>, MergeError> {
     // Like kustomize, the patch's kind decides how lists merge.
-    let kind = [patch, &base]
-        .into_iter()
-        .find_map(|v| v.get("kind").and_then(Value::as_str))
-        .unwrap_or_default()
-        .to_string();
+    let field = |name: &str| {
+        [patch, &base]
+            .into_iter()
+            .find_map(|v| v.get(name).and_then(Value::as_str))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let kind = field("kind");
     let loc = Loc {
         kind: &kind,
+        builtin: is_builtin_api(&field("apiVersion")),
         path: Vec::new(),
         pointer: String::new(),
     };
@@ -117,7 +121,7 @@ pub fn merge_owned(
 /// of `kind`, if the list merges by key; None means the list is replaced whole
 /// (or, for `metadata.finalizers`, merged as a set).
 pub fn merge_key(kind: &str, path: &[&str]) -> Option<&'static str> {
-    match list_strategy(kind, path) {
+    match list_strategy(kind, true, path) {
         ListStrategy::Keyed((key, _)) => Some(key),
         ListStrategy::Set | ListStrategy::Replace => None,
     }
@@ -136,6 +140,16 @@ enum ListStrategy {
     Keyed(Keys),
 }
 
+/// Whether `api_version` is of Kubernetes' own API: the core group, a
+/// group without a dot (`apps`, `batch`, `policy`, `autoscaling`) or one
+/// under `k8s.io`. Kustomize's schema knows those kinds, not custom ones.
+fn is_builtin_api(api_version: &str) -> bool {
+    match api_version.split_once('/') {
+        None => true,
+        Some((group, _)) => !group.contains('.') || group.ends_with(".k8s.io"),
+    }
+}
+
 /// Path of the pod spec in an object of `kind`, for the kinds that run pods.
 fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
     const TEMPLATE: &[&str] = &["spec", "template", "spec"];
@@ -152,13 +166,17 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
 /// The strategy of the list at `path`, from the OpenAPI schema kustomize
 /// embeds (older than `resizePolicy`, `schedulingGates`, `resourceClaims`,
 /// which it therefore replaces, as it does the ports of ephemeral containers).
-fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
+fn list_strategy(kind: &str, builtin: bool, path: &[&str]) -> ListStrategy {
     use ListStrategy::{Keyed, Replace, Set};
     match (kind, path) {
         ("Service", ["spec", "ports"]) => return Keyed(("port", Some("protocol"))),
         ("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration", ["webhooks"]) => {
             return Keyed(("name", None))
         }
+        // Every kind of Kubernetes' own API has an ObjectMeta in the
+        // schema; a custom resource's lists are all replaced.
+        (_, [.., "metadata", "finalizers"]) if builtin => return Set,
+        (_, [.., "metadata", "ownerReferences"]) if builtin => return Keyed(("uid", None)),
         _ => {}
     }
     let Some(pod_spec) = pod_spec_path(kind) else {
@@ -166,8 +184,6 @@ fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
     };
     let containers = ["containers", "initContainers", "ephemeralContainers"];
     match (path, path.strip_prefix(pod_spec)) {
-        ([.., "metadata", "finalizers"], _) => Set,
-        ([.., "metadata", "ownerReferences"], _) => Keyed(("uid", None)),
         (_, Some([list])) => match *list {
             "hostAliases" => Keyed(("ip", None)),
             "topologySpreadConstraints" => Keyed(("topologyKey", Some("whenUnsatisfiable"))),
@@ -191,6 +207,8 @@ fn list_strategy(kind: &str, path: &[&str]) -> ListStrategy {
 #[derive(Clone)]
 struct Loc<'a> {
     kind: &'a str,
+    /// Whether the object is of Kubernetes' own API (not a custom resource).
+    builtin: bool,
     path: Vec<&'a str>,
     pointer: String,
 }
@@ -357,7 +375,7 @@ fn merge_list<'a>(
     prov: &Prov,
     loc: &Loc<'a>,
 ) -> Result<Merged, MergeError> {
-    let strategy = list_strategy(loc.kind, &loc.path);
+    let strategy = list_strategy(loc.kind, loc.builtin, &loc.path);
     if let ListStrategy::Replace = strategy {
         return Ok(Some((Value::Array(patch.to_vec()), prov.clone())));
     }
