@@ -149,6 +149,20 @@ fn load_version(
                 );
                 continue;
             }
+            if rel == "_index.md" || rel.ends_with("/_index.md") {
+                // Hugo's section page: here a folder's `index.md` stands
+                // for it, and `_index.md` would be a page at `…/_index/`.
+                let index = format!("{}index.md", rel.trim_end_matches("_index.md"));
+                diagnostics.push(
+                    Diagnostic::new(
+                        rule::CONTENT_LAYOUT,
+                        format!("`{rel}` would be published as a page of its own at `…/_index/`"),
+                    )
+                    .in_file(relative(root, &path))
+                    .help(format!("rename it to `{index}`: a folder's index.md is its page and its title in the navigation")),
+                );
+                continue;
+            }
             if rel.ends_with(".md") {
                 sources.push((lang.code.clone(), path));
             } else {

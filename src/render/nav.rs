@@ -124,19 +124,66 @@ fn finish<'a>(draft: Draft<'a>, path: &str) -> Vec<Entry<'a>> {
             index,
         }));
     }
-    entries.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    entries.sort_by_cached_key(|e| {
+        let (home, weight, chunks, title, path) = sort_key(e);
+        (home, weight, chunks, title.to_string(), path.to_string())
+    });
     entries
 }
 
-/// Weight (none last), then title, then source path.
-fn sort_key<'e>(e: &'e Entry) -> (i64, &'e str, &'e str) {
-    match e {
-        Entry::Page(p) => (p.weight.unwrap_or(i64::MAX), &p.title, &p.rel),
+/// Where an entry sorts: the home page (the language folder's
+/// `index.md`) first; then by weight (none last), by title as people read
+/// it (case and accents aside, numbers by value: `A 2` before `A 10`,
+/// `Índice` among the I), by title as written, and by source path.
+fn sort_key<'e>(e: &'e Entry) -> (bool, i64, Vec<Chunk>, &'e str, &'e str) {
+    let (home, weight, title, path) = match e {
+        Entry::Page(p) => (
+            p.rel == "index.md",
+            p.weight,
+            p.title.as_str(),
+            p.rel.as_str(),
+        ),
         Entry::Folder(f) => match f.index {
-            Some(p) => (p.weight.unwrap_or(i64::MAX), &p.title, &f.path),
-            None => (i64::MAX, &f.name, &f.path),
+            Some(p) => (false, p.weight, p.title.as_str(), f.path.as_str()),
+            None => (false, None, f.name.as_str(), f.path.as_str()),
         },
+    };
+    (
+        !home,
+        weight.unwrap_or(i64::MAX),
+        chunks(title),
+        title,
+        path,
+    )
+}
+
+/// A piece of a title, for sorting: a run of digits by its value (its
+/// length first, so any number of digits compares), or folded text.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+enum Chunk {
+    Number(usize, String),
+    Text(String),
+}
+
+fn chunks(title: &str) -> Vec<Chunk> {
+    let folded = deunicode::deunicode(title).to_lowercase();
+    let mut out = Vec::new();
+    let mut rest = folded.as_str();
+    while let Some(c) = rest.chars().next() {
+        let digits = c.is_ascii_digit();
+        let end = rest
+            .find(|x: char| x.is_ascii_digit() != digits)
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(end);
+        out.push(if digits {
+            let value = run.trim_start_matches('0');
+            Chunk::Number(value.len(), value.to_string())
+        } else {
+            Chunk::Text(run.to_string())
+        });
+        rest = tail;
     }
+    out
 }
 
 fn flatten<'a>(entries: &[Entry<'a>], out: &mut Vec<&'a Page>) {
@@ -356,6 +403,25 @@ mod tests {
         assert_eq!(
             order,
             ["Home", "Guides", "Alpha", "Beta", "X", "Install", "FAQ", "Only"]
+        );
+    }
+
+    #[test]
+    fn the_home_page_comes_first_and_titles_sort_as_people_read_them() {
+        let pages = vec![
+            page("z.md", "Zeta", None),
+            page("a10.md", "A 10", None),
+            page("index.md", "Home", None),
+            page("a2.md", "A 2", None),
+            page("i.md", "Índice", None),
+            page("lower.md", "alfa", None),
+            page("w.md", "Weighted", Some(1)),
+            page("j.md", "Jota", None),
+        ];
+        let tree = Tree::new(&pages);
+        assert_eq!(
+            titles(&tree.for_page(None)),
+            ["Home", "Weighted", "A 2", "A 10", "alfa", "Índice", "Jota", "Zeta"]
         );
     }
 

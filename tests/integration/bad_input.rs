@@ -133,6 +133,22 @@ fn content_folder_for_an_unknown_language() {
 }
 
 #[test]
+fn a_hugo_section_page_is_told_to_be_an_index() {
+    let f = finding(
+        |p| {
+            p.write("content/en/guides/_index.md", "---\ntitle: Guides\n---\n");
+        },
+        1,
+        "content-layout",
+    );
+    assert_at(&f, "content/en/guides/_index.md", None);
+    assert!(
+        f["remedy"].as_str().unwrap().contains("`guides/index.md`"),
+        "{f:#}"
+    );
+}
+
+#[test]
 fn image_data_with_an_unknown_key() {
     let f = finding(
         |p| {
