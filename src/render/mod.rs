@@ -419,15 +419,7 @@ impl<'a> Renderer<'a> {
                 Some(t.get("to_latest").replace("{latest}", &latest.id)),
             ),
         };
-        let noindex = match own.kind {
-            VersionKind::Latest => false,
-            VersionKind::Next => true,
-            VersionKind::Older => site
-                .config
-                .versions
-                .as_ref()
-                .is_some_and(|c| c.noindex_older),
-        };
+        let noindex = self.noindex(page.version);
         let context = VersionContext {
             id: &own.id,
             label: label(page.version),
@@ -481,6 +473,21 @@ impl<'a> Renderer<'a> {
                 })
             })
             .collect()
+    }
+
+    /// Whether search engines are told not to index the pages of docs
+    /// version `v`: next always, older versions when site.yaml says so.
+    fn noindex(&self, v: usize) -> bool {
+        let site = self.site;
+        match site.versions.get(v).map(|d| d.kind) {
+            None | Some(VersionKind::Latest) => false,
+            Some(VersionKind::Next) => true,
+            Some(VersionKind::Older) => site
+                .config
+                .versions
+                .as_ref()
+                .is_some_and(|c| c.noindex_older),
+        }
     }
 
     /// The URL search engines should index for a page: for an untranslated
@@ -790,7 +797,7 @@ impl<'a> Renderer<'a> {
             .site
             .pages
             .iter()
-            .filter(|p| self.published(p) && versions(p.version))
+            .filter(|p| self.published(p) && versions(p.version) && !self.noindex(p.version))
             .map(|p| (p.version, p.rel.as_str()))
             .collect();
         rels.sort_unstable();
@@ -802,7 +809,11 @@ impl<'a> Renderer<'a> {
                 .languages
                 .iter()
                 .filter_map(|l| self.by_source.get(&(version, l.code.as_str(), rel)))
-                .filter(|(p, _)| p.fallback_from.is_none())
+                // A sitemap lists what search engines should index: no
+                // untranslated copy, no page whose canonical is another
+                // (the same page in the latest version), none of a version
+                // marked noindex.
+                .filter(|(p, _)| p.fallback_from.is_none() && self.canonical(p) == p.url)
                 .map(|(p, _)| (p.lang.as_str(), p.url.clone()))
                 .collect();
             entries.extend(group(urls));
