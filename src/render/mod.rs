@@ -226,6 +226,8 @@ struct Translation<'a> {
     url: &'a str,
     /// An untranslated copy: not announced as an alternate.
     fallback: bool,
+    /// The language has no such page: `url` is its start page.
+    missing: bool,
     /// Its heading ids, in the order of this page's headings, when both
     /// pages have the same headings (so the switcher can keep the reader's
     /// section); empty otherwise.
@@ -458,7 +460,21 @@ impl<'a> Renderer<'a> {
             .iter()
             .filter_map(|l| {
                 let key = (page.version, l.code.as_str(), page.rel.as_str());
-                let (p, d) = self.by_source.get(&key)?;
+                let Some((p, d)) = self.by_source.get(&key) else {
+                    // A page only some languages have (not one of the
+                    // default language, which every language shows): the
+                    // others' start page, marked.
+                    let home = (page.version, l.code.as_str(), "index.md");
+                    let (home, _) = self.by_source.get(&home)?;
+                    return Some(Translation {
+                        code: &l.code,
+                        name: &l.name,
+                        url: &home.url,
+                        fallback: false,
+                        missing: true,
+                        anchors: Vec::new(),
+                    });
+                };
                 let anchors = if p.lang != page.lang && levels(d) == levels(doc) {
                     d.headings.iter().map(|h| h.id.as_str()).collect()
                 } else {
@@ -469,6 +485,7 @@ impl<'a> Renderer<'a> {
                     name: &l.name,
                     url: &p.url,
                     fallback: p.fallback_from.is_some(),
+                    missing: false,
                     anchors,
                 })
             })
@@ -705,6 +722,7 @@ impl<'a> Renderer<'a> {
                     name,
                     url,
                     fallback: false,
+                    missing: false,
                     anchors: Vec::new(),
                 })
                 .collect(),

@@ -686,3 +686,28 @@ fn latest_is_the_newest_released_base_once_any_is_released() {
     p.copy_from_repo("bases/published.lock", "bases/published.lock");
     assert_eq!(latest(&p), ("1.30.0".into(), "v1.30.0".into()));
 }
+
+#[test]
+fn a_page_only_one_language_has_still_offers_the_others() {
+    let p = agent_docs("", "Inicio.\n");
+    p.write(
+        "content/pt/so-pt.md",
+        "---\ntitle: Só em português\n---\nTexto.\n",
+    );
+    let o = p.build();
+    assert!(o.status.code() == Some(0), "{}", stderr(&o));
+    let html = std::fs::read_to_string(p.out().join("pt/so-pt/index.html")).unwrap();
+    let switcher = html.split("class=\"languages\"").nth(1).unwrap_or_default();
+    let switcher = switcher.split("</nav>").next().unwrap();
+    for home in ["/es/", "/en/"] {
+        let link = format!("href=\"{home}\"");
+        let at = switcher
+            .find(&link)
+            .unwrap_or_else(|| panic!("{link}: {switcher}"));
+        let tag = &switcher[at..switcher[at..].find('>').unwrap() + at];
+        assert!(tag.contains("data-missing"), "{tag}");
+    }
+    assert!(switcher.contains("aria-current=\"page\""), "{switcher}");
+    // Only the page itself is announced as an alternate.
+    assert!(!html.contains("hreflang=\"es\" href=\"https://"), "{html}");
+}
