@@ -145,6 +145,8 @@ struct LanguageContext<'a> {
     code: &'a str,
     name: &'a str,
     not_found: &'a str,
+    /// `rtl` or `ltr`: how the language is written.
+    dir: &'static str,
 }
 
 #[derive(Serialize, Hash)]
@@ -1226,5 +1228,33 @@ fn language<'a>(site: &'a Site, code: &str) -> LanguageContext<'a> {
         code: l.map_or("", |l| l.code.as_str()),
         name: l.map_or("", |l| l.name.as_str()),
         not_found: site.strings.get(code).map_or("", |s| s.get("not_found")),
+        dir: direction(code),
+    }
+}
+
+/// The writing direction of language `code` (`ar`, `he-IL`): `rtl` for
+/// the scripts written right to left, `ltr` otherwise.
+fn direction(code: &str) -> &'static str {
+    const RTL: [&str; 9] = ["ar", "he", "fa", "ur", "yi", "ps", "dv", "ckb", "sd"];
+    let primary = code.split(['-', '_']).next().unwrap_or(code);
+    if RTL.iter().any(|l| l.eq_ignore_ascii_case(primary)) {
+        "rtl"
+    } else {
+        "ltr"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn languages_written_right_to_left() {
+        for code in ["ar", "he-IL", "fa", "ur_PK", "AR"] {
+            assert_eq!(direction(code), "rtl", "{code}");
+        }
+        for code in ["es", "pt-BR", "en", "arn", "her"] {
+            assert_eq!(direction(code), "ltr", "{code}");
+        }
     }
 }
