@@ -170,6 +170,15 @@ enum Command {
         /// require every version to be signed.
         #[arg(long, value_name = "FILE")]
         allowed_signers: Option<PathBuf>,
+        /// The identity installers verify with (`ssh-keygen -Y verify -I`):
+        /// the signer must be one of its principals.
+        #[arg(long, value_name = "ID")]
+        identity: Option<String>,
+        /// The namespace installers verify with, before `/vX.Y.Z`
+        /// (`ssh-keygen -Y verify -n NS/vX.Y.Z`): signatures must be made in
+        /// exactly it.
+        #[arg(long, value_name = "NS")]
+        namespace: Option<String>,
         /// Seconds one download may take (1 to 86400).
         #[arg(long, default_value_t = 30, value_parser = timeout_range())]
         timeout: u64,
@@ -528,13 +537,21 @@ fn main() -> ExitCode {
             site,
             version,
             allowed_signers,
+            identity,
+            namespace,
             timeout,
             format,
         } => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
             let options = basepress::verify::Options {
                 version,
                 allowed_signers,
                 timeout: std::time::Duration::from_secs(timeout),
+                identity,
+                namespace,
+                now: Some(now),
             };
             let (outcome, verified) = basepress::verify::verify(&site, &options);
             // Findings name site paths: for a folder, its files.

@@ -43,6 +43,17 @@ pub struct Options {
     pub allowed_signers: Option<PathBuf>,
     /// How long one download may take, connecting included.
     pub timeout: Duration,
+    /// The identity installers pass `ssh-keygen -Y verify -I`: the signer
+    /// must be a principal of it. Any principal when `None`.
+    pub identity: Option<String>,
+    /// The namespace installers pass `-n` before `/vX.Y.Z`: a signature
+    /// must be made in exactly that one. Any ending in `/vX.Y.Z` when
+    /// `None`.
+    pub namespace: Option<String>,
+    /// When the verification happens (seconds since 1970), for the
+    /// `valid-after` and `valid-before` of allowed_signers lines; they are
+    /// not checked when `None`.
+    pub now: Option<u64>,
 }
 
 impl Default for Options {
@@ -51,6 +62,9 @@ impl Default for Options {
             version: None,
             allowed_signers: None,
             timeout: Duration::from_secs(30),
+            identity: None,
+            namespace: None,
+            now: None,
         }
     }
 }
@@ -78,6 +92,9 @@ pub fn verify(target: &str, options: &Options) -> (Outcome, Verified) {
         verified: Verified::default(),
         downloaded: 0,
         stopped: false,
+        identity: options.identity.clone(),
+        namespace: options.namespace.clone(),
+        now: options.now,
     };
     run.all(options);
     (Outcome::of(run.findings), run.verified)
@@ -219,7 +236,41 @@ struct Trusted {
     principals: String,
     /// The `namespaces="…"` pattern list; any namespace when absent.
     namespaces: Option<String>,
+    /// `valid-after` and `valid-before`, in seconds since 1970.
+    valid_after: Option<u64>,
+    valid_before: Option<u64>,
     key: PublicKey,
+}
+
+/// What a signature must satisfy besides a trusted key: the identity and
+/// namespace installers verify with, at the time of the verification.
+struct Expect<'a> {
+    identity: Option<&'a str>,
+    namespace: Option<&'a str>,
+    now: Option<u64>,
+}
+
+/// An allowed_signers time (`YYYYMMDD[HHMM[SS]][Z]`, as ssh-keygen reads
+/// it; taken as UTC) in seconds since 1970.
+fn signers_time(text: &str) -> Option<u64> {
+    let digits = text.strip_suffix(['Z', 'z']).unwrap_or(text);
+    if !matches!(digits.len(), 8 | 12 | 14) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = |r: std::ops::Range<usize>| digits.get(r).map_or(Some(0), |d| d.parse::<i64>().ok());
+    let (y, m, d) = (n(0..4)?, n(4..6)?, n(6..8)?);
+    let (hh, mm, ss) = (n(8..10)?, n(10..12)?, n(12..14)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
 }
 
 /// Parses an allowed_signers file (the format of ssh-keygen's ALLOWED
@@ -250,13 +301,26 @@ fn parse_allowed_signers(text: &str) -> Result<Vec<Trusted>, (usize, String)> {
         }
         let key = PublicKey::from_openssh(key_text)
             .map_err(|e| (i + 1, format!("the key is not an OpenSSH public key ({e})")))?;
-        let namespaces = options
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case("namespaces"))
-            .map(|(_, v)| v.clone());
+        let option = |name: &str| {
+            options
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let time = |name: &str| match option(name) {
+            None => Ok(None),
+            Some(t) => signers_time(&t).map(Some).ok_or_else(|| {
+                (
+                    i + 1,
+                    format!("`{name}=\"{t}\"` is not a time as YYYYMMDD[HHMM[SS]][Z]"),
+                )
+            }),
+        };
         out.push(Trusted {
             principals: principals.to_string(),
-            namespaces,
+            namespaces: option("namespaces"),
+            valid_after: time("valid-after")?,
+            valid_before: time("valid-before")?,
             key,
         });
     }
@@ -348,34 +412,67 @@ fn glob(pattern: &str, s: &str) -> bool {
 }
 
 /// Why `armored` is not a trusted signature of `message` for the version
-/// folder `folder`; the signer's principals when it is.
+/// folder `folder`, as `ssh-keygen -Y verify` decides with the identity
+/// and namespace of `expect`; the signer's principals when it is.
 fn check_signature(
     trusted: &[Trusted],
     folder: &str,
     message: &[u8],
     armored: &[u8],
+    expect: &Expect,
 ) -> Result<String, String> {
     let sig = SshSig::from_pem(armored).map_err(|e| format!("is not an SSH signature ({e})"))?;
     let namespace = sig.namespace();
-    if !namespace.ends_with(&format!("/{folder}")) {
-        return Err(format!(
-            "was made in the namespace `{namespace}`, which is not one for {folder}: it may be another version's"
-        ));
+    match expect.namespace {
+        Some(ns) if namespace != format!("{ns}/{folder}") => {
+            return Err(format!(
+                "was made in the namespace `{namespace}`, where installers verify `{ns}/{folder}`"
+            ))
+        }
+        None if !namespace.ends_with(&format!("/{folder}")) => {
+            return Err(format!(
+                "was made in the namespace `{namespace}`, which is not one for {folder}: it may be another version's"
+            ))
+        }
+        _ => {}
     }
-    let signer = trusted
+    let fingerprint =
+        || PublicKey::new(sig.public_key().clone(), "").fingerprint(ssh_key::HashAlg::Sha256);
+    let keyed: Vec<&Trusted> = trusted
         .iter()
         .filter(|t| t.key.key_data() == sig.public_key())
-        .find(|t| {
+        .filter(|t| {
             t.namespaces
                 .as_deref()
                 .is_none_or(|n| matches_list(n, namespace))
         })
-        .ok_or_else(|| {
-            format!(
-                "was made by a key that allowed_signers does not trust for `{namespace}` ({})",
-                PublicKey::new(sig.public_key().clone(), "").fingerprint(ssh_key::HashAlg::Sha256)
-            )
-        })?;
+        .filter(|t| {
+            expect
+                .identity
+                .is_none_or(|id| matches_list(&t.principals, id))
+        })
+        .collect();
+    if keyed.is_empty() {
+        let whom = expect
+            .identity
+            .map(|id| format!(" as `{id}`"))
+            .unwrap_or_default();
+        return Err(format!(
+            "was made by a key that allowed_signers does not trust{whom} for `{namespace}` ({})",
+            fingerprint()
+        ));
+    }
+    let in_time = |t: &&&Trusted| {
+        expect.now.is_none_or(|now| {
+            t.valid_after.is_none_or(|a| now >= a) && t.valid_before.is_none_or(|b| now < b)
+        })
+    };
+    let Some(signer) = keyed.iter().find(in_time) else {
+        return Err(format!(
+            "was made by a key that allowed_signers trusts only at other times (valid-after, valid-before), as ssh-keygen finds ({})",
+            fingerprint()
+        ));
+    };
     signer
         .key
         .verify(namespace, message, &sig)
@@ -394,6 +491,10 @@ struct Run {
     /// Set when the site stops answering (or sends too much): nothing
     /// more is fetched, so one finding says so instead of one per file.
     stopped: bool,
+    /// What signatures must satisfy: see [`Options`].
+    identity: Option<String>,
+    namespace: Option<String>,
+    now: Option<u64>,
 }
 
 impl Run {
@@ -796,7 +897,12 @@ impl Run {
         let Some(armored) = self.fetch(&path, MAX_INDEX, rule::PUBLISHED_SIGNATURE_INVALID) else {
             return;
         };
-        match check_signature(trusted, folder, sums, &armored) {
+        let expect = Expect {
+            identity: self.identity.as_deref(),
+            namespace: self.namespace.as_deref(),
+            now: self.now,
+        };
+        match check_signature(trusted, folder, sums, &armored, &expect) {
             Ok(_) => self.verified.signatures += 1,
             Err(why) => self.findings.push(
                 Diagnostic::new(
@@ -852,20 +958,84 @@ mod tests {
             parse_allowed_signers(&format!("rel@x namespaces=\"agent/v*\" {key}\n")).unwrap();
         let sig = signer.sign("agent/v1.0.0", b"sums").unwrap();
         assert_eq!(
-            check_signature(&trusted, "v1.0.0", b"sums", sig.as_bytes()),
+            check_signature(&trusted, "v1.0.0", b"sums", sig.as_bytes(), &ANY),
             Ok("rel@x".into())
         );
-        let e = check_signature(&trusted, "v1.0.1", b"sums", sig.as_bytes()).unwrap_err();
+        let e = check_signature(&trusted, "v1.0.1", b"sums", sig.as_bytes(), &ANY).unwrap_err();
         assert!(e.contains("another version"), "{e}");
-        let e = check_signature(&trusted, "v1.0.0", b"other", sig.as_bytes()).unwrap_err();
+        let e = check_signature(&trusted, "v1.0.0", b"other", sig.as_bytes(), &ANY).unwrap_err();
         assert!(e.contains("does not match"), "{e}");
         let other = crate::signing::tests::test_signer(8)
             .sign("agent/v1.0.0", b"sums")
             .unwrap();
-        let e = check_signature(&trusted, "v1.0.0", b"sums", other.as_bytes()).unwrap_err();
+        let e = check_signature(&trusted, "v1.0.0", b"sums", other.as_bytes(), &ANY).unwrap_err();
         assert!(e.contains("does not trust"), "{e}");
         let outside = signer.sign("other/v1.0.0", b"sums").unwrap();
-        let e = check_signature(&trusted, "v1.0.0", b"sums", outside.as_bytes()).unwrap_err();
+        let e = check_signature(&trusted, "v1.0.0", b"sums", outside.as_bytes(), &ANY).unwrap_err();
         assert!(e.contains("does not trust"), "{e}");
+
+        // As installers verify: the exact namespace, the identity among
+        // the line's principals, the time within its validity.
+        let exact = |ns: &'static str, id: &'static str, now| Expect {
+            identity: Some(id),
+            namespace: Some(ns),
+            now: Some(now),
+        };
+        let file = signer.sign("file/v1.0.0", b"sums").unwrap();
+        let any_ns = parse_allowed_signers(&format!("rel@x,ops@x {key}\n")).unwrap();
+        assert!(check_signature(&any_ns, "v1.0.0", b"sums", file.as_bytes(), &ANY).is_ok());
+        let e = check_signature(
+            &any_ns,
+            "v1.0.0",
+            b"sums",
+            file.as_bytes(),
+            &exact("agent", "rel@x", 0),
+        )
+        .unwrap_err();
+        assert!(e.contains("where installers verify `agent/v1.0.0`"), "{e}");
+        let ok = check_signature(
+            &any_ns,
+            "v1.0.0",
+            b"sums",
+            sig.as_bytes(),
+            &exact("agent", "ops@x", 0),
+        );
+        assert_eq!(ok, Ok("rel@x,ops@x".into()));
+        let e = check_signature(
+            &any_ns,
+            "v1.0.0",
+            b"sums",
+            sig.as_bytes(),
+            &exact("agent", "eve@x", 0),
+        )
+        .unwrap_err();
+        assert!(e.contains("does not trust as `eve@x`"), "{e}");
+        let dated = parse_allowed_signers(&format!(
+            "rel@x valid-after=\"20200101\",valid-before=\"20210101Z\" {key}\n"
+        ))
+        .unwrap();
+        let in_2020 = 1_600_000_000;
+        let check = |now| {
+            check_signature(
+                &dated,
+                "v1.0.0",
+                b"sums",
+                sig.as_bytes(),
+                &exact("agent", "rel@x", now),
+            )
+        };
+        assert!(check(in_2020).is_ok());
+        for now in [1_500_000_000, 1_700_000_000] {
+            assert!(check(now).unwrap_err().contains("only at other times"));
+        }
+        assert!(parse_allowed_signers(&format!("rel@x valid-before=\"soon\" {key}\n")).is_err());
+        assert_eq!(signers_time("19700102"), Some(86_400));
+        assert_eq!(signers_time("20000301000001Z"), Some(951_868_801));
     }
+
+    const ANY: Expect = Expect {
+        identity: None,
+        namespace: None,
+        now: None,
+    };
 }

@@ -848,3 +848,36 @@ fn the_versions_page_shows_the_installation_pages_verifying_loop() {
     );
     verify_downloaded_base(work.path(), "1.29.0", false);
 }
+
+/// `verify --identity --namespace` decides as the installer's
+/// `ssh-keygen -Y verify -I -n` does, for every combination.
+#[test]
+fn verify_agrees_with_ssh_keygen_on_identity_and_namespace() {
+    let (_keep, site) = built_repo_site();
+    let target = site.to_string_lossy().into_owned();
+    for (identity, namespace) in [
+        ("releases@whystack.ai", "whystack-agent"),
+        ("eve@example.com", "whystack-agent"),
+        ("releases@whystack.ai", "file"),
+        ("releases@whystack.ai", "whystack-agen"),
+    ] {
+        let (code, json) = verify_site(
+            &target,
+            &["v1.30.0", "--identity", identity, "--namespace", namespace],
+        );
+        if !have("ssh-keygen") {
+            assert_eq!(
+                code == 0,
+                identity.starts_with("releases") && namespace == "whystack-agent"
+            );
+            continue;
+        }
+        let ssh = ssh_verify(&site, identity, &format!("{namespace}/v1.30.0"), "v1.30.0");
+        assert_eq!(
+            code == 0,
+            ssh.status.success(),
+            "{identity} {namespace}: basepress {json}, ssh-keygen {}",
+            stderr(&ssh)
+        );
+    }
+}
