@@ -145,9 +145,15 @@ fn stemmer(lang: &str) -> Option<Stemmer> {
     Some(Stemmer::create(algorithm))
 }
 
-/// Text as the script folds it: lowercase, accents and other marks
+/// Text folded for the index: lowercase, accents and other marks
 /// removed, every other character written in ASCII.
 pub fn fold(text: &str) -> Cow<'_, str> {
+    fold_with(text, |_, _| {})
+}
+
+/// [`fold`], telling `seen` each character that is not ASCII and what it
+/// became.
+fn fold_with(text: &str, mut seen: impl FnMut(char, &str)) -> Cow<'_, str> {
     if text.is_ascii() {
         match text.bytes().any(|b| b.is_ascii_uppercase()) {
             true => Cow::Owned(text.to_ascii_lowercase()),
@@ -158,14 +164,54 @@ pub fn fold(text: &str) -> Cow<'_, str> {
         for c in text.chars() {
             match c {
                 c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
-                c => match deunicode::deunicode_char(c) {
-                    Some(ascii) => out.extend(ascii.chars().map(|c| c.to_ascii_lowercase())),
-                    None => out.push(' '),
-                },
+                c => {
+                    let at = out.len();
+                    match deunicode::deunicode_char(c) {
+                        Some(ascii) => out.extend(ascii.chars().map(|c| c.to_ascii_lowercase())),
+                        None => out.push(' '),
+                    }
+                    seen(c, &out[at..]);
+                }
             }
         }
         Cow::Owned(out)
     }
+}
+
+/// The characters of `texts` the search script must fold as the index
+/// does, and how: the `fold` map of a bundle of those texts.
+pub fn fold_map<'t>(texts: impl IntoIterator<Item = &'t str>) -> BTreeMap<char, String> {
+    let mut seen = foldhash::HashSet::default();
+    let mut map = BTreeMap::new();
+    for t in texts {
+        fold_with(t, |c, ascii| note_fold(&mut seen, &mut map, c, ascii));
+    }
+    map
+}
+
+/// Records in `map` how the index folds `c` (into `ascii`), the first
+/// time it is `seen`, when the script would fold it otherwise.
+fn note_fold(
+    seen: &mut foldhash::HashSet<char>,
+    map: &mut BTreeMap<char, String>,
+    c: char,
+    ascii: &str,
+) {
+    if seen.insert(c) && script_fold(c) != ascii {
+        map.insert(c, ascii.to_string());
+    }
+}
+
+/// What the search script makes of `c` before it applies the bundle's
+/// `fold` map: `c.normalize("NFD")` without the combining accents
+/// (U+0300 to U+036F), in lowercase.
+fn script_fold(c: char) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    std::iter::once(c)
+        .nfd()
+        .filter(|m| !('\u{300}'..='\u{36f}').contains(m))
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// What folded text is cut into.
@@ -306,16 +352,24 @@ struct Words {
     stop: &'static [&'static str],
     stemmer: Option<Stemmer>,
     by_word: foldhash::HashMap<String, Postings>,
+    /// Every character that is not ASCII seen in the text, and, for those
+    /// the script folds otherwise than the index (`ß` → `ss`), the index's
+    /// fold: the script applies it to a query first, so that both agree
+    /// on every character the bundle has.
+    seen: foldhash::HashSet<char>,
+    fold: BTreeMap<char, String>,
 }
 
 impl Words {
     fn add(&mut self, page: u32, section: u32, flags: u32, text: &str) {
-        let folded = fold(text);
         let Self {
             stop,
             stemmer,
             by_word,
+            seen,
+            fold: fold_map,
         } = self;
+        let folded = fold_with(text, |c, ascii| note_fold(seen, fold_map, c, ascii));
         tokens(&folded, |t| {
             let (w, stemmed) = match t {
                 Token::Word(w) => (w, true),
@@ -441,6 +495,8 @@ fn bundle_into(dir: &str, entries: &[Entry], emit: &mut dyn FnMut(OutFile)) -> u
         stop: stop_words(lang),
         stemmer: stemmer(lang),
         by_word: Default::default(),
+        seen: Default::default(),
+        fold: BTreeMap::new(),
     };
     let mut count = 0;
     let mut fragment = String::new();
@@ -523,6 +579,7 @@ fn bundle_into(dir: &str, entries: &[Entry], emit: &mut dyn FnMut(OutFile)) -> u
         "pages": entries.len(),
         "shards": firsts,
         "stop": words.stop,
+        "fold": words.fold,
     });
     emit(OutFile::new(
         format!("{dir}index.json"),

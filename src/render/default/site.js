@@ -86,7 +86,17 @@
   var PAGE = 10;
   var JOINED_MAX = 64;
 
-  function foldText(s) {
+  /* Text folded as the index was: each character the bundle's `fold`
+     names (those the index folds otherwise than this, such as "ß" to
+     "ss") as it says, then accents and case removed. */
+  function foldText(s, fold) {
+    if (fold && /[^\x00-\x7f]/.test(s)) {
+      s = Array.from(s).map(function (c) {
+        var f = fold[c];
+        if (f === undefined) { f = fold[c.toLowerCase()]; }
+        return f === undefined ? c : f;
+      }).join("");
+    }
     return s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
   }
   function isAlnum(c) { return (c >= 48 && c <= 57) || (c >= 97 && c <= 122); }
@@ -261,7 +271,7 @@
   Index.prototype.search = function (text) {
     var self = this;
     return this.meta.then(function (meta) {
-      var terms = queryTerms(foldText(text), meta.stop || []);
+      var terms = queryTerms(foldText(text, meta.fold), meta.stop || []);
       if (!terms.length) { return { results: [] }; }
       return Promise.all(terms.map(function (t, i) {
         return self.matches(meta, t, i === terms.length - 1);
@@ -330,7 +340,7 @@
         hits.sort(function (a, b) { return b.score - a.score || a.page - b.page; });
         return {
           results: hits.map(function (h) {
-            return { data: function () { return self.result(h, marks, prefix); } };
+            return { data: function () { return self.result(h, marks, prefix, meta.fold); } };
           })
         };
       });
@@ -339,7 +349,7 @@
 
   /* What a result shows: the page, the section that matched best and an
      excerpt of it with the words found marked. */
-  Index.prototype.result = function (hit, marks, prefix) {
+  Index.prototype.result = function (hit, marks, prefix, fold) {
     var url = this.dir + "p/" + hit.page + ".json";
     return once(this.pages, hit.page, url, function (page) { return page; }).then(function (page) {
       var section = page.sections[hit.section] || ["", "", ""];
@@ -348,16 +358,16 @@
         url: base + page.url + (section[1] ? "#" + section[1] : ""),
         title: page.title,
         heading: section[0],
-        excerpt: excerpt(section[2] || section[0] || page.title, marks, prefix)
+        excerpt: excerpt(section[2] || section[0] || page.title, marks, prefix, fold)
       };
     });
   };
 
   /* About thirty words of text around the first one found: [[text, marked]]. */
-  function excerpt(text, marks, prefix) {
+  function excerpt(text, marks, prefix, fold) {
     var words = text.split(/\s+/).filter(function (w) { return w; });
     var marked = words.map(function (w) {
-      return pieces(foldText(w)).some(function (p) {
+      return pieces(foldText(w, fold)).some(function (p) {
         return marks[p] || (prefix && p.indexOf(prefix) === 0);
       });
     });
