@@ -7,6 +7,7 @@
 use super::local::LocalFile;
 use super::target::Target;
 use crate::diagnostics::{rule, Diagnostic};
+use crate::model::layout;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the bucket holds at a site path.
@@ -65,10 +66,19 @@ pub fn classify(path: &str) -> (Class, Option<&str>) {
         "kubernetes/allowed_signers" => Class::Signers,
         "kubernetes/versions.txt" | "kubernetes/versions.json" => Class::Versions,
         "index.html" | "404.html" | "sitemap.xml" | "robots.txt" => Class::Last,
-        p if p.ends_with(".html") || p.ends_with("/search-index.json") => Class::Page,
+        // The version sitemaps name pages, and the search bundles lead to
+        // them: neither goes up before the pages do.
+        p if under(p, layout::SITEMAPS_DIR) => Class::Last,
+        p if p.ends_with(".html") || under(p, layout::SEARCH_DIR) => Class::Page,
         _ => Class::Asset,
     };
     (class, None)
+}
+
+/// Whether site path `path` (without its leading `/`) is below the
+/// published folder `dir` (`/search/`).
+fn under(path: &str, dir: &str) -> bool {
+    path.starts_with(dir.trim_start_matches('/'))
 }
 
 /// `kubernetes/vX.Y.Z` when `path` lies in a version's folder.
@@ -315,7 +325,7 @@ mod tests {
             file("404.html", "nf"),
             file("assets/style.css", "css"),
             file("en/index.html", "home"),
-            file("en/search-index.json", "{}"),
+            file("search/en/index.json", "{}"),
             file("index.html", "redirect"),
             file("kubernetes/allowed_signers", "k"),
             file("kubernetes/v1.0.0/base/SHA256SUMS", "sums"),
@@ -349,7 +359,10 @@ mod tests {
         assert_eq!(classify("kubernetes/vX/base/a").0, Class::Asset);
         assert_eq!(classify("kubernetes/versions.txt"), (Class::Versions, None));
         assert_eq!(classify("es/versions/index.html").0, Class::Page);
-        assert_eq!(classify("es/search-index.json").0, Class::Page);
+        assert_eq!(classify("search/1.30/es/index.json").0, Class::Page);
+        assert_eq!(classify("search/es/s/0.json").0, Class::Page);
+        assert_eq!(classify("sitemaps/1.29.xml").0, Class::Last);
+        assert_eq!(classify("searching/x.json").0, Class::Asset);
         assert_eq!(classify("index.html").0, Class::Last);
         assert_eq!(classify("img/logo.svg").0, Class::Asset);
         assert_eq!(
@@ -381,7 +394,7 @@ mod tests {
                 "kubernetes/versions.json",
                 "kubernetes/versions.txt",
                 "en/index.html",
-                "en/search-index.json",
+                "search/en/index.json",
                 "404.html",
                 "index.html",
                 "sitemap.xml",
