@@ -135,9 +135,10 @@ impl NewRelease {
 /// Prepares release `version` (`v1.31.0`) of the project at `root`.
 pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnostic>> {
     let fail = |m: String| vec![Diagnostic::new(rule::NEW_RELEASE_INVALID, m)];
-    let new = version
-        .strip_prefix('v')
-        .and_then(|v| Version::parse(v).ok())
+    // `v1.31.0` as the base folder is named, or `1.31.0` as the image tag
+    // is (as `release` takes it).
+    let new = Version::parse(version.strip_prefix('v').unwrap_or(version))
+        .ok()
         .ok_or_else(|| {
             vec![Diagnostic::new(
                 rule::NEW_RELEASE_INVALID,

@@ -163,10 +163,11 @@ fn new_release_copies_the_newest_base_and_lists_the_release() {
 fn new_release_of_this_repository_checks() {
     let repo = copy_repo();
     let root = repo.path().to_string_lossy().into_owned();
-    let o = run(&["new-release", "v1.31.0", "--root", &root]);
+    // The image tag's spelling (no `v`) names the same release.
+    let o = run(&["new-release", "1.31.0", "--root", &root]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stderr(&o);
-    assert!(out.contains("from v1.30.0"), "{out}");
+    assert!(out.contains("prepared v1.31.0 from v1.30.0"), "{out}");
     // The kustomization's comment names the old release.
     assert!(out.contains("bases/v1.31.0/kustomization.yaml:1"), "{out}");
     let data = std::fs::read_to_string(repo.path().join("image-releases.yaml")).unwrap();
