@@ -411,16 +411,24 @@ impl<'a> Renderer<'a> {
         let home =
             |v: usize| crate::model::layout::home_url(&page.lang, site.versions[v].segment());
         let latest = &site.versions[self.latest];
-        let latest_url = same(self.latest).unwrap_or_else(|| home(self.latest));
+        let latest_page = same(self.latest);
+        // The banner's link says where it leads: this page in the latest
+        // version, or (when the latest has no such page) its start page.
+        let to_latest = if latest_page.is_some() {
+            "to_latest"
+        } else {
+            "to_latest_home"
+        };
+        let latest_url = latest_page.unwrap_or_else(|| home(self.latest));
         let (banner, banner_link) = match own.kind {
             VersionKind::Latest => (None, None),
             VersionKind::Older => (
                 Some(t.get("older_notice").replace("{version}", &own.id)),
-                Some(t.get("to_latest").replace("{latest}", &latest.id)),
+                Some(t.get(to_latest).replace("{latest}", &latest.id)),
             ),
             VersionKind::Next => (
                 Some(t.get("next_notice").to_string()),
-                Some(t.get("to_latest").replace("{latest}", &latest.id)),
+                Some(t.get(to_latest).replace("{latest}", &latest.id)),
             ),
         };
         let noindex = self.noindex(page.version);

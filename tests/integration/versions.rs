@@ -145,6 +145,22 @@ fn the_picker_goes_to_the_same_page_or_to_the_version_home() {
     assert!(install.contains("href=\"/en/next/install/\""), "{install}");
     // The language switcher stays within the version.
     assert!(install.contains("href=\"/es/1.0/install/\""), "{install}");
+    // The banner's link says where it leads: the page in the latest, or,
+    // when the latest lacks it, the latest's start page.
+    assert!(
+        install.contains("Read this page in the latest release"),
+        "{install}"
+    );
+    p.write("content/en/soon.md", "---\ntitle: Soon\n---\n# Soon\n");
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let soon = read(&p, "en/next/soon/index.html");
+    let banner = soon.split("version-banner").nth(1).unwrap_or_default();
+    assert!(
+        banner.contains("Go to the docs of the latest release"),
+        "{banner}"
+    );
+    assert!(!banner.contains("Read this page"), "{banner}");
 }
 
 #[test]
