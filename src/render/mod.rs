@@ -688,7 +688,7 @@ impl<'a> Renderer<'a> {
             ctx.insert("nav", &nav);
         }
         let html = templates::render(self.tera, self.site, "page.html", &ctx)
-            .map_err(|d| d.help(format!("while rendering {}", page.source.display())))?;
+            .map_err(|d| while_rendering(d, &page.source.display().to_string()))?;
         Ok(RenderedPage {
             file: OutFile::new(layout::page_file(page), html),
             frame,
@@ -757,8 +757,10 @@ impl<'a> Renderer<'a> {
             ctx.insert("nav", &nav);
         }
         ctx.insert("versions", &versions::list(self.site, self.highlighter));
-        let html = templates::render(self.tera, self.site, "versions.html", &ctx)?;
-        Ok(OutFile::new(layout::versions_file(lang), html))
+        let file = layout::versions_file(lang);
+        let html = templates::render(self.tera, self.site, "versions.html", &ctx)
+            .map_err(|d| while_rendering(d, &file))?;
+        Ok(OutFile::new(file, html))
     }
 
     /// Every page of the sitemap: the translated pages and the versions
@@ -1134,7 +1136,9 @@ impl<'a> Renderer<'a> {
             ("404.html", layout::NOT_FOUND_PATH),
         ] {
             out.push(
-                templates::render(self.tera, site, name, &ctx).map(|html| OutFile::new(path, html)),
+                templates::render(self.tera, site, name, &ctx)
+                    .map(|html| OutFile::new(path, html))
+                    .map_err(|d| while_rendering(d, path)),
             );
         }
         out
@@ -1238,6 +1242,16 @@ fn language<'a>(site: &'a Site, code: &str) -> LanguageContext<'a> {
         not_found: site.strings.get(code).map_or("", |s| s.get("not_found")),
         dir: direction(code),
     }
+}
+
+/// A template's finding, saying which output was being rendered (a
+/// partial fails for every page that includes it, and for the 404 page).
+fn while_rendering(d: Diagnostic, what: &str) -> Diagnostic {
+    let help = match &d.help {
+        Some(h) => format!("{h} (while rendering {what})"),
+        None => format!("while rendering {what}"),
+    };
+    d.help(help)
 }
 
 /// The writing direction of language `code` (`ar`, `he-IL`): `rtl` for

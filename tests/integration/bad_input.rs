@@ -655,3 +655,20 @@ fn text_output_quotes_the_line_and_github_output_annotates() {
         "{out}"
     );
 }
+
+/// A partial that fails only where there is no page (the 404 page, the
+/// versions pages) says which output it failed on.
+#[test]
+fn a_template_error_names_the_output_it_failed_on() {
+    let p = Project::new();
+    p.write(
+        "templates/partials/footer.html",
+        "<footer>{{ page.title | upper }}</footer>\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let found = findings_of(&report, "template-invalid");
+    assert!(!found.is_empty(), "{report:#}");
+    let remedy = found[0]["remedy"].as_str().unwrap();
+    assert!(remedy.contains("while rendering /"), "{report:#}");
+}
