@@ -1131,6 +1131,15 @@ impl<'a> Renderer<'a> {
         let default_lang = &site.config.default_language;
         let mut ctx = self.context(default_lang, self.latest);
         ctx.insert("target", &format!("/{default_lang}/"));
+        // The docs versions below their own URL segment (`1.29`, `next`),
+        // whose search bundle the 404 page uses for a URL in them.
+        let below: Vec<&str> = site
+            .versions
+            .iter()
+            .filter(|v| v.published)
+            .filter_map(|v| v.segment())
+            .collect();
+        ctx.insert("search_versions", &below);
         for (name, path) in [
             ("redirect.html", layout::ROOT_PATH),
             ("404.html", layout::NOT_FOUND_PATH),

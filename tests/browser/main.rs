@@ -322,6 +322,12 @@ fn the_404_page_works_at_any_depth() {
         )
         .await;
         assert_eq!(html_lang(&b).await, "pt");
+        // A missing URL of an older docs version searches that version.
+        b.goto("/es/1.29/no/such/page/").await;
+        let bundle = b
+            .js("return document.querySelector('form.search').getAttribute('data-bundle');")
+            .await;
+        assert_eq!(bundle, "/search/1.29/", "the search looks in that version");
     });
 }
 

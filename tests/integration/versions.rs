@@ -78,6 +78,13 @@ fn the_latest_is_at_the_stable_urls_older_ones_below_their_line() {
     assert!(next.contains("noindex"), "{next}");
     // The latest has no banner.
     assert!(!read(&p, "en/install/index.html").contains("version-banner"));
+    // The 404 page knows the versions below their own URL segment, to
+    // search the one a missing URL was in.
+    let not_found = read(&p, "404.html");
+    assert!(
+        not_found.contains("data-versions=\"next 1.0\""),
+        "{not_found}"
+    );
 
     // The sitemap is an index of one sitemap a version (one sitemap may
     // list at most 50,000 URLs) and one of the versions pages, each

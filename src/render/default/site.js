@@ -544,7 +544,14 @@
     var notFound = document.querySelector(".not-found[data-languages]");
     if (notFound) {
       var prefix = body.getAttribute("data-prefix") || "";
-      var rest = location.pathname.slice(prefix.length).split("/")[1];
+      var parts = location.pathname.slice(prefix.length).split("/");
+      var rest = parts[1];
+      /* And its docs version (`/es/1.29/…`), when the URL names one. */
+      var versions = (notFound.getAttribute("data-versions") || "").split(" ");
+      if (parts.length > 3 && parts[2] && versions.indexOf(parts[2]) >= 0) {
+        bundle = prefix + "/search/" + parts[2] + "/";
+        form.setAttribute("data-bundle", bundle);
+      }
       if (notFound.getAttribute("data-languages").split(" ").indexOf(rest) >= 0) {
         language = rest;
         form.setAttribute("data-language", rest);
