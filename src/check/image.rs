@@ -157,6 +157,15 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         let Some(program) = call.program() else {
                             continue;
                         };
+                        // Where the script moved it, and the PATH it gave it.
+                        let (path, cwd) = (
+                            call.scope.path_over(lookup.path),
+                            call.scope.cwd_over(lookup.cwd),
+                        );
+                        let lookup = Lookup {
+                            path: &path,
+                            cwd: &cwd,
+                        };
                         let at = if call.in_script {
                             script_at.clone()
                         } else {

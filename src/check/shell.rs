@@ -46,6 +46,46 @@ pub struct Call {
     /// Whether the call is inside a shell script (not the container's own
     /// argv).
     pub in_script: bool,
+    /// The folder and `PATH` the script gave it, where it changed them.
+    pub scope: Scope,
+}
+
+/// What a script changed of the process it runs commands in: the working
+/// folder (`cd DIR`: absolute, or relative to the one it started in) and
+/// `PATH` (`PATH=/opt/bin:$PATH`, `export PATH=…`, or for one command,
+/// `PATH=… cmd`; `$PATH` standing for the one it started with). `None`
+/// keeps the process's own.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    pub cwd: Option<String>,
+    pub path: Option<String>,
+}
+
+impl Scope {
+    /// The `PATH` a call looks commands up in, given the process's own.
+    pub fn path_over(&self, path: &str) -> String {
+        match &self.path {
+            Some(p) => p.replace("$PATH", path),
+            None => path.to_string(),
+        }
+    }
+
+    /// `cd DIR`: an absolute folder, or one below the current.
+    fn cd(&mut self, dir: &str) {
+        self.cwd = Some(match &self.cwd {
+            Some(prev) if !dir.starts_with('/') => format!("{prev}/{dir}"),
+            _ => dir.to_string(),
+        });
+    }
+
+    /// The folder a call runs in, given the process's own.
+    pub fn cwd_over(&self, cwd: &str) -> String {
+        match &self.cwd {
+            Some(d) if d.starts_with('/') => d.clone(),
+            Some(d) => format!("{}/{d}", cwd.trim_end_matches('/')),
+            None => cwd.to_string(),
+        }
+    }
 }
 
 impl Call {
@@ -75,6 +115,8 @@ pub struct Calls {
     pub calls: Vec<Call>,
     /// Why some commands cannot be named: one sentence each.
     pub dynamic: Vec<String>,
+    /// The scope of the command being followed.
+    scope: Scope,
 }
 
 /// The last path segment of a program (`/bin/sh` → `sh`).
@@ -235,17 +277,48 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
     if argv.is_empty() {
         return;
     }
+    // What a wrapper runs, and for `env`, the words before it.
     let inner = match wrapped(&argv) {
-        Ok(inner) => inner.map(<[_]>::to_vec),
+        Ok(inner) => inner.map(|rest| {
+            let settings: Vec<String> = match argv.first().and_then(|p| p.as_deref()) {
+                Some(p) if base_name(p) == "env" => argv
+                    .get(1..argv.len().saturating_sub(rest.len()))
+                    .unwrap_or_default()
+                    .iter()
+                    .flatten()
+                    .cloned()
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (rest.to_vec(), settings)
+        }),
         Err(why) => {
             out.dynamic.push(why);
             None
         }
     };
     let known: Option<Vec<String>> = argv.iter().cloned().collect();
-    out.calls.push(Call { argv, in_script });
-    if let Some(inner) = inner {
+    let scope = out.scope.clone();
+    out.calls.push(Call {
+        argv,
+        in_script,
+        scope,
+    });
+    if let Some((inner, settings)) = inner {
+        // `env PATH=… CMD` and `env -C DIR CMD` run CMD there.
+        let outer = out.scope.clone();
+        for (i, w) in settings.iter().enumerate() {
+            if let Some(path) = w.strip_prefix("PATH=") {
+                out.scope.path = Some(path.to_string());
+            }
+            if matches!(w.as_str(), "-C" | "--chdir") {
+                if let Some(dir) = settings.get(i + 1) {
+                    out.scope.cd(dir);
+                }
+            }
+        }
         follow(inner, in_script, depth, out);
+        out.scope = outer;
     }
     let Some(known) = known else {
         return;
@@ -294,10 +367,42 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     let src = script.as_bytes();
     let functions = function_names(root, src);
     // Every `command` node, wherever it is: in lists, pipelines, `if`,
-    // loops and command substitutions.
-    for node in nodes_of_kind(root, "command") {
-        command(node, src, &functions, depth, out);
+    // loops and command substitutions; and the `PATH` assignments between
+    // them, in the order they run. What the script changes stays in it.
+    let outer = out.scope.clone();
+    for node in nodes_of_kinds(root, &["command", "variable_assignment"]) {
+        if node.kind() == "command" {
+            command(node, src, &functions, depth, out);
+        } else if node.parent().is_none_or(|p| p.kind() != "command") {
+            if let Some(path) = path_assignment(node, src, &out.scope) {
+                out.scope.path = Some(path);
+            }
+        }
     }
+    out.scope = outer;
+}
+
+/// The `PATH` a `PATH=VALUE` assignment gives, when VALUE is known but for
+/// `$PATH` (the one in `scope`, or the process's own).
+fn path_assignment(node: Node, src: &[u8], scope: &Scope) -> Option<String> {
+    let name = node.child_by_field_name("name")?.utf8_text(src).ok()?;
+    if name != "PATH" {
+        return None;
+    }
+    let value = node.child_by_field_name("value")?.utf8_text(src).ok()?;
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .unwrap_or(value)
+        .replace("${PATH}", "$PATH");
+    if value
+        .replace("$PATH", "")
+        .contains(['$', '`', '\'', '"', '\\'])
+    {
+        return None;
+    }
+    let before = scope.path.as_deref().unwrap_or("$PATH");
+    Some(value.replace("$PATH", before))
 }
 
 /// The names of the functions a script defines: calls to them run no
@@ -313,11 +418,17 @@ fn function_names(root: Node, src: &[u8]) -> Vec<String> {
 /// The nodes of `kind` in the tree below `root` (and `root` itself), in
 /// document order, found by one walk without recursion.
 fn nodes_of_kind<'t>(root: Node<'t>, kind: &str) -> Vec<Node<'t>> {
+    nodes_of_kinds(root, &[kind])
+}
+
+/// The nodes of any of `kinds` below `root` (and `root` itself), in
+/// document order, found by one walk without recursion.
+fn nodes_of_kinds<'t>(root: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
     let mut found = Vec::new();
     let mut cursor = root.walk();
     'walk: loop {
         let node = cursor.node();
-        if node.kind() == kind {
+        if kinds.contains(&node.kind()) {
             found.push(node);
         }
         if cursor.goto_first_child() {
@@ -402,11 +513,34 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
                 .push(format!("`{}` runs the commands of another file", text()));
             return;
         }
+        "cd" => {
+            // `cd DIR` moves the commands after it (`cd -P DIR` too).
+            let dir = words
+                .iter()
+                .skip(1)
+                .find(|w| w.as_deref().is_none_or(|w| !w.starts_with('-')));
+            if let Some(Some(dir)) = dir {
+                out.scope.cd(dir);
+            }
+            return;
+        }
         p if BUILTINS.contains(&p) || functions.iter().any(|f| f == p) => return,
         _ => {}
     }
+    // `PATH=… CMD` gives CMD alone that PATH.
+    let outer = out.scope.clone();
+    let mut c = node.walk();
+    for assignment in node
+        .children(&mut c)
+        .filter(|n| n.kind() == "variable_assignment")
+    {
+        if let Some(path) = path_assignment(assignment, src, &out.scope) {
+            out.scope.path = Some(path);
+        }
+    }
     // A wrapper's command and a shell's script inside the script too.
     follow(words, true, depth + 1, out);
+    out.scope = outer;
 }
 
 /// The value of a word as the shell passes it, when it is known before
@@ -736,5 +870,58 @@ mod tests {
         assert!(d[1].contains("eval"), "{d:?}");
         let (_, d) = programs(&["sh", "-c", "if then fi ((("]);
         assert!(d[0].contains("not valid shell syntax"), "{d:?}");
+    }
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::*;
+
+    fn scopes(words: &[&str]) -> Vec<(String, Scope)> {
+        let argv: Vec<Option<String>> = words.iter().map(|w| Some(w.to_string())).collect();
+        calls(&argv)
+            .calls
+            .into_iter()
+            .map(|c| (c.display(), c.scope))
+            .collect()
+    }
+
+    fn scope(cwd: Option<&str>, path: Option<&str>) -> Scope {
+        Scope {
+            cwd: cwd.map(str::to_string),
+            path: path.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_script_moves_and_repaths_the_commands_after_it() {
+        let got = scopes(&[
+            "sh",
+            "-c",
+            "cd /opt/app && ./bin/tool; cd lib; x; PATH=/p:$PATH y; z; export PATH=\"/q:${PATH}\"; w",
+        ]);
+        let want = [
+            ("./bin/tool", scope(Some("/opt/app"), None)),
+            ("x", scope(Some("/opt/app/lib"), None)),
+            ("y", scope(Some("/opt/app/lib"), Some("/p:$PATH"))),
+            ("z", scope(Some("/opt/app/lib"), None)),
+            ("w", scope(Some("/opt/app/lib"), Some("/q:$PATH"))),
+        ];
+        for (program, s) in want {
+            let found = got.iter().find(|(d, _)| d == program).map(|(_, s)| s);
+            assert_eq!(found, Some(&s), "{program}: {got:?}");
+        }
+        assert_eq!(
+            scope(Some("lib"), Some("/q:$PATH")).path_over("/usr/bin"),
+            "/q:/usr/bin"
+        );
+        assert_eq!(scope(Some("lib"), None).cwd_over("/app"), "/app/lib");
+        // A value known only when the script runs changes nothing known.
+        let got = scopes(&["sh", "-c", "PATH=$HOME/bin:$PATH; cd \"$DIR\"; v"]);
+        assert_eq!(got.last().map(|(_, s)| s.clone()), Some(Scope::default()));
+        // `env` sets them for the command it runs.
+        let got = scopes(&["env", "-C", "/srv", "PATH=/opt/bin", "tool"]);
+        assert_eq!(got[1].1, scope(Some("/srv"), Some("/opt/bin")));
+        assert_eq!(got[0].1, Scope::default());
     }
 }
