@@ -250,6 +250,9 @@ pub fn walk_files(
             }
         };
         if is_hidden(entry.path(), dir) {
+            if entry.file_type().is_dir() {
+                entries.skip_current_dir();
+            }
             continue;
         }
         if entry.path_is_symlink() {
@@ -301,10 +304,17 @@ pub(crate) fn slash_path(p: &Path) -> String {
         .join("/")
 }
 
-/// Whether any component of `path` below `base` starts with a dot.
+/// Whether any component of `path` below `base` is hidden (starts with a
+/// dot: `.git`, Vim's `.page.md.swp`) or an editor's backup or autosave
+/// (`page.md~`, Emacs's `#page.md#`): none of them is an input.
 pub(crate) fn is_hidden(path: &Path, base: &Path) -> bool {
     path.strip_prefix(base)
         .unwrap_or(path)
         .components()
-        .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        .any(|c| {
+            let name = c.as_os_str().to_string_lossy();
+            name.starts_with('.')
+                || name.ends_with('~')
+                || (name.len() > 1 && name.starts_with('#') && name.ends_with('#'))
+        })
 }

@@ -672,3 +672,21 @@ fn a_template_error_names_the_output_it_failed_on() {
     let remedy = found[0]["remedy"].as_str().unwrap();
     assert!(remedy.contains("while rendering /"), "{report:#}");
 }
+
+/// An editor's backup and autosave files are not inputs: they never break
+/// a check or reach the site.
+#[test]
+fn editor_backups_are_not_inputs() {
+    let p = Project::new();
+    let (code, clean) = p.check_json();
+    p.write(
+        "content/en/install.md~",
+        "old, with a [broken](nowhere.md) link\n",
+    );
+    p.write("content/en/#install.md#", "autosave\n");
+    p.write("static/#logo.svg#", "x");
+    let (again, report) = p.check_json();
+    assert_eq!((again, &report["findings"]), (code, &clean["findings"]));
+    assert!(p.build().status.code().is_some_and(|c| c < 2));
+    assert!(!p.out().join("#logo.svg#").exists());
+}
