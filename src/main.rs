@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Args)]
 struct Run {
     /// The docs project (the folder with site.yaml).
-    #[arg(long, default_value = ".")]
+    #[arg(long, default_value = ".", value_parser = project_root)]
     root: PathBuf,
     /// A previously deployed site: every version deployed there must be
     /// published again, byte for byte.
@@ -121,7 +121,7 @@ enum Command {
         /// The version to release (`v1.30.0`).
         version: String,
         /// The docs project (the folder with site.yaml).
-        #[arg(long, default_value = ".")]
+        #[arg(long, default_value = ".", value_parser = project_root)]
         root: PathBuf,
         /// How findings are printed.
         #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -150,7 +150,7 @@ enum Command {
         /// The new version (`v1.31.0`); it must not have a base yet.
         version: String,
         /// The docs project (the folder with site.yaml).
-        #[arg(long, default_value = ".")]
+        #[arg(long, default_value = ".", value_parser = project_root)]
         root: PathBuf,
     },
     /// Check a published site as an installer would: every file that
@@ -205,7 +205,7 @@ enum Command {
         /// Where: `s3://BUCKET/PREFIX` (`gs://`, `az://CONTAINER/PREFIX`).
         target: String,
         /// The docs project, whose built site is deployed.
-        #[arg(long, default_value = ".")]
+        #[arg(long, default_value = ".", value_parser = project_root)]
         root: PathBuf,
         /// The built site [default: ROOT/site]. Deploy never builds: run
         /// `basepress build` first.
@@ -243,7 +243,7 @@ enum Command {
     /// they are fixed. Stop it with Ctrl-C.
     Serve {
         /// The docs project (the folder with site.yaml).
-        #[arg(long, default_value = ".")]
+        #[arg(long, default_value = ".", value_parser = project_root)]
         root: PathBuf,
         /// The address to listen on.
         #[arg(long, default_value = "127.0.0.1")]
@@ -393,6 +393,23 @@ macro_rules! out {
 
 macro_rules! outln {
     ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// The project at `--root` (`.` unless given). Run from a folder inside a
+/// project (`content/es/`), the nearest folder above with a site.yaml is
+/// the project, as git finds its repository.
+fn project_root(arg: &str) -> Result<PathBuf, String> {
+    let given = PathBuf::from(arg);
+    if arg != "." || given.join(basepress::load::config::FILE_NAME).exists() {
+        return Ok(given);
+    }
+    let found = std::env::current_dir().ok().and_then(|cwd| {
+        cwd.ancestors()
+            .skip(1)
+            .find(|d| d.join(basepress::load::config::FILE_NAME).is_file())
+            .map(std::path::Path::to_path_buf)
+    });
+    Ok(found.unwrap_or(given))
 }
 
 fn main() -> ExitCode {

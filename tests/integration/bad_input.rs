@@ -690,3 +690,28 @@ fn editor_backups_are_not_inputs() {
     assert!(p.build().status.code().is_some_and(|c| c < 2));
     assert!(!p.out().join("#logo.svg#").exists());
 }
+
+/// Run from a folder inside the project, basepress works on the project,
+/// as git finds its repository.
+#[test]
+fn a_command_run_inside_the_project_finds_it() {
+    let p = Project::new();
+    let (code, report) = p.check_json();
+    let o = basepress()
+        .args(["check", "--format", "json"])
+        .current_dir(p.path("content/en"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(code), "{}", stderr(&o));
+    let inside: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(inside["findings"], report["findings"]);
+    // Outside any project it still says there is no site.yaml.
+    let nowhere = tempfile::tempdir().unwrap();
+    let o = basepress()
+        .arg("check")
+        .current_dir(nowhere.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("site.yaml"), "{}", stderr(&o));
+}
