@@ -267,9 +267,17 @@ enum Command {
     /// List every rule with its id, description and remedy.
     Rules {
         /// `text` for people, `json` for scripts.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
-        format: Format,
+        #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
+        format: RulesFormat,
     },
+}
+
+/// How `rules` prints the rules: there are no findings to report, so
+/// only these two.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RulesFormat {
+    Text,
+    Json,
 }
 
 /// The settings the environment gives every run: only the command line
@@ -660,12 +668,12 @@ fn main() -> ExitCode {
         Command::Rules { format } => {
             let mut stdout = std::io::stdout().lock();
             let text = match format {
-                Format::Json => {
+                RulesFormat::Json => {
                     let mut s = serde_json::to_string_pretty(rule::ALL).unwrap_or_default();
                     s.push('\n');
                     s
                 }
-                _ => rule::ALL
+                RulesFormat::Text => rule::ALL
                     .iter()
                     .map(|r| {
                         format!(

@@ -234,6 +234,9 @@ fn rules_lists_every_rule() {
         .collect();
     assert_eq!(ids.len(), basepress::diagnostics::rule::ALL.len());
     assert!(ids.contains(&"base-reference-missing".to_string()));
+    // A report format has no findings to show here: a usage error, not
+    // text printed where SARIF was asked for.
+    assert_eq!(run(&["rules", "--format", "sarif"]).status.code(), Some(2));
     for r in v.as_array().unwrap() {
         assert!(!r["description"].as_str().unwrap().is_empty());
         assert!(!r["remedy"].as_str().unwrap().is_empty());
