@@ -33,6 +33,10 @@ pub fn load(root: &Path) -> Result<Config, Diagnostic> {
     // object storage reads as another key.
     let trimmed = config.base_url.trim_end_matches('/').len();
     config.base_url.truncate(trimmed);
+    // A page's source path is appended to `edit_url`: it names a folder.
+    if let Some(url) = config.edit_url.as_mut().filter(|u| !u.ends_with('/')) {
+        url.push('/');
+    }
     Ok(config)
 }
 
@@ -169,5 +173,11 @@ mod tests {
             std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
             assert_eq!(load(dir.path()).unwrap().base_url, read);
         }
+        let repo =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/site.yaml")).unwrap();
+        let yaml = format!("{repo}\nedit_url: https://github.com/o/r/edit/main\n");
+        std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
+        let edit = load(dir.path()).unwrap().edit_url;
+        assert_eq!(edit.as_deref(), Some("https://github.com/o/r/edit/main/"));
     }
 }
