@@ -241,7 +241,20 @@ fn fallbacks(
                 ),
             )
             .in_file(&page.source);
-            if config.translations == crate::model::config::Translations::Required {
+            let translation = version.dir.join(&lang.code).join(&page.rel);
+            let required = config.translations == crate::model::config::Translations::Required;
+            d = d.help(if required {
+                format!(
+                    "write {}: site.yaml sets `translations: required`",
+                    slash_path(&translation)
+                )
+            } else {
+                format!(
+                    "write {}, or set `translations: required` in site.yaml to make a missing translation an error",
+                    slash_path(&translation)
+                )
+            });
+            if required {
                 d.severity = crate::diagnostics::Severity::Error;
             }
             diagnostics.push(d);
