@@ -26,7 +26,14 @@ const SHEBANG_MAX: u64 = 256;
 fn shebang(head: &[u8]) -> Option<String> {
     let line = head.strip_prefix(b"#!")?;
     let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
-    Some(String::from_utf8_lossy(&line[..end]).trim().to_string())
+    // Only spaces and tabs separate: a carriage return (a script saved
+    // with CRLF) is part of the interpreter's name, and the kernel finds
+    // no `/bin/sh\r`.
+    Some(
+        String::from_utf8_lossy(&line[..end])
+            .trim_matches([' ', '\t'])
+            .to_string(),
+    )
 }
 
 /// Bounds on what reading an image may cost.

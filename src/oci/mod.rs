@@ -296,12 +296,25 @@ impl Platform {
         uid: u32,
         gids: &[u32],
     ) -> Result<Command<'_>, CommandError> {
+        self.may_execute_at(name, lookup, uid, gids, 0)
+    }
+
+    /// [`Platform::may_execute`] for a program an interpreter chain
+    /// `depth` deep runs (`#!/usr/bin/env NAME` looks NAME up again).
+    fn may_execute_at(
+        &self,
+        name: &str,
+        lookup: Lookup,
+        uid: u32,
+        gids: &[u32],
+        depth: usize,
+    ) -> Result<Command<'_>, CommandError> {
         let mut first = None;
         for c in self.fs.candidates(name, lookup.path, lookup.cwd) {
             match self.reachable(&c, uid, gids) {
                 Ok(()) => {
                     // The file runs: a script needs its interpreter too.
-                    self.interpreter_runs(&c, lookup, uid, gids, 0)?;
+                    self.interpreter_runs(&c, lookup, uid, gids, depth)?;
                     return Ok(c);
                 }
                 Err(why) => {
@@ -350,7 +363,10 @@ impl Platform {
             }
         };
         let (interpreter, arg) = match line.split_once([' ', '\t']) {
-            Some((i, a)) => (i, Some(a.trim()).filter(|a| !a.is_empty())),
+            Some((i, a)) => (
+                i,
+                Some(a.trim_matches([' ', '\t'])).filter(|a| !a.is_empty()),
+            ),
             None => (line, None),
         };
         if interpreter.is_empty() || depth >= 4 {
@@ -371,7 +387,7 @@ impl Platform {
         let via_env = found.target.rsplit('/').next() == Some("env")
             || interpreter.rsplit('/').next() == Some("env");
         if let Some(program) = arg.filter(|a| via_env && !a.starts_with('-')) {
-            self.may_execute(program, lookup, uid, gids)
+            self.may_execute_at(program, lookup, uid, gids, depth + 1)
                 .map_err(fail(program))?;
         }
         Ok(())

@@ -658,6 +658,11 @@ fn a_script_runs_only_when_its_interpreter_does() {
         .file("usr/local/bin/chain", 0o755, b"#!/usr/local/bin/shy\n")
         .file("usr/local/bin/relative", 0o755, b"#!tool\n")
         .file("usr/bin/env", 0o755, b"env")
+        .file("usr/local/bin/crlf", 0o755, b"#!/usr/bin/tool\r\n")
+        .file("usr/local/bin/envcrlf", 0o755, b"#!/usr/bin/env tool\r\n")
+        .file("usr/local/bin/loop", 0o755, b"#!/usr/bin/env loop\n")
+        .file("usr/local/bin/ping", 0o755, b"#!/usr/bin/env pong\n")
+        .file("usr/local/bin/pong", 0o755, b"#!/usr/bin/env ping\n")
         .file("probe.sh", 0o600, b"tool\n");
     single(dir.path(), vec![base(), upper]);
     let img = open_tag(dir.path(), "t").unwrap();
@@ -683,6 +688,17 @@ fn a_script_runs_only_when_its_interpreter_does() {
     };
     assert_eq!(program, "node");
     assert!(run("envy").is_ok());
+    // A script saved with CRLF names an interpreter ending in `\r`.
+    assert!(run("crlf").is_err());
+    assert!(run("envcrlf").is_err());
+    // Scripts that run each other through env end, refused, at the
+    // kernel's depth (no stack overflow).
+    for name in ["loop", "ping"] {
+        assert!(
+            matches!(run(name), Err(CommandError::Interpreter { .. })),
+            "{name}"
+        );
+    }
     // A relative interpreter is a path from the working folder, not a name
     // on PATH.
     assert!(run("relative").is_err());
