@@ -15,9 +15,9 @@ pub(super) struct ContainerEnv {
     /// does; `None` for a value only known when the pod runs (from a
     /// Secret, a field, a resource, an object the build lacks).
     vars: Vec<(String, Option<String>)>,
-    /// The `env` entries with a literal `value`, as written: the only
-    /// variables a probe's command may name (the kubelet's
-    /// `ExpandContainerCommandOnlyStatic`).
+    /// The `env` entries, each with its literal `value` as written (empty
+    /// for a `valueFrom`): the only variables a probe's command may name
+    /// (the kubelet's `ExpandContainerCommandOnlyStatic`).
     statics: Vec<(String, String)>,
     /// Whether an `envFrom` source has keys the build does not know (a
     /// Secret the installer creates, an object the build lacks): then any
@@ -58,10 +58,11 @@ impl ContainerEnv {
             }
         }
         for e in c.env.iter().flatten() {
+            env.statics
+                .push((e.name.clone(), e.value.clone().unwrap_or_default()));
             let value = match (&e.value_from, &e.value) {
                 (None, value) => {
                     let value = value.clone().unwrap_or_default();
-                    env.statics.push((e.name.clone(), value.clone()));
                     expand(&value, |name| env.lookup(name))
                 }
                 (Some(from), _) => from.config_map_key_ref.as_ref().and_then(|r| {
@@ -84,7 +85,10 @@ impl ContainerEnv {
     fn lookup(&self, name: &str) -> Option<String> {
         match self.vars.iter().rev().find(|(k, _)| k == name) {
             Some((_, value)) => value.clone(),
-            None if self.open => None,
+            // The kubelet adds the services' variables, and an `envFrom`
+            // the build does not know may set any variable's name; a
+            // shell's `$(date)` is none of them.
+            None if is_service_variable(name) || (self.open && looks_like_variable(name)) => None,
             None => Some(format!("$({name})")),
         }
     }
@@ -114,6 +118,29 @@ impl ContainerEnv {
         };
         expand(word, value).unwrap_or_else(|| word.to_string())
     }
+}
+
+/// Whether `name` is one of the variables the kubelet gives a container
+/// for the services of its namespace (`KUBERNETES_SERVICE_HOST`,
+/// `AGENT_PORT_8080_TCP_ADDR`): set only when the pod runs.
+fn is_service_variable(name: &str) -> bool {
+    looks_like_variable(name)
+        && (name.starts_with("KUBERNETES_")
+            || name.contains("_SERVICE_HOST")
+            || name.contains("_SERVICE_PORT")
+            || name.ends_with("_PORT")
+            || name.contains("_PORT_"))
+}
+
+/// Whether `name` is written as environment variables are by convention
+/// (`RUNNER_TOKEN`): capitals, digits and `_`, not starting with a digit.
+fn looks_like_variable(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// `input` with `$(NAME)` replaced by what `value` gives NAME and `$$` by
@@ -351,18 +378,36 @@ mod tests {
         let c = container(
             "name: a\nenv:\n- {name: DIR, value: /opt}\n- {name: TOOL, value: '$(DIR)/bin/tool'}\n\
              - name: SECRET\n  valueFrom: {secretKeyRef: {name: s, key: k}}\n\
-             command: ['$(TOOL)', '$(SECRET)', '$(UNSET)']\n\
-             livenessProbe: {exec: {command: ['$(TOOL)', '$(DIR)']}}\n\
+             command: ['$(TOOL)', '$(SECRET)', '$(UNSET)', '$(KUBERNETES_SERVICE_HOST)']\n\
+             livenessProbe: {exec: {command: ['$(TOOL)', '$(DIR)', '$(SECRET)']}}\n\
              lifecycle: {preStop: {exec: {command: ['$(DIR)']}}}\n",
         );
         let env = ContainerEnv::of(&[], None, &c);
         let all = execs(&c, "/c", &env, None);
         let by = |what: &str| all.iter().find(|e| e.what == what).map(argv).unwrap();
-        assert_eq!(by("command"), ["/opt/bin/tool", "?", "$(UNSET)"]);
-        // A probe sees the literal values, not expanded ones.
-        assert_eq!(by("livenessProbe"), ["$(DIR)/bin/tool", "/opt"]);
+        assert_eq!(by("command"), ["/opt/bin/tool", "?", "$(UNSET)", "?"]);
+        // A probe sees the literal values, not expanded ones, and an empty
+        // one for a `valueFrom`.
+        assert_eq!(by("livenessProbe"), ["$(DIR)/bin/tool", "/opt", ""]);
         assert_eq!(by("preStop"), ["$(DIR)"]);
         assert_eq!(env.get("SECRET"), Some(None));
         assert_eq!(env.get("TOOL"), Some(Some("/opt/bin/tool")));
+
+        // With an envFrom Secret the build lacks, a variable's name may be
+        // set when the pod runs; a shell's `$(date)` is still no variable.
+        let c = container(
+            "name: a\nenvFrom: [{secretRef: {name: s}}]\n\
+             command: [sh, -c, 'x $(date) $(RUNNER_X) $(lower)']\n",
+        );
+        let env = ContainerEnv::of(&[], None, &c);
+        let all = execs(&c, "/c", &env, None);
+        let by = |what: &str| all.iter().find(|e| e.what == what).map(argv).unwrap();
+        assert_eq!(by("command"), ["sh", "-c", "?"]);
+        assert_eq!(
+            env.expand_command("x $(date)").as_deref(),
+            Some("x $(date)")
+        );
+        assert_eq!(env.expand_command("$(lower)").as_deref(), Some("$(lower)"));
+        assert_eq!(env.expand_command("$(RUNNER_X)"), None);
     }
 }

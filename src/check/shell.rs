@@ -321,6 +321,20 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         out.scope = outer;
     }
     let Some(known) = known else {
+        // A shell whose script holds a value only known when the pod runs
+        // (`sh -c "tool $(TOKEN)"`): none of its commands can be named.
+        let call = out.calls.last();
+        let shell = call
+            .and_then(Call::program)
+            .map(base_name)
+            .is_some_and(|p| SHELLS.contains(&p) || p == "busybox");
+        if shell {
+            let shown = call.map(Call::display).unwrap_or_default();
+            out.dynamic.push(format!(
+                "`{}` has a word only known when the pod runs",
+                shown.chars().take(60).collect::<String>()
+            ));
+        }
         return;
     };
     if let Some(script) = script_of(&known) {
@@ -923,5 +937,15 @@ mod scope_tests {
         let got = scopes(&["env", "-C", "/srv", "PATH=/opt/bin", "tool"]);
         assert_eq!(got[1].1, scope(Some("/srv"), Some("/opt/bin")));
         assert_eq!(got[0].1, Scope::default());
+    }
+
+    #[test]
+    fn a_script_only_known_when_the_pod_runs_is_said_to_be() {
+        let argv = [Some("sh".to_string()), Some("-c".to_string()), None];
+        let c = calls(&argv);
+        assert_eq!(c.dynamic.len(), 1, "{c:?}");
+        assert!(c.dynamic[0].contains("only known when the pod runs"));
+        let argv = [Some("tool".to_string()), None];
+        assert!(calls(&argv).dynamic.is_empty());
     }
 }
