@@ -11,6 +11,45 @@ use std::time::Instant;
 /// to download, after checking that both are true.
 ///
 /// Exit codes: 0 success, 1 check findings, 2 usage error or unreadable input.
+/// Writes a report to standard output. A reader that went away
+/// (`| head -1`) is no error: the findings still decide the exit code. Any
+/// other failure to write (a full disk) leaves the report incomplete: exit 2.
+fn emit(text: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_fmt(text).and_then(|()| out.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        Err(e) => {
+            eprintln!("error: cannot write the report to standard output: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+macro_rules! out {
+    ($($t:tt)*) => { emit(format_args!($($t)*)) };
+}
+
+macro_rules! outln {
+    ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// Writes to standard error, where the text report and what a command
+/// did go. Nothing is left to tell of a failure to write there (a reader
+/// that went away, `2>&1 | head -1`): it is not an error of the run.
+fn emit_err(text: std::fmt::Arguments) {
+    let _ = std::io::stderr().lock().write_fmt(text);
+}
+
+macro_rules! err {
+    ($($t:tt)*) => { emit_err(format_args!($($t)*)) };
+}
+
+macro_rules! errln {
+    ($($t:tt)*) => { emit_err(format_args!("{}\n", format_args!($($t)*))) };
+}
+
 #[derive(Parser)]
 #[command(name = "basepress", version, about, long_about)]
 struct Cli {
@@ -81,11 +120,11 @@ impl Run {
         report(outcome, &self.root, self.format);
         if self.format == Format::Text {
             for note in &outcome.notes {
-                eprintln!("{note}");
+                errln!("{note}");
             }
         }
         if self.timings {
-            eprintln!("timings: {}", outcome.timings);
+            errln!("timings: {}", outcome.timings);
         }
     }
 }
@@ -379,30 +418,6 @@ fn image_environment() -> basepress::oci::inspect::Environment {
     }
 }
 
-/// Writes a report to standard output. A reader that went away
-/// (`| head -1`) is no error: the findings still decide the exit code. Any
-/// other failure to write (a full disk) leaves the report incomplete: exit 2.
-fn emit(text: std::fmt::Arguments) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_fmt(text).and_then(|()| out.flush()) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        Err(e) => {
-            eprintln!("error: cannot write the report to standard output: {e}");
-            std::process::exit(2);
-        }
-    }
-}
-
-macro_rules! out {
-    ($($t:tt)*) => { emit(format_args!($($t)*)) };
-}
-
-macro_rules! outln {
-    ($($t:tt)*) => { emit(format_args!("{}\n", format_args!($($t)*))) };
-}
-
 /// The project at `--root` (`.` unless given). Run from a folder inside a
 /// project (`content/es/`), the nearest folder above with a site.yaml is
 /// the project, as git finds its repository.
@@ -438,7 +453,7 @@ fn main() -> ExitCode {
             run.report(&outcome);
             if let Some(s) = &outcome.written {
                 if format == Format::Text {
-                    eprintln!(
+                    errln!(
                         "built {}: {} pages in {} languages, {} base(s){}, {} files in {:.2} s",
                         out.display(),
                         s.pages,
@@ -454,7 +469,7 @@ fn main() -> ExitCode {
                     );
                 }
             } else if format == Format::Text {
-                eprintln!("nothing was written: {} is unchanged", out.display());
+                errln!("nothing was written: {} is unchanged", out.display());
             }
             ExitCode::from(outcome.exit_code())
         }
@@ -482,7 +497,7 @@ fn main() -> ExitCode {
                 }
                 out!("{}", report::render_json_with(&outcome.diagnostics, extra));
                 if run.timings {
-                    eprintln!("timings: {}", outcome.timings);
+                    errln!("timings: {}", outcome.timings);
                 }
                 return ExitCode::from(outcome.exit_code());
             }
@@ -501,7 +516,7 @@ fn main() -> ExitCode {
                 }
             }
             if format == Format::Text && outcome.diagnostics.is_empty() {
-                eprintln!("no findings");
+                errln!("no findings");
             }
             ExitCode::from(outcome.exit_code())
         }
@@ -522,21 +537,21 @@ fn main() -> ExitCode {
                 // that uploads SARIF gets a log on success too).
                 report(&outcome, &root, format);
                 for note in &outcome.notes {
-                    eprintln!("{note}");
+                    errln!("{note}");
                 }
                 ExitCode::from(outcome.exit_code())
             }
             Err(outcome) => {
                 report(&outcome, &root, format);
                 if format == Format::Text {
-                    eprintln!("nothing was released");
+                    errln!("nothing was released");
                 }
                 ExitCode::from(outcome.exit_code().max(1))
             }
         },
         Command::Init { dir, languages } => match basepress::scaffold::init(&dir, &languages) {
             Ok(created) => {
-                eprint!("{}", init_summary(&created));
+                err!("{}", init_summary(&created));
                 ExitCode::SUCCESS
             }
             Err(d) => {
@@ -547,13 +562,13 @@ fn main() -> ExitCode {
         Command::NewRelease { version, root } => {
             match basepress::scaffold::new_release(&root, &version) {
                 Ok(prepared) => {
-                    eprint!("{}", prepared.summary());
+                    err!("{}", prepared.summary());
                     ExitCode::SUCCESS
                 }
                 Err(found) => {
                     let outcome = Outcome::of(found);
                     report(&outcome, &root, Format::Text);
-                    eprintln!("nothing was written");
+                    errln!("nothing was written");
                     ExitCode::from(outcome.exit_code().max(2))
                 }
             }
@@ -586,7 +601,7 @@ fn main() -> ExitCode {
             };
             report(&outcome, &root, format);
             if format == Format::Text && outcome.exit_code() == 0 {
-                eprintln!(
+                errln!(
                     "verified {}: {} files match SHA256SUMS, {} signature(s) verified",
                     if verified.versions.is_empty() {
                         "no versions".to_string()
@@ -657,7 +672,7 @@ fn main() -> ExitCode {
             match basepress::serve::run(options) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
-                    eprintln!("error: {e:#}");
+                    errln!("error: {e:#}");
                     ExitCode::from(2)
                 }
             }
@@ -811,7 +826,7 @@ fn deploy_summary(
         return;
     }
     if !done.credentials.is_empty() {
-        eprintln!("credentials: {}", done.credentials);
+        errln!("credentials: {}", done.credentials);
     }
     if done.dry_run {
         let mut out = std::io::stdout().lock();
@@ -833,7 +848,7 @@ fn deploy_summary(
     let bytes: u64 = done.plan.iter().filter_map(|a| a.bytes).sum();
     let deletes = done.plan.len() - uploads;
     if done.dry_run && exit == 0 {
-        eprintln!(
+        errln!(
             "dry run: {} to {}: would upload {uploads} file(s) ({}), delete {deletes}; {} unchanged; nothing was written",
             site.display(),
             done.target,
@@ -841,7 +856,7 @@ fn deploy_summary(
             done.unchanged
         );
     } else if done.complete {
-        eprintln!(
+        errln!(
             "deployed {} to {}: {} uploaded ({}), {} unchanged, {} deleted in {:.2} s",
             site.display(),
             done.target,
@@ -852,20 +867,20 @@ fn deploy_summary(
             took.as_secs_f64()
         );
     } else if done.uploaded > 0 {
-        eprintln!(
+        errln!(
             "the deploy stopped after uploading {} file(s) ({}): every index in {} still names files it holds; deploy again to complete it",
             done.uploaded,
             size(done.uploaded_bytes),
             done.target
         );
     } else {
-        eprintln!("nothing was written to {}", done.target);
+        errln!("nothing was written to {}", done.target);
     }
 }
 
 fn report(outcome: &Outcome, root: &std::path::Path, format: Format) {
     match format {
-        Format::Text => eprint!(
+        Format::Text => err!(
             "{}",
             report::render_text(&outcome.diagnostics, root, color())
         ),

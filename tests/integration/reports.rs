@@ -344,7 +344,15 @@ fn junit_has_a_case_per_check_and_subject_with_failures() {
 fn a_reader_that_stops_early_does_not_change_the_exit_code() {
     use std::io::Read;
     let p = project_with_findings();
-    for format in ["sarif", "json", "junit"] {
+    // More than a pipe holds (64 KiB) in every format.
+    let links: String = (0..3000)
+        .map(|i| format!("[x](nowhere-{i}.md)\n"))
+        .collect();
+    p.write(
+        "content/en/many.md",
+        &format!("---\ntitle: Many\n---\n{links}"),
+    );
+    for format in ["text", "sarif", "json", "junit", "github"] {
         let mut child = basepress()
             .args(["check", "--format", format, "--root"])
             .arg(p.root())
@@ -352,12 +360,29 @@ fn a_reader_that_stops_early_does_not_change_the_exit_code() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        // `| head -c 1`: one byte read, then the pipe closed.
-        let mut stdout = child.stdout.take().unwrap();
-        stdout.read_exact(&mut [0u8]).unwrap();
-        drop(stdout);
-        let o = child.wait_with_output().unwrap();
-        assert_eq!(o.status.code(), Some(1), "{format}: {}", stderr(&o));
-        assert!(!stderr(&o).contains("panicked"), "{format}: {}", stderr(&o));
+        // `| head -c 1` (`2>&1 | head -c 1` for text): one byte read, then
+        // the pipe closed.
+        let (mut report, other) = match format {
+            "text" => (
+                Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
+                Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+            ),
+            _ => (
+                Box::new(child.stdout.take().unwrap()) as Box<dyn Read + Send>,
+                Box::new(child.stderr.take().unwrap()) as Box<dyn Read + Send>,
+            ),
+        };
+        report.read_exact(&mut [0u8]).unwrap();
+        drop(report);
+        let reader = std::thread::spawn(move || {
+            let mut rest = Vec::new();
+            let mut other = other;
+            let _ = other.read_to_end(&mut rest);
+            rest
+        });
+        let status = child.wait().unwrap();
+        let other = String::from_utf8_lossy(&reader.join().unwrap()).into_owned();
+        assert_eq!(status.code(), Some(1), "{format}: {other}");
+        assert!(!other.contains("panicked"), "{format}: {other}");
     }
 }
