@@ -796,14 +796,26 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<Outcome,
         let file = d.location.as_ref().map(|l| &l.file);
         file.zip(base).is_some_and(|(f, b)| f.starts_with(&b.dir))
     };
+    // What releasing itself settles: the version is recorded (and signed,
+    // which `release_base` asks the key for).
     let resolved = |d: &Diagnostic| {
-        own_signature(d) || (d.rule.id == rule::VERSION_UNRELEASED.id && in_base(d))
+        own_signature(d)
+            || ([rule::VERSION_UNRELEASED.id, rule::VERSION_UNSIGNED.id].contains(&d.rule.id)
+                && in_base(d))
     };
-    let blocking = |d: &Diagnostic| !resolved(d) && (d.is_error() || in_base(d));
-    if diagnostics.iter().any(blocking) {
+    diagnostics.retain(|d| !resolved(d));
+    // A warning that the base publishes a file nothing uses would be
+    // frozen with it: an error here.
+    for d in diagnostics.iter_mut() {
+        if !d.is_error() && in_base(d) && RELEASE_REFUSES.contains(&d.rule.id) {
+            d.severity = crate::diagnostics::Severity::Error;
+            d.message
+                .push_str(" (a released version keeps it for good, so release refuses it)");
+        }
+    }
+    if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(fail(diagnostics));
     }
-    diagnostics.retain(|d| !resolved(d));
     let mut said = Vec::new();
     if let Some(base) = base {
         said.push(release_base(root, site, base, options).map_err(|d| fail(vec![d]))?);
@@ -815,6 +827,10 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<Outcome,
     outcome.notes.push(said.join("; "));
     Ok(outcome)
 }
+
+/// Warnings about the released base's own folder that `release` takes as
+/// errors: what they point at would be published unchanged for good.
+const RELEASE_REFUSES: &[&str] = &[rule::BASE_UNREFERENCED_FILE.id];
 
 /// Records `base` in the lock, with its signature when the project signs.
 fn release_base(

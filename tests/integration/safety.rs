@@ -397,9 +397,14 @@ fn a_release_shows_its_warnings_and_refuses_one_about_its_own_base() {
     let o = run(&["release", "v1.1.0", "--root", &root, "--format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(
-        findings_of(&report, "base-unreferenced-file").len(),
-        1,
+    let found = findings_of(&report, "base-unreferenced-file");
+    assert_eq!(found.len(), 1, "{report:#}");
+    // The report says what the exit code does: an error refused it, and
+    // what releasing settles (its own version-unreleased) is not said.
+    assert_eq!(found[0]["severity"], "error", "{report:#}");
+    assert_eq!(report["exit_code"], 1, "{report:#}");
+    assert!(
+        findings_of(&report, "version-unreleased").is_empty(),
         "{report:#}"
     );
     assert!(!p.path("bases/published.lock").exists());
