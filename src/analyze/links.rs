@@ -298,18 +298,22 @@ impl LinkIndex {
         let path = dest.split(['#', '?']).next().unwrap_or(dest);
         let unprefixed =
             !self.prefix.is_empty() && path.starts_with('/') && self.below_prefix(path).is_none();
-        if !(path.ends_with(".md") || unprefixed || self.only_beside_source(from, dest)) {
-            return None;
+        if path.ends_with(".md") || unprefixed {
+            return Some(self.rewrite(from, dest)).filter(|w| w != dest);
         }
-        Some(self.rewrite(from, dest)).filter(|w| w != dest)
+        self.beside_source_url(from, dest)
     }
 
-    /// Whether relative link `dest` reaches a file only beside the page's
-    /// source, not from its URL: it is published as a site path.
-    fn only_beside_source(&self, from: &Page, dest: &str) -> bool {
-        is_relative_url(dest)
-            && matches!(self.resolve_url(from, dest), Target::Broken(_))
-            && self.beside_source(from, dest).is_some()
+    /// For relative link `dest`, when it reaches nothing from the page's
+    /// URL but a file beside the page's source: that file's site path, with
+    /// the link's query and anchor, as published.
+    fn beside_source_url(&self, from: &Page, dest: &str) -> Option<String> {
+        if !is_relative_url(dest) || !matches!(self.resolve_url(from, dest), Target::Broken(_)) {
+            return None;
+        }
+        let path = self.beside_source(from, dest)?;
+        let tail = dest.find(['?', '#']).map_or("", |i| &dest[i..]);
+        Some(format!("{}{path}{tail}", self.prefix))
     }
 
     /// For a full URL of the site itself (`https://docs.example.com/en/`,
@@ -345,8 +349,10 @@ impl LinkIndex {
     /// site-absolute paths get the base URL's prefix.
     pub fn rewrite(&self, from: &Page, dest: &str) -> String {
         let relative = !dest.starts_with('/') && !dest.contains(".md");
-        if relative && !self.only_beside_source(from, dest) {
-            return dest.to_string();
+        if relative {
+            return self
+                .beside_source_url(from, dest)
+                .unwrap_or_else(|| dest.to_string());
         }
         match self.resolve(from, dest) {
             Target::Internal { path, anchor, .. } => {

@@ -353,6 +353,13 @@ impl Platform {
         let Some(line) = c.entry.shebang.as_deref() else {
             return Ok(());
         };
+        // The interpreter reads the script: its user must be able to.
+        if !can_read(c.entry, uid, gids) {
+            return Err(CommandError::NotReadable {
+                path: c.target.clone(),
+                entry: c.entry.clone(),
+            });
+        }
         let fail = |program: &str| {
             let program = program.to_string();
             move |why: CommandError| CommandError::Interpreter {

@@ -659,6 +659,7 @@ fn a_script_runs_only_when_its_interpreter_does() {
         .file("usr/local/bin/relative", 0o755, b"#!tool\n")
         .file("usr/bin/env", 0o755, b"env")
         .file("usr/local/bin/crlf", 0o755, b"#!/usr/bin/tool\r\n")
+        .file("usr/local/bin/unreadable", 0o711, b"#!/usr/bin/tool\n")
         .file("usr/local/bin/envcrlf", 0o755, b"#!/usr/bin/env tool\r\n")
         .file("usr/local/bin/loop", 0o755, b"#!/usr/bin/env loop\n")
         .file("usr/local/bin/ping", 0o755, b"#!/usr/bin/env pong\n")
@@ -688,6 +689,11 @@ fn a_script_runs_only_when_its_interpreter_does() {
     };
     assert_eq!(program, "node");
     assert!(run("envy").is_ok());
+    // The interpreter reads the script: execute alone is not enough.
+    assert!(matches!(
+        run("unreadable"),
+        Err(CommandError::NotReadable { .. })
+    ));
     // A script saved with CRLF names an interpreter ending in `\r`.
     assert!(run("crlf").is_err());
     assert!(run("envcrlf").is_err());

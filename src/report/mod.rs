@@ -224,21 +224,21 @@ pub fn render_text(diagnostics: &[Diagnostic], root: &Path, color: bool) -> Stri
     out
 }
 
-/// At most 100 characters of a long line around `column`, and the
-/// column within them.
 /// `line` with each credential the scanner finds in it replaced by its
 /// redacted form (`ghp_...(40 chars)`); a line where it finds none (the
-/// credential spans lines) is hidden whole.
+/// credential spans lines), or one it cannot cut where a match is, is
+/// hidden whole.
 fn redact(scanner: &crate::secrets::Scanner, line: &str) -> String {
+    const HIDDEN: &str = "(hidden: the line holds a credential)";
     let found = scanner.scan(line.as_bytes());
     if found.is_empty() {
-        return "(hidden: the line holds a credential)".to_string();
+        return HIDDEN.to_string();
     }
     let mut out = String::with_capacity(line.len());
     let mut at = 0;
     for f in found {
         let Some(before) = line.get(at..f.offset) else {
-            continue;
+            return HIDDEN.to_string();
         };
         out.push_str(before);
         out.push_str(&f.redacted);
@@ -248,6 +248,8 @@ fn redact(scanner: &crate::secrets::Scanner, line: &str) -> String {
     out
 }
 
+/// At most 100 characters of a long line around `column`, and the
+/// column within them.
 fn excerpt(line: &str, column: usize) -> (String, usize) {
     const WIDTH: usize = 100;
     let chars: Vec<char> = line.chars().collect();
