@@ -140,13 +140,39 @@ enum ListStrategy {
     Keyed(Keys),
 }
 
-/// Whether `api_version` is of Kubernetes' own API: the core group, a
-/// group without a dot (`apps`, `batch`, `policy`, `autoscaling`) or one
-/// under `k8s.io`. Kustomize's schema knows those kinds, not custom ones.
+/// Whether `api_version` is of Kubernetes' own API, whose kinds
+/// Kustomize's schema knows: not a custom resource, even one of a group
+/// under `k8s.io` (`gateway.networking.k8s.io`, whose lists Kustomize
+/// replaces).
 fn is_builtin_api(api_version: &str) -> bool {
+    const GROUPS: &[&str] = &[
+        "admissionregistration.k8s.io",
+        "apiextensions.k8s.io",
+        "apiregistration.k8s.io",
+        "apps",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+        "autoscaling",
+        "batch",
+        "certificates.k8s.io",
+        "coordination.k8s.io",
+        "discovery.k8s.io",
+        "events.k8s.io",
+        "extensions",
+        "flowcontrol.apiserver.k8s.io",
+        "internal.apiserver.k8s.io",
+        "networking.k8s.io",
+        "node.k8s.io",
+        "policy",
+        "rbac.authorization.k8s.io",
+        "resource.k8s.io",
+        "scheduling.k8s.io",
+        "storage.k8s.io",
+        "storagemigration.k8s.io",
+    ];
     match api_version.split_once('/') {
         None => true,
-        Some((group, _)) => !group.contains('.') || group.ends_with(".k8s.io"),
+        Some((group, _)) => GROUPS.contains(&group),
     }
 }
 
