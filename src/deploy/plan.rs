@@ -42,8 +42,11 @@ pub enum Class {
     /// `/kubernetes/versions.txt` and `versions.json`: replaced only if
     /// they are still what this deploy saw.
     Versions,
-    /// An HTML page or a search index.
+    /// An HTML page, or a search bundle's shards and page texts.
     Page,
+    /// A search bundle's `index.json` and the version sitemaps: after the
+    /// shards and pages they name, before what names them.
+    Index,
     /// What points at pages from outside: the sitemap, robots.txt, the
     /// redirect at `/` and the 404 page.
     Last,
@@ -68,7 +71,8 @@ pub fn classify(path: &str) -> (Class, Option<&str>) {
         "index.html" | "404.html" | "sitemap.xml" | "robots.txt" => Class::Last,
         // The version sitemaps name pages, and the search bundles lead to
         // them: neither goes up before the pages do.
-        p if under(p, layout::SITEMAPS_DIR) => Class::Last,
+        p if under(p, layout::SITEMAPS_DIR) => Class::Index,
+        p if under(p, layout::SEARCH_DIR) && p.ends_with("/index.json") => Class::Index,
         p if p.ends_with(".html") || under(p, layout::SEARCH_DIR) => Class::Page,
         _ => Class::Asset,
     };
@@ -147,7 +151,7 @@ pub struct Plan {
 }
 
 /// The number of tiers: one past the highest.
-pub const TIERS: u8 = 9;
+pub const TIERS: u8 = 10;
 
 fn tier(class: Class, reason: Reason) -> u8 {
     match class {
@@ -161,7 +165,8 @@ fn tier(class: Class, reason: Reason) -> u8 {
         // one, and a new one only to pages already there.
         Class::Page if reason == Reason::New => 6,
         Class::Page => 7,
-        Class::Last => 8,
+        Class::Index => 8,
+        Class::Last => 9,
     }
 }
 
@@ -359,9 +364,9 @@ mod tests {
         assert_eq!(classify("kubernetes/vX/base/a").0, Class::Asset);
         assert_eq!(classify("kubernetes/versions.txt"), (Class::Versions, None));
         assert_eq!(classify("es/versions/index.html").0, Class::Page);
-        assert_eq!(classify("search/1.30/es/index.json").0, Class::Page);
+        assert_eq!(classify("search/1.30/es/index.json").0, Class::Index);
         assert_eq!(classify("search/es/s/0.json").0, Class::Page);
-        assert_eq!(classify("sitemaps/1.29.xml").0, Class::Last);
+        assert_eq!(classify("sitemaps/1.29.xml").0, Class::Index);
         assert_eq!(classify("searching/x.json").0, Class::Asset);
         assert_eq!(classify("index.html").0, Class::Last);
         assert_eq!(classify("img/logo.svg").0, Class::Asset);
