@@ -56,7 +56,7 @@ pub mod rule {
             "Fix site.yaml as the message says; README.md lists every key it accepts.";
         FRONT_MATTER_INVALID = "front-matter-invalid", Input, Error,
             "A page's YAML front matter is missing, malformed, or has a wrong or unknown key.",
-            "Start the page with a `---` line, then `title: ...` (and optionally `weight` and `description`), then `---`.";
+            "Start the page with a `---` line, then `title: ...` (and optionally `weight`, `description` and `base`), then `---`.";
         IMAGE_DATA_INVALID = "image-data-invalid", Input, Error,
             "The image release data file is not valid YAML or does not follow its schema.",
             "Fix the file as the message says; README.md describes its schema.";
@@ -376,7 +376,9 @@ pub mod rule {
 pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     known
         .map(|k| (strsim::levenshtein(name, k), k))
-        .filter(|(d, k)| *d <= 3.max(k.len() / 5))
+        // A third of the longer name may differ: `tittle` is `title`,
+        // `date` is not `base`.
+        .filter(|(d, k)| *d <= (name.chars().count().max(k.chars().count()) / 3).max(1))
         .min()
         .map(|(_, k)| k)
 }

@@ -25,6 +25,98 @@ struct FrontMatter {
     base: Option<String>,
 }
 
+/// The keys of [`FrontMatter`].
+const FRONT_MATTER_KEYS: [&str; 4] = ["title", "weight", "description", "base"];
+
+/// The finding for front matter `front` (of page `source`) that does not
+/// parse as one, in words a writer knows what to do with: every unknown
+/// key at once, with the key it was probably meant to be; a tab; a `: `
+/// inside a value; a weight that is not a whole number.
+fn front_matter_error(e: yaml::Error, front: &str, source: &Path) -> Diagnostic {
+    let at = |line: usize, column: usize| Location::at(source, line, column);
+    let loc = match (e.line, e.column) {
+        (Some(l), Some(c)) => at(l, c),
+        _ => Location::line(source, 1),
+    };
+    let d = |message: String, help: String| {
+        Diagnostic::new(rule::FRONT_MATTER_INVALID, message)
+            .at(loc.clone())
+            .help(help)
+    };
+    let m = e.message.as_str();
+    if m.contains("unknown field") {
+        // Every key that is not one, so that one run names them all.
+        let keys: Vec<String> = yaml::from_str::<serde_json::Map<String, serde_json::Value>>(front)
+            .map(|map| map.keys().cloned().collect())
+            .unwrap_or_default();
+        // The line of a top-level key in the file (the front matter starts
+        // on line 2).
+        let key_line = |k: &str| {
+            front
+                .lines()
+                .position(|l| {
+                    l.strip_prefix(k)
+                        .is_some_and(|r| r.trim_start().starts_with(':'))
+                })
+                .map(|i| i + 2)
+        };
+        let unknown: Vec<String> = keys
+            .iter()
+            .filter(|k| !FRONT_MATTER_KEYS.contains(&k.as_str()))
+            .map(|k| {
+                let line = key_line(k).map_or(String::new(), |l| format!(" (line {l})"));
+                match crate::diagnostics::closest(k, FRONT_MATTER_KEYS.into_iter()) {
+                    Some(near) => format!("`{k}`{line}, did you mean `{near}`?"),
+                    None => format!("`{k}`{line}"),
+                }
+            })
+            .collect();
+        let first = keys
+            .iter()
+            .find(|k| !FRONT_MATTER_KEYS.contains(&k.as_str()))
+            .and_then(|k| key_line(k));
+        let mut found = d(
+            format!(
+                "unknown front matter key{}: {}",
+                if unknown.len() > 1 { "s" } else { "" },
+                unknown.join("; ")
+            ),
+            "a page's front matter has `title` (required), `weight`, `description` and `base`; remove the others (Hugo's `date`, `tags` or `draft` mean nothing here)".into(),
+        );
+        if let Some(line) = first.filter(|_| !unknown.is_empty()) {
+            found = found.at(at(line, 1));
+        }
+        if !unknown.is_empty() {
+            return found;
+        }
+    }
+    if m.contains("tab") {
+        return d(
+            "a tab indents this line, and YAML indents with spaces only".into(),
+            "replace the tab with spaces".into(),
+        );
+    }
+    if m.contains("mapping values are not allowed") {
+        return d(
+            "a value holds `: `, which YAML reads as a new key".into(),
+            "put the value in quotes: `title: \"Install: the agent\"`".into(),
+        );
+    }
+    if m.contains("expected i64") || m.contains("expected an integer") {
+        return d(
+            format!("`weight` is a whole number ({m})"),
+            "write the weight as digits: `weight: 10`".into(),
+        );
+    }
+    if m.contains("missing field `title`") {
+        return d(
+            "the front matter has no `title`".into(),
+            "add a line `title: …` between the `---` lines: every page has a title".into(),
+        );
+    }
+    Diagnostic::new(rule::FRONT_MATTER_INVALID, e.message).at(loc)
+}
+
 /// Front matters parsed in one load, by their text: the frozen docs
 /// versions are mostly copies of each other, so fifty versions of a page
 /// usually share one front matter, parsed once (a YAML parser costs far
@@ -294,21 +386,25 @@ pub(super) fn load_page(
             .lines()
             .next()
             .is_some_and(|l| l.trim_end() == "---");
+        let first = text
+            .trim_start_matches('\u{feff}')
+            .lines()
+            .next()
+            .unwrap_or("");
         let message = if opened {
             "the front matter that starts on line 1 is not closed by a `---` line"
+        } else if first.trim_end() == "+++" {
+            "the page has TOML front matter (`+++`), and basepress reads YAML front matter (`---`)"
+        } else if first.trim().is_empty() && text.trim_start().starts_with("---") {
+            "the front matter does not start on line 1: a blank line comes before its `---`"
         } else {
             "the page has no front matter (a `---` block at the top)"
         };
         Diagnostic::new(rule::FRONT_MATTER_INVALID, message).at(Location::line(&source, 1))
     })?;
-    let fm = parsed.front_matter(front).map_err(|e| {
-        let e = e.offset(1);
-        let loc = match (e.line, e.column) {
-            (Some(l), Some(c)) => Location::at(&source, l, c),
-            _ => Location::line(&source, 1),
-        };
-        Diagnostic::new(rule::FRONT_MATTER_INVALID, e.message).at(loc)
-    })?;
+    let fm = parsed
+        .front_matter(front)
+        .map_err(|e| front_matter_error(e.offset(1), front, &source))?;
     if fm.title.trim().is_empty() {
         return Err(
             Diagnostic::new(rule::FRONT_MATTER_INVALID, "`title` is empty").at(Location::line(

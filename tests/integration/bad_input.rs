@@ -715,3 +715,41 @@ fn a_command_run_inside_the_project_finds_it() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("site.yaml"), "{}", stderr(&o));
 }
+
+/// A page moved from Hugo: every unknown key in one finding, each with
+/// its line, and the key it was probably meant to be.
+#[test]
+fn every_unknown_front_matter_key_at_once() {
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/install.md",
+                "---\ntitle: I\ndate: 2020-01-01\ntags: [a]\ntittle: J\n---\n",
+            );
+        },
+        2,
+        "front-matter-invalid",
+    );
+    assert_at(&f, "content/en/install.md", Some(3));
+    let m = f["message"].as_str().unwrap();
+    for part in [
+        "`date` (line 3)",
+        "`tags` (line 4)",
+        "`tittle` (line 5), did you mean `title`?",
+    ] {
+        assert!(m.contains(part), "{part}: {m}");
+    }
+    assert!(!m.contains("`date` (line 3), did you mean"), "{m}");
+    // A `: ` in a value is told to be quoted.
+    let f = finding(
+        |p| {
+            p.write(
+                "content/en/install.md",
+                "---\ntitle: Install: the agent\n---\n",
+            );
+        },
+        2,
+        "front-matter-invalid",
+    );
+    assert!(f["remedy"].as_str().unwrap().contains("quotes"), "{f:#}");
+}
