@@ -4,7 +4,7 @@
 //! StorageClasses and credentials.
 
 use super::manifests::typed;
-use super::process::{execs, ContainerEnv, Exec, ImageProcess};
+use super::process::{execs, object_data, ContainerEnv, Exec, ImageProcess};
 use super::shell::{self, base_name, Call};
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
@@ -537,33 +537,6 @@ struct Env {
     secret_ref: bool,
     /// Keys other entries refer to as `$(KEY)`: helpers, not settings.
     referenced: BTreeSet<String>,
-}
-
-/// A ConfigMap's or Secret's keys and values, with where each is set: a
-/// Secret's `data` is decoded, `stringData` taken as it is.
-pub(super) fn object_data(o: &Object) -> Vec<(String, Option<String>, Location)> {
-    use base64::Engine;
-    let mut out = Vec::new();
-    let secret = o.kind() == "Secret";
-    for field in ["data", "stringData"] {
-        for (k, v) in o.value[field].as_object().into_iter().flatten() {
-            let text = v.as_str().map(|t| {
-                if secret && field == "data" {
-                    let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
-                    base64::engine::general_purpose::STANDARD
-                        .decode(compact)
-                        .ok()
-                        .and_then(|b| String::from_utf8(b).ok())
-                        .unwrap_or_default()
-                } else {
-                    t.to_string()
-                }
-            });
-            let at = o.locate(&format!("/{field}/{}", crate::yaml::pointer_segment(k)));
-            out.push((k.clone(), text, at));
-        }
-    }
-    out
 }
 
 impl Env {

@@ -5,7 +5,7 @@
 //! (`command` and `args` over the image's Entrypoint and Cmd), its probes
 //! and its lifecycle hooks.
 
-use super::pods::object_data;
+use crate::diagnostics::Location;
 use crate::kustomize::Object;
 use k8s_openapi::api::core::v1::Container;
 
@@ -297,6 +297,33 @@ pub(super) fn execs(
             words,
             argv,
         });
+    }
+    out
+}
+
+/// A ConfigMap's or Secret's keys and values, with where each is set: a
+/// Secret's `data` is decoded, `stringData` taken as it is.
+pub(super) fn object_data(o: &Object) -> Vec<(String, Option<String>, Location)> {
+    use base64::Engine;
+    let mut out = Vec::new();
+    let secret = o.kind() == "Secret";
+    for field in ["data", "stringData"] {
+        for (k, v) in o.value[field].as_object().into_iter().flatten() {
+            let text = v.as_str().map(|t| {
+                if secret && field == "data" {
+                    let compact: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+                    base64::engine::general_purpose::STANDARD
+                        .decode(compact)
+                        .ok()
+                        .and_then(|b| String::from_utf8(b).ok())
+                        .unwrap_or_default()
+                } else {
+                    t.to_string()
+                }
+            });
+            let at = o.locate(&format!("/{field}/{}", crate::yaml::pointer_segment(k)));
+            out.push((k.clone(), text, at));
+        }
     }
     out
 }

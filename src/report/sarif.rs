@@ -23,6 +23,10 @@ pub const SRCROOT: &str = "SRCROOT";
 pub const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/os/schemas/sarif-schema-2.1.0.json";
 
+/// The file every project has (`load::config::FILE_NAME`, a stage above
+/// this one), where a result about no file of the repository is shown.
+pub const PROJECT_FILE: &str = "site.yaml";
+
 /// The key of basepress's fingerprint in `partialFingerprints`; the `/v1`
 /// changes if the way it is computed ever does.
 pub const FINGERPRINT_KEY: &str = "basepress/v1";
@@ -39,9 +43,8 @@ pub fn render(diagnostics: &[Diagnostic], root: &Path) -> String {
         .collect();
     let rules: Vec<sarif::ReportingDescriptor> = rule::ALL.iter().map(|r| descriptor(r)).collect();
 
-    let site_yaml = crate::model::config::FILE_NAME;
-    let fallback =
-        file_of(root, &prefix, &Location::file(site_yaml)).unwrap_or_else(|| site_yaml.to_string());
+    let fallback = file_of(root, &prefix, &Location::file(PROJECT_FILE))
+        .unwrap_or_else(|| PROJECT_FILE.to_string());
     let mut seen: HashMap<String, usize> = HashMap::new();
     let results: Vec<sarif::Result> = diagnostics
         .iter()

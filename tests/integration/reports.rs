@@ -386,3 +386,13 @@ fn a_reader_that_stops_early_does_not_change_the_exit_code() {
         assert!(!other.contains("panicked"), "{format}: {other}");
     }
 }
+
+/// SARIF shows a finding about no file of the repository on the project's
+/// own file: the report stage, below the loader, names it the same.
+#[test]
+fn sarif_falls_back_on_the_project_file() {
+    assert_eq!(
+        basepress::report::sarif::PROJECT_FILE,
+        basepress::load::config::FILE_NAME
+    );
+}
