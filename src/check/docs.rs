@@ -119,6 +119,10 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
                     &page.source,
                     page.body_line + i,
                     line[..start].chars().count() + 1,
+                ))
+                .help(format!(
+                    "fix the key's spelling, document the release that reads it (front matter `base`), or, for a key the release really reads, add it to `env:` in {}",
+                    site.config.image.releases.display()
                 )),
             );
         }

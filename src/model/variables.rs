@@ -164,7 +164,10 @@ impl Variables {
                 };
                 Diagnostic::new(rule::DOC_VARIABLE_UNKNOWN, p.message)
                     .at(Location::at(file, at.0 + p.line - 1, column))
-                    .help(format!("pages can use: {}", names.join(", ")))
+                    .help(format!(
+                        "pages can use: {}; to show `{{{{` as written (a GitHub Actions `${{{{ secrets.X }}}}`), write `{{{{ \"{{{{\" }}}}`",
+                        names.join(", ")
+                    ))
             })
             .collect()
     }
