@@ -98,6 +98,34 @@ pub fn load(
         let mut strings = built_in(&lang.code).unwrap_or_default();
         let has_own = own.is_some();
         strings.extend(own.unwrap_or_default());
+        // Strings added after a project may have written its own file are
+        // taken in English, with a warning, rather than failing a build
+        // that passed before.
+        let later: Vec<&str> = ADDED_LATER
+            .iter()
+            .copied()
+            .filter(|k| has_own && !strings.contains_key(*k))
+            .collect();
+        if !later.is_empty() {
+            let english = built_in("en").unwrap_or_default();
+            for k in &later {
+                if let Some(text) = english.get(*k) {
+                    strings.insert(k.to_string(), text.clone());
+                }
+            }
+            let mut d = Diagnostic::new(
+                rule::I18N_INVALID,
+                format!(
+                    "{DIR}/{}.yaml lacks the interface strings {}, added in a later basepress: they are shown in English",
+                    lang.code,
+                    later.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ),
+            )
+            .in_file(format!("{DIR}/{}.yaml", lang.code))
+            .help(format!("add `{}: …` in {}'s own words", later[0], lang.name));
+            d.severity = crate::diagnostics::Severity::Warning;
+            diagnostics.push(d);
+        }
         let missing: Vec<&str> = KEYS
             .iter()
             .copied()
@@ -136,6 +164,10 @@ pub fn load(
     }
     out
 }
+
+/// Strings basepress added after projects could have written their own
+/// strings files (stop 33): a file without them still builds.
+const ADDED_LATER: &[&str] = &["not_in_language", "to_latest_home"];
 
 /// A strings file: a mapping of known keys to text.
 fn parse(text: &str, source: &Path) -> Result<BTreeMap<String, String>, Diagnostic> {

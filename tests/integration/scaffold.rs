@@ -56,6 +56,23 @@ fn init_writes_a_project_that_builds_with_no_finding() {
     // A language basepress has no strings for gets English ones to translate.
     let strings = std::fs::read_to_string(tmp.path().join("de/i18n/de.yaml")).unwrap();
     assert!(strings.contains("skip: \"Skip to content\""), "{strings}");
+    // A strings file written before basepress added a string still builds:
+    // the new string is shown in English, with a warning to translate it.
+    let older: String = strings
+        .lines()
+        .filter(|l| !l.starts_with("to_latest_home:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(tmp.path().join("de/i18n/de.yaml"), older).unwrap();
+    let root = tmp.path().join("de").to_string_lossy().into_owned();
+    let o = run(&["check", "--root", &root]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("warning[strings-invalid]"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("`to_latest_home`"), "{}", stderr(&o));
     let site_yaml = std::fs::read_to_string(tmp.path().join("es-pt-en/site.yaml")).unwrap();
     assert!(site_yaml.contains("default_language: es"), "{site_yaml}");
     assert!(site_yaml.contains("name: Português"), "{site_yaml}");
