@@ -246,17 +246,14 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
 /// [comparable](Id::comparable) ids of `all`, so that adding n resources
 /// takes time in n, not n².
 fn append(all: &mut Vec<Res>, seen: &mut HashSet<Id>, new: Vec<Res>, at: &Location) -> Result<()> {
-    for res in new {
-        let id = res.cur();
-        if !seen.insert(id.clone().comparable()) {
-            return Err(error(
-                rule::KUSTOMIZE_DUPLICATE_RESOURCE,
-                format!("{id} is already in the build (a resource may be added only once)"),
-                at.clone(),
-            ));
-        }
-        all.push(res);
+    if let Some(id) = first_repeated(seen, &new) {
+        return Err(error(
+            rule::KUSTOMIZE_DUPLICATE_RESOURCE,
+            format!("{id} is already in the build (a resource may be added only once)"),
+            at.clone(),
+        ));
     }
+    all.extend(new);
     Ok(())
 }
 
@@ -264,18 +261,23 @@ fn append(all: &mut Vec<Res>, seen: &mut HashSet<Id>, new: Vec<Res>, at: &Locati
 /// ids: `kubectl kustomize` stops with an id conflict, and `apply` could
 /// only keep one of them.
 fn unique(all: &[Res], at: &Location, what: &str) -> Result<()> {
-    let mut seen = HashSet::with_capacity(all.len());
-    for res in all {
-        let id = res.cur();
-        if !seen.insert(id.clone().comparable()) {
-            return Err(error(
-                rule::KUSTOMIZE_DUPLICATE_RESOURCE,
-                format!("{what} makes two resources {id} (kubectl stops with an id conflict)"),
-                at.clone(),
-            ));
-        }
+    match first_repeated(&mut HashSet::with_capacity(all.len()), all) {
+        Some(id) => Err(error(
+            rule::KUSTOMIZE_DUPLICATE_RESOURCE,
+            format!("{what} makes two resources {id} (kubectl stops with an id conflict)"),
+            at.clone(),
+        )),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The first id of `resources` that `seen` (comparable ids) has already,
+/// adding the others to it.
+fn first_repeated(seen: &mut HashSet<Id>, resources: &[Res]) -> Option<Id> {
+    resources
+        .iter()
+        .map(Res::cur)
+        .find(|id| !seen.insert(id.clone().comparable()))
 }
 
 /// Makes the provenance of a patch document from its positions.
