@@ -379,16 +379,12 @@ impl Platform {
         if interpreter.is_empty() || depth >= 4 {
             return Err(fail(interpreter)(CommandError::NotFound));
         }
-        let path = if interpreter.contains('/') {
-            interpreter.to_string()
-        } else {
-            format!("./{interpreter}")
-        };
+        let shown = from_cwd(interpreter);
         let found = self
-            .may_execute_file(&path, lookup, uid, gids)
-            .map_err(fail(&path))?;
+            .may_execute_file(interpreter, lookup, uid, gids)
+            .map_err(fail(&shown))?;
         self.interpreter_runs(&found, lookup, uid, gids, depth + 1)
-            .map_err(fail(&path))?;
+            .map_err(fail(&shown))?;
         // `#!/usr/bin/env node`: env runs its argument, found on PATH (the
         // whole rest of the line is one argument, as the kernel passes it).
         let via_env = found.target.rsplit('/').next() == Some("env")
@@ -428,17 +424,7 @@ impl Platform {
         uid: u32,
         gids: &[u32],
     ) -> Result<(), CommandError> {
-        let path = if path.contains('/') {
-            path.to_string()
-        } else {
-            format!("./{path}")
-        };
-        let c = self
-            .fs
-            .candidates(&path, lookup.path, lookup.cwd)
-            .into_iter()
-            .next()
-            .ok_or(CommandError::NotFound)?;
+        let c = self.file_at(path, lookup)?;
         if !can_read(c.entry, uid, gids) {
             return Err(CommandError::NotReadable {
                 path: c.target.clone(),
@@ -457,14 +443,20 @@ impl Platform {
         uid: u32,
         gids: &[u32],
     ) -> Result<Command<'_>, CommandError> {
-        let c = self
-            .fs
-            .candidates(path, lookup.path, lookup.cwd)
-            .into_iter()
-            .next()
-            .ok_or(CommandError::NotFound)?;
+        let c = self.file_at(path, lookup)?;
         self.reachable(&c, uid, gids)?;
         Ok(c)
+    }
+
+    /// The regular file at `path`, from the working folder when relative
+    /// (never looked up on `PATH`): as the kernel opens an interpreter and
+    /// a shell its script file.
+    fn file_at(&self, path: &str, lookup: Lookup) -> Result<Command<'_>, CommandError> {
+        self.fs
+            .candidates(&from_cwd(path), lookup.path, lookup.cwd)
+            .into_iter()
+            .next()
+            .ok_or(CommandError::NotFound)
     }
 
     /// How a process of the image itself looks commands up: the image's
@@ -501,6 +493,16 @@ impl Platform {
             }
         }
         (u.uid, gids)
+    }
+}
+
+/// `path` as a path the kernel opens from the working folder: a bare
+/// name (`tool`) is `./tool`, never looked up on `PATH`.
+fn from_cwd(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.contains('/') {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(format!("./{path}"))
     }
 }
 
