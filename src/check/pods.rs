@@ -4,7 +4,9 @@
 //! StorageClasses and credentials.
 
 use super::manifests::typed;
-use super::process::{execs, object_data, ContainerEnv, Exec, ImageProcess};
+use super::process::{
+    config_map_value, env_source, execs, object_data, ContainerEnv, Exec, ImageProcess,
+};
 use super::shell::{self, base_name, Call};
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
@@ -542,9 +544,7 @@ struct Env {
 impl Env {
     /// The object of `kind` named `name` in the workload's namespace.
     fn source<'a>(ctx: &Ctx<'a>, w: &Workload, kind: &str, name: &str) -> Option<&'a Object> {
-        ctx.objects
-            .iter()
-            .find(|o| o.kind() == kind && o.name() == name && o.namespace() == w.object.namespace())
+        env_source(ctx.objects, w.object.namespace(), kind, name)
     }
 
     fn of(ctx: &Ctx, w: &Workload, c: &Container, ptr: &str) -> Env {
@@ -590,12 +590,7 @@ impl Env {
             let value = match &e.value_from {
                 None => Some(e.value.clone().unwrap_or_default()),
                 Some(from) => from.config_map_key_ref.as_ref().and_then(|r| {
-                    Env::source(ctx, w, "ConfigMap", &r.name)
-                        .map(object_data)
-                        .into_iter()
-                        .flatten()
-                        .find(|(k, _, _)| *k == r.key)
-                        .and_then(|(_, v, _)| v)
+                    config_map_value(ctx.objects, w.object.namespace(), &r.name, &r.key)
                 }),
             };
             settings.push(Setting {

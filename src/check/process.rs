@@ -29,11 +29,7 @@ impl ContainerEnv {
     /// The environment of container `c` of a pod in `namespace`, its
     /// ConfigMaps and Secrets read from `objects`.
     pub fn of(objects: &[Object], namespace: Option<&str>, c: &Container) -> ContainerEnv {
-        let source = |kind: &str, name: &str| {
-            objects
-                .iter()
-                .find(|o| o.kind() == kind && o.name() == name && o.namespace() == namespace)
-        };
+        let source = |kind: &str, name: &str| env_source(objects, namespace, kind, name);
         let mut env = ContainerEnv {
             vars: Vec::new(),
             statics: Vec::new(),
@@ -65,14 +61,10 @@ impl ContainerEnv {
                     let value = value.clone().unwrap_or_default();
                     expand(&value, |name| env.lookup(name))
                 }
-                (Some(from), _) => from.config_map_key_ref.as_ref().and_then(|r| {
-                    source("ConfigMap", &r.name)
-                        .map(object_data)
-                        .into_iter()
-                        .flatten()
-                        .find(|(k, _, _)| *k == r.key)
-                        .and_then(|(_, v, _)| v)
-                }),
+                (Some(from), _) => from
+                    .config_map_key_ref
+                    .as_ref()
+                    .and_then(|r| config_map_value(objects, namespace, &r.name, &r.key)),
             };
             env.vars.push((e.name.clone(), value));
         }
@@ -299,6 +291,35 @@ pub(super) fn execs(
         });
     }
     out
+}
+
+/// The object of `kind` (a ConfigMap, a Secret) named `name` in
+/// `namespace` that a container's environment takes values from.
+pub(super) fn env_source<'o>(
+    objects: &'o [Object],
+    namespace: Option<&str>,
+    kind: &str,
+    name: &str,
+) -> Option<&'o Object> {
+    objects
+        .iter()
+        .find(|o| o.kind() == kind && o.name() == name && o.namespace() == namespace)
+}
+
+/// The value of `key` in ConfigMap `name` (a `configMapKeyRef`), when the
+/// build has it.
+pub(super) fn config_map_value(
+    objects: &[Object],
+    namespace: Option<&str>,
+    name: &str,
+    key: &str,
+) -> Option<String> {
+    env_source(objects, namespace, "ConfigMap", name)
+        .map(object_data)
+        .into_iter()
+        .flatten()
+        .find(|(k, _, _)| k == key)
+        .and_then(|(_, v, _)| v)
 }
 
 /// A ConfigMap's or Secret's keys and values, with where each is set: a
