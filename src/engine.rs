@@ -46,6 +46,25 @@ pub struct Options {
     /// the output folder (see [`cache`]); without it, every build renders
     /// everything.
     pub build_id: Option<String>,
+    /// Whether a project whose checks found errors is rendered all the
+    /// same, for `serve` to show its pages with the findings (see
+    /// [`renders`]). `build` and `release` never do.
+    pub preview: bool,
+}
+
+/// Whether a checked project with these findings is rendered: when none is
+/// an error, or, for a preview, when every error is a check's finding
+/// (exit code 1: a broken link, a base calling a missing command), which
+/// leaves the whole site to show. Input errors (exit code 2) leave pages
+/// out or wrong, and nothing renders a project that holds a credential (a
+/// preview can be served to a network).
+pub fn renders(options: &Options, diagnostics: &[Diagnostic]) -> bool {
+    let mut errors = diagnostics.iter().filter(|d| d.is_error()).peekable();
+    errors.peek().is_none()
+        || (options.preview
+            && errors.all(|d| {
+                d.rule.class == diagnostics::Class::Check && d.rule.id != rule::CREDENTIAL_LEAK.id
+            }))
 }
 
 /// The rules the stages raise themselves, outside the checks of

@@ -329,6 +329,7 @@ fn environment() -> engine::Options {
         signer: None,
         image: Default::default(),
         build_id: build_id(),
+        preview: false,
     }
 }
 

@@ -22,6 +22,9 @@
 //!
 //! Both paths give the same files and the same findings as a build of the
 //! same inputs (`tests/integration/incremental.rs` holds them to that).
+//! With [`Options::preview`](super::Options::preview), a project whose
+//! checks found errors is rendered too, by either path: what a writer
+//! previews while a link is still broken.
 
 use super::{load_and_check, Checked, Options, Outcome, Timings};
 use crate::analyze::{anchors, links::Target, Analysis};
@@ -191,12 +194,13 @@ pub struct Rebuild {
 
 /// What a rebuild gives to serve.
 pub enum Output {
-    /// It found errors (see the outcome): nothing to serve.
+    /// Nothing to serve: it found errors (see the outcome) and is no
+    /// preview, or they leave nothing to render (see [`super::renders`]).
     Failed,
     /// Every file of the site, by site path (a search bundle by its
     /// folder).
     Full(Vec<(String, Body)>),
-    /// The files that may have changed since the last good build (a
+    /// The files that may have changed since the last rendered build (a
     /// fast-path rebuild neither adds nor removes files).
     Changed(Vec<(String, Body)>),
 }
@@ -229,7 +233,7 @@ struct State {
     checked: Checked,
     /// Each docs version's and language's pages in reading order.
     orders: BTreeMap<(usize, String), Vec<usize>>,
-    /// The files of the last good build of this state, when there is one.
+    /// The files of the last rendered build of this state, when there is one.
     files: Option<Files>,
 }
 
@@ -261,13 +265,18 @@ impl Session {
         }
     }
 
+    /// The settings of every build of this session.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     /// How many pages the last full build took from the cache.
     pub fn cache_hits(&self) -> usize {
         self.cache.hits
     }
 
-    /// Every file of the last good build (bytes made now where they were
-    /// not yet), sorted by path; `None` when no build has passed since the
+    /// Every file of the last rendered build (bytes made now where they were
+    /// not yet), sorted by path; `None` when no build has rendered since the
     /// last full build.
     pub fn files(&self) -> Option<Vec<OutFile>> {
         let files = self.state.as_ref()?.files.as_ref()?;
@@ -288,7 +297,7 @@ impl Session {
         Some(out)
     }
 
-    /// What the last good build holds at each site path, as kept in
+    /// What the last rendered build holds at each site path, as kept in
     /// memory; `None` as for [`Session::files`].
     pub fn bodies(&self) -> Option<Vec<(String, Body)>> {
         let files = self.state.as_ref()?.files.as_ref()?;
@@ -336,7 +345,10 @@ impl Session {
         let orders = render::reading_orders(checked.site());
         let mut diagnostics = checked.diagnostics();
         let mut files = None;
-        if !diagnostics.iter().any(Diagnostic::is_error) {
+        if super::renders(&self.options, &diagnostics) {
+            // A preview of a project with errors is shown once complete,
+            // with its findings: not page by page as it renders.
+            let watch = watch.filter(|_| !diagnostics.iter().any(Diagnostic::is_error));
             let rendered = std::sync::Mutex::new(Vec::new());
             let wanted = watch.map(|w| move || w.wanted());
             // With a cache, pages come packed and the search bundles are
@@ -574,7 +586,7 @@ impl State {
         files.stale_neighbours.extend(neighbours);
         files.stale_search.extend(search_changed);
         files.stale_versions_pages |= !fronts.is_empty();
-        if diagnostics.iter().any(Diagnostic::is_error) {
+        if !super::renders(options, &diagnostics) {
             return failed(diagnostics, true);
         }
         let (Ok(tera), Ok(lastmod)) = (checked.templates.as_ref(), super::lastmod(options)) else {

@@ -243,6 +243,11 @@ async fn site_file(
                 .await;
             }
             let served = entry.served();
+            if let Some(banner) = snapshot.banner.as_deref().filter(|_| entry.is_html()) {
+                let body = banner.onto(&served.body);
+                let etag = snapshot::etag(&body);
+                return file_response(&headers, head, entry.content_type(), body, &etag);
+            }
             file_response(
                 &headers,
                 head,

@@ -61,6 +61,8 @@ pub fn run(mut options: Options) -> anyhow::Result<()> {
     let listener = bind(options.bind, options.port)?;
     let addr = listener.local_addr()?;
     let prefix = prefix_of(&options.root);
+    // A writer sees the pages of a project with errors, with its findings.
+    options.build.preview = true;
     let app = Arc::new(App::new(
         options.root.clone(),
         prefix.clone(),
@@ -280,6 +282,7 @@ impl App {
                 // Until the first build ends.
                 partial: Some(Arc::new(snapshot::Partial::new(prefix))),
                 error: None,
+                banner: None,
                 generation: format!("{run_id}-0"),
             })),
             reloads: broadcast::channel(16).0,
@@ -367,25 +370,46 @@ impl App {
         let mut say = Vec::new();
         let next = match built {
             Some((build, changed, report)) => {
-                if changed == 0 && current.error.is_none() && current.build.is_some() {
+                // Errors that left a site to preview: its pages show them.
+                let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
+                let banner = (errors > 0).then(|| {
+                    let text = report::render_text(&outcome.diagnostics, &self.root, false);
+                    Arc::new(snapshot::Banner::new(text, errors))
+                });
+                let same_banner = match (&banner, &current.banner) {
+                    (None, None) => true,
+                    (Some(a), Some(b)) => a.text == b.text,
+                    _ => false,
+                };
+                if changed == 0 && same_banner && current.error.is_none() && current.build.is_some()
+                {
                     self.print_findings(&outcome.diagnostics);
                     eprintln!("rebuilt {report}: nothing to reload");
                     return;
                 }
-                if current.error.is_some() {
+                if errors == 0 && (current.error.is_some() || current.banner.is_some()) {
                     say.push("the build is fixed".to_string());
                 }
                 say.push(format!("built {report}"));
+                if errors > 0 {
+                    say.push(format!(
+                        "{errors} error{}: pages show them at the top until they are fixed \
+                         (basepress build refuses to publish the site)",
+                        if errors == 1 { "" } else { "s" }
+                    ));
+                }
                 Snapshot {
                     build: Some(Arc::new(build)),
                     partial: None,
                     error: None,
                     // Pages shown while the first build rendered are
-                    // these same bytes: nothing to reload.
-                    generation: match &partial {
-                        Some(_) => current.generation.clone(),
-                        None => self.next_generation(),
+                    // these same bytes: nothing to reload (a build with
+                    // errors shows no page before it ends).
+                    generation: match (&partial, &banner) {
+                        (Some(_), None) => current.generation.clone(),
+                        _ => self.next_generation(),
                     },
+                    banner,
                 }
             }
             None => {
@@ -406,6 +430,7 @@ impl App {
                     build: current.build.clone(),
                     partial: None,
                     error: Some(Arc::new(ErrorPage::new(text))),
+                    banner: None,
                     generation: self.next_generation(),
                 }
             }

@@ -291,6 +291,10 @@ pub struct Snapshot {
     pub partial: Option<Arc<Partial>>,
     /// The error page for HTML requests while the last build fails.
     pub error: Option<Arc<ErrorPage>>,
+    /// The findings shown at the top of every page while the last build
+    /// found errors that left a site to preview (see
+    /// [`crate::engine::renders`]).
+    pub banner: Option<Arc<Banner>>,
     /// Changes whenever what a browser shows changes; the reload script
     /// compares it across reconnections.
     pub generation: String,
@@ -620,6 +624,69 @@ impl ErrorPage {
     }
 }
 
+/// The errors of a build that was rendered all the same, as a box at the
+/// top of each page: the writer sees the page and what keeps it from
+/// being published.
+pub struct Banner {
+    /// The findings as the terminal shows them, without color.
+    pub text: String,
+    html: String,
+}
+
+impl Banner {
+    pub fn new(text: String, errors: usize) -> Self {
+        let title = match errors {
+            1 => "1 error".to_string(),
+            n => format!("{n} errors"),
+        };
+        // Inline styles only: the site's stylesheet is not ours to rely on,
+        // and the box must read the same on every theme.
+        let html = format!(
+            "<div id=\"basepress-findings\" role=\"alert\" lang=\"en\" dir=\"ltr\" style=\"\
+             all: initial; display: block; position: relative; z-index: 2147483647; \
+             box-sizing: border-box; margin: 0; padding: 0.75rem 1rem; \
+             background: #fff4f4; color: #1b1b1b; border-bottom: 4px solid #b00020; \
+             font: 15px/1.5 system-ui, sans-serif; text-align: start;\">\
+             <strong style=\"color: #b00020;\">basepress serve: {title}.</strong> \
+             <code>basepress build</code> refuses to publish the site until they are fixed; \
+             this preview shows the pages as they are. Save a fix and the page reloads by itself.\
+             <details style=\"margin-top: 0.5rem;\"><summary style=\"cursor: pointer;\">The findings</summary>\
+             <pre style=\"white-space: pre-wrap; overflow-x: auto; max-height: 50vh; \
+             margin: 0.5rem 0 0; padding: 0.5rem; background: #fff; font: 13px/1.4 monospace;\">{}</pre>\
+             </details></div>",
+            crate::render::escape::escape(&text)
+        );
+        Banner { text, html }
+    }
+
+    /// `html` with the box right after its `<body…>` tag (any case), or at
+    /// its start when it has none.
+    pub fn onto(&self, html: &[u8]) -> Bytes {
+        const OPEN: &[u8] = b"<body";
+        let at = html
+            .windows(OPEN.len())
+            .position(|w| w.eq_ignore_ascii_case(OPEN))
+            .filter(|&i| {
+                matches!(
+                    html.get(i + OPEN.len()),
+                    Some(b'>' | b' ' | b'\t' | b'\n' | b'\r')
+                )
+            })
+            .and_then(|i| {
+                html[i..]
+                    .iter()
+                    .position(|&b| b == b'>')
+                    .map(|end| i + end + 1)
+            })
+            .unwrap_or(0);
+        let mut out = Vec::with_capacity(html.len() + self.html.len());
+        out.extend_from_slice(&html[..at]);
+        out.extend_from_slice(self.html.as_bytes());
+        out.extend_from_slice(&html[at..]);
+        Bytes::from(out)
+    }
+}
+
 /// `html` with [`RELOAD_TAG`] before its last `</body>` (any case), or at
 /// its end when it has none.
 pub fn inject_reload(html: &[u8]) -> Vec<u8> {
@@ -898,5 +965,27 @@ mod tests {
         assert!(body.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;x&quot;"));
         assert!(!body.contains("<script>alert"));
         assert!(body.contains(RELOAD_TAG));
+    }
+
+    #[test]
+    fn the_findings_box_opens_the_body_and_escapes_them() {
+        let banner = Banner::new("error[link-broken]: <a> & \"b\"".into(), 2);
+        let boxed = |html: &str| String::from_utf8(banner.onto(html.as_bytes()).to_vec()).unwrap();
+        let out =
+            boxed("<html><head><title>t</title></head><BODY class=\"x\"><p>page</p></body></html>");
+        let at = out.find("<div id=\"basepress-findings\"").unwrap();
+        assert_eq!(
+            &out[..at],
+            "<html><head><title>t</title></head><BODY class=\"x\">"
+        );
+        assert!(out.ends_with("</div><p>page</p></body></html>"), "{out}");
+        assert!(out.contains("2 errors"));
+        assert!(out.contains("&lt;a&gt; &amp; &quot;b&quot;"), "{out}");
+        assert!(!out.contains("<a>"));
+        // `<bodyguard>` is no body tag; without one the box comes first.
+        let out = boxed("<p><bodyguard>x</bodyguard></p>");
+        assert!(out.starts_with("<div id=\"basepress-findings\""), "{out}");
+        assert!(out.ends_with("<p><bodyguard>x</bodyguard></p>"));
+        assert!(Banner::new(String::new(), 1).html.contains(": 1 error."));
     }
 }

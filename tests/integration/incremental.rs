@@ -31,6 +31,30 @@ fn rebuild(session: &mut Session, root: &Path, changed: Option<&[PathBuf]>) -> R
         "the findings differ from a full build's"
     );
     assert_eq!(r.outcome.exit_code(), outcome.exit_code());
+    if session.options().preview {
+        // A preview renders what has errors too: it gives what a preview's
+        // full build gives, and a build's files when that passes.
+        let mut fresh = Session::new(root, session.options().clone());
+        let reference = fresh.rebuild(None);
+        assert_eq!(
+            matches!(r.output, Output::Failed),
+            matches!(reference.output, Output::Failed),
+            "the rebuild and a full preview disagree on rendering"
+        );
+        assert_eq!(
+            matches!(r.output, Output::Failed),
+            !engine::renders(session.options(), &r.outcome.diagnostics)
+        );
+        // After a failed rebuild the session keeps the last files it
+        // rendered, for the next edit: nothing is served from them.
+        if !matches!(r.output, Output::Failed) {
+            same_files(session, fresh.files());
+        }
+        if full.is_some() {
+            same_files(session, full);
+        }
+        return r;
+    }
     match (&r.output, full) {
         (Output::Failed, None) => {}
         (Output::Failed, Some(_)) => panic!("the rebuild failed, a full build passes"),
@@ -47,6 +71,19 @@ fn rebuild(session: &mut Session, root: &Path, changed: Option<&[PathBuf]>) -> R
         }
     }
     r
+}
+
+/// The files `session` serves are `expected`, byte for byte.
+fn same_files(session: &Session, expected: Option<Vec<basepress::render::OutFile>>) {
+    let served = session.files();
+    let paths = |f: &Option<Vec<basepress::render::OutFile>>| {
+        f.as_ref()
+            .map(|f| f.iter().map(|f| f.path.clone()).collect::<Vec<_>>())
+    };
+    assert_eq!(paths(&served), paths(&expected));
+    for (a, b) in served.iter().flatten().zip(expected.iter().flatten()) {
+        assert!(a.bytes == b.bytes, "{} differs from a full build's", a.path);
+    }
 }
 
 /// A seeded choice among `n`: the same walk on every run (xorshift).
@@ -302,6 +339,20 @@ const SNIPPETS: &[(&str, &str)] = &[
 /// full build gives. Every page check of the registry has a snippet.
 #[test]
 fn random_page_edits_give_what_a_full_build_gives() {
+    page_edit_walk(engine::Options::default());
+}
+
+/// The same walk in a preview (`serve`): a page with a check's error is
+/// rendered all the same, by the fast path as by a full build.
+#[test]
+fn random_page_edits_preview_what_a_full_preview_gives() {
+    page_edit_walk(engine::Options {
+        preview: true,
+        ..Default::default()
+    });
+}
+
+fn page_edit_walk(options: engine::Options) {
     for check in basepress::check::CHECKS {
         if matches!(check.scope, basepress::check::Scope::Page(_)) {
             assert!(
@@ -327,7 +378,8 @@ fn random_page_edits_give_what_a_full_build_gives() {
     ];
     let originals: Vec<String> = pages.iter().map(|p| read(root, p)).collect();
     let mut current = originals.clone();
-    let mut session = Session::new(root, engine::Options::default());
+    let preview = options.preview;
+    let mut session = Session::new(root, options);
     rebuild(&mut session, root, None);
     // Each snippet raises its rule, at the page's line.
     for (i, (rule, snippet)) in SNIPPETS.iter().enumerate() {
@@ -341,6 +393,11 @@ fn random_page_edits_give_what_a_full_build_gives() {
         assert!(r.fast);
         if *rule != "none" {
             assert!(has(&r, rule, pages[p]), "{rule} is not found: {snippet}");
+        }
+        // A preview shows every page but one holding a credential.
+        if preview {
+            let shown = !matches!(r.output, Output::Failed);
+            assert_eq!(shown, *rule != "credential-leak", "{rule}");
         }
         edit(&mut session, root, &[(pages[p], &originals[p])]);
     }

@@ -683,6 +683,44 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     let r = get(&server.url("/es/installation/"));
     assert_eq!(r.status, 200);
     assert!(r.text().contains("Para instalar YA el agente"));
+    assert!(!r.text().contains("basepress-findings"));
+
+    // A check's finding (a link to a page not written yet) keeps the
+    // preview: the pages are served with the findings at the top, the
+    // edited one with its new text, and so are the other files.
+    let linking = format!("{fixed}\nVer [la guía <nueva>](guia-nueva.md).\n");
+    save(&page, &linking);
+    assert_eq!(events.next().0, "reload");
+    for path in ["/es/installation/", "/en/"] {
+        let r = get_with(&server.url(path), ("Accept", "text/html"));
+        assert_eq!(r.status, 200, "{path}");
+        let body = r.text();
+        let banner = body
+            .find("id=\"basepress-findings\"")
+            .expect("the findings box");
+        assert!(banner > body.find("<body").unwrap(), "inside the body");
+        assert!(body.contains("1 error"), "{body}");
+        assert!(body.contains("link-broken"), "{body}");
+        assert!(body.contains("guia-nueva.md"), "{body}");
+        assert!(body.contains("/__basepress/reload.js"), "{path}");
+    }
+    let page_now = get(&server.url("/es/installation/"));
+    assert!(page_now.text().contains("la guía &lt;nueva&gt;"));
+    assert_eq!(get(&server.url("/es/nope/")).status, 404);
+    let sums = get(&server.url("/kubernetes/v1.30.0/base/SHA256SUMS"));
+    assert_eq!(sums.status, 200);
+    assert!(!sums.text().contains("basepress-findings"));
+    assert!(
+        server.printed_soon("pages show them at the top"),
+        "{}",
+        server.stderr()
+    );
+    save(&page, &fixed);
+    assert_eq!(events.next().0, "reload");
+    let r = get(&server.url("/es/installation/"));
+    assert_eq!(r.status, 200);
+    assert!(!r.text().contains("basepress-findings"));
+    assert!(!r.text().contains("guía &lt;nueva&gt;"));
 
     // A new page and a removed one.
     save(
