@@ -246,6 +246,15 @@ pub mod rule {
         TEMPLATE_RECURSION = "template-recursion", Input, Error,
             "Templates include, extend or import one another in a circle, or a macro calls itself (or another that calls it back) without descending into its argument: rendering would never end.",
             "Break the circle the message names; a macro may call itself only on a part of its argument, as in `{% for item in items %}{{ self::nav(items=item.children) }}{% endfor %}`.";
+        TEMPLATE_UNUSED = "template-unused", Check, Warning,
+            "A file in templates/ is used by no page: it overrides no default template, and no template that basepress renders extends, includes or imports it, so it changes nothing.",
+            "Name the file after the default it overrides (`templates/page.html`, `templates/partials/footer.html`), or include it from a template that is used.";
+        TEMPLATE_CONTENT_UNRENDERED = "template-content-unrendered", Check, Warning,
+            "A template that extends another has content the engine never renders: a block its parent does not have, or text or tags outside its blocks.",
+            "Fill a block the parent has (README.md lists the blocks of base.html), and keep everything of the template inside its blocks.";
+        TEMPLATE_HTML_ESCAPED = "template-html-escaped", Check, Warning,
+            "A template prints HTML that basepress made (`page.content`, `nav_html`, an `_html` value) without `| safe`, so readers see its tags as text.",
+            "Print it with `| safe`, as the default templates do: basepress escaped what the HTML holds when it made it.";
         SIGNING_KEY_INVALID = "signing-key-invalid", Input, Error,
             "The private signing key is needed and missing, cannot be read, is encrypted, is not an ed25519 key, or is not the key that site.yaml's `signing.public_key` names.",
             "Pass the release key with --signing-key FILE or BASEPRESS_SIGNING_KEY (an unencrypted OpenSSH ed25519 key matching `signing.public_key`).";

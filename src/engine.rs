@@ -120,6 +120,9 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[
             rule::TEMPLATE_INVALID,
             rule::TEMPLATE_RECURSION,
+            rule::TEMPLATE_UNUSED,
+            rule::TEMPLATE_CONTENT_UNRENDERED,
+            rule::TEMPLATE_HTML_ESCAPED,
             rule::SOURCE_DATE_INVALID,
         ],
     ),
@@ -273,7 +276,8 @@ pub struct Checked {
     pub analysis: Analysis,
     pub findings: Findings,
     /// What loading found without stopping (untranslated pages, files a
-    /// base does not reference…).
+    /// base does not reference…), and what the compiled templates show
+    /// (see [`render::templates::lint`]).
     pub loaded: Vec<Diagnostic>,
     /// The compiled templates, or why they do not compile.
     pub templates: Result<tera::Tera, Vec<Diagnostic>>,
@@ -419,11 +423,15 @@ fn load_and_check_reusing(
     let findings = check::run(&analysis, tools);
     timings.lap("check");
     let templates = render::templates::engine(&analysis.site);
+    let mut loaded = loaded.diagnostics;
+    if let Ok(tera) = &templates {
+        loaded.extend(render::templates::lint(&analysis.site, tera));
+    }
     timings.lap("templates");
     Ok(Checked {
         analysis,
         findings,
-        loaded: loaded.diagnostics,
+        loaded,
         templates,
         plan,
     })

@@ -2,7 +2,10 @@
 //! name by the files of the project's `templates/` folder.
 
 mod cycles;
+mod lint;
 mod nesting;
+
+pub use lint::{lint, RENDERED};
 
 use crate::diagnostics::{rule, Diagnostic};
 use crate::model::site::Site;

@@ -72,6 +72,28 @@ pub fn find(tera: &Tera) -> Vec<Problem> {
     problems
 }
 
+/// The templates that rendering `roots` may use: the roots, and every
+/// template they extend, include or import, or whose macros they call,
+/// however indirectly.
+pub fn reachable(tera: &Tera, roots: &[&str]) -> BTreeSet<String> {
+    let graph = Graph::of(tera);
+    let mut queue: VecDeque<usize> = roots
+        .iter()
+        .filter_map(|r| graph.index.get(&Vertex::Template(r.to_string())).copied())
+        .collect();
+    let mut seen: BTreeSet<usize> = queue.iter().copied().collect();
+    while let Some(v) = queue.pop_front() {
+        for &next in &graph.out[v] {
+            if seen.insert(next) {
+                queue.push_back(next);
+            }
+        }
+    }
+    seen.into_iter()
+        .map(|v| graph.vertices[v].template().to_string())
+        .collect()
+}
+
 struct Graph {
     vertices: Vec<Vertex>,
     index: BTreeMap<Vertex, usize>,
