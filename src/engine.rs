@@ -281,6 +281,10 @@ pub struct Checked {
     pub loaded: Vec<Diagnostic>,
     /// The compiled templates, or why they do not compile.
     pub templates: Result<tera::Tera, Vec<Diagnostic>>,
+    /// The pages standing in for pages whose front matter could not be
+    /// read (see [`load::Loaded::stand_ins`]): findings in them are left
+    /// out but that one.
+    pub stand_ins: Vec<PathBuf>,
     /// What is reused of the previous build (nothing, but for `build`).
     pub plan: cache::Plan,
 }
@@ -302,6 +306,15 @@ impl Checked {
         // The reused versions' findings are the recorded ones, which had
         // the exceptions applied already.
         all.retain(|d| !self.plan.covers(self.site(), d));
+        if !self.stand_ins.is_empty() {
+            all.retain(|d| {
+                d.rule.id == rule::FRONT_MATTER_INVALID.id
+                    || !d
+                        .location
+                        .as_ref()
+                        .is_some_and(|l| self.stand_ins.contains(&l.file))
+            });
+        }
         let mut all = check::finish(Some(&self.site().config), all);
         if !self.plan.findings.is_empty() {
             all.extend(self.plan.findings.iter().cloned());
@@ -404,6 +417,7 @@ fn load_and_check_reusing(
         against: options.against.clone(),
     };
     let loaded = load::load(root, &load_options);
+    let loaded_stand_ins = loaded.stand_ins;
     timings.lap("load");
     let Some(site) = loaded.site else {
         return Err(check::finish(None, loaded.diagnostics));
@@ -433,6 +447,7 @@ fn load_and_check_reusing(
         findings,
         loaded,
         templates,
+        stand_ins: loaded_stand_ins,
         plan,
     })
 }

@@ -282,6 +282,12 @@ fn load_version(
         match r {
             Ok(p) => pages.push(p),
             Err(d) => {
+                // A page whose front matter is wrong stands in with its
+                // body, so that the checks of the other pages go on (links
+                // into it resolve); the error still stops the build.
+                if d.rule.id == rule::FRONT_MATTER_INVALID.id {
+                    pages.extend(stand_in(&opened, index, version, lang, path));
+                }
                 diagnostics.push(d);
                 failed.insert(failed_source(&content, lang, path));
             }
@@ -455,6 +461,49 @@ pub(super) fn load_page(
             title: value_at(front, "title").unwrap_or((2, 1)),
             description: value_at(front, "description"),
         },
+    })
+}
+
+/// The page at `path` whose front matter cannot be read, as it stands in
+/// for the checks of other pages: its body (none when its front matter is
+/// not closed), titled by its file name. `None` when it cannot be read.
+fn stand_in(
+    root: &crate::input::Root,
+    index: usize,
+    version: &DocsVersion,
+    lang: &str,
+    path: &Path,
+) -> Option<Page> {
+    let source = relative(root.path(), path);
+    let text = crate::input::utf8(root.read(path).ok()?, &source, rule::IO_UNREADABLE).ok()?;
+    let opened = text.trim_start_matches('\u{feff}').starts_with("---");
+    let (body, body_line) = match split_front_matter(&text) {
+        Some((_, body, line)) => (body, line),
+        None if opened => ("", 1),
+        None => (text.as_str(), 1),
+    };
+    let rel = slash_path(
+        path.strip_prefix(root.path().join(&version.dir).join(lang))
+            .unwrap_or(path),
+    );
+    let title = path
+        .file_stem()
+        .map_or_else(|| rel.clone(), |s| s.to_string_lossy().into_owned());
+    Some(Page {
+        version: index,
+        base: None,
+        base_line: None,
+        fallback_from: None,
+        lang: lang.to_string(),
+        url: layout::page_url(lang, version.segment(), &rel),
+        rel,
+        source,
+        title,
+        weight: None,
+        description: None,
+        body: body.replace('\0', "\u{FFFD}"),
+        body_line,
+        values_at: ValuesAt::default(),
     })
 }
 

@@ -34,6 +34,11 @@ pub struct Options {
 pub struct Loaded {
     pub site: Option<Site>,
     pub diagnostics: Vec<Diagnostic>,
+    /// The pages of the site whose front matter could not be read: each
+    /// stands in with its body and its file name as title, so that the
+    /// checks of the other pages go on. Their own findings would be about
+    /// a page that is not the one written, and the site is not rendered.
+    pub stand_ins: Vec<PathBuf>,
 }
 
 /// Reads the project at `root`.
@@ -45,6 +50,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
             return Loaded {
                 site: None,
                 diagnostics: vec![d],
+                stand_ins: Vec::new(),
             }
         }
     };
@@ -78,9 +84,24 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         .and_then(|dir| deployed::load(dir, &mut diagnostics));
     let signatures = signatures::load(root, &mut diagnostics);
 
+    // A front matter error leaves its page standing in; any other input
+    // error leaves nothing to check.
+    let sources: std::collections::HashSet<&Path> =
+        pages.iter().map(|p| p.source.as_path()).collect();
+    let stand_in = |d: &Diagnostic| {
+        d.rule.id == rule::FRONT_MATTER_INVALID.id
+            && d.location
+                .as_ref()
+                .is_some_and(|l| sources.contains(l.file.as_path()))
+    };
+    let stand_ins: Vec<PathBuf> = diagnostics
+        .iter()
+        .filter(|d| stand_in(d))
+        .filter_map(|d| Some(d.location.as_ref()?.file.clone()))
+        .collect();
     let failed = diagnostics
         .iter()
-        .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input);
+        .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input && !stand_in(d));
     let site = match (failed, images) {
         (false, Some(images)) => Some(Site {
             root: root.to_path_buf(),
@@ -99,7 +120,11 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         }),
         _ => None,
     };
-    Loaded { site, diagnostics }
+    Loaded {
+        site,
+        diagnostics,
+        stand_ins,
+    }
 }
 
 /// Reads one page again, the way [`load`] reads it: `path` is a Markdown

@@ -164,7 +164,13 @@ pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnos
         ))]);
     }
     let loaded = crate::load::load(root, &crate::load::Options::default());
-    let Some(site) = loaded.site else {
+    // A page standing in for one whose front matter is wrong is no project
+    // to prepare a release of either.
+    let unread = loaded
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input);
+    let Some(site) = loaded.site.filter(|_| !unread) else {
         let mut found: Vec<_> = loaded
             .diagnostics
             .into_iter()

@@ -753,3 +753,48 @@ fn every_unknown_front_matter_key_at_once() {
     );
     assert!(f["remedy"].as_str().unwrap().contains("quotes"), "{f:#}");
 }
+
+/// A page whose front matter is wrong does not hide the findings of the
+/// other pages: it stands in for them with its body (links into it still
+/// resolve, with their anchors), its own findings wait for its front
+/// matter, and nothing is written.
+#[test]
+fn a_front_matter_error_leaves_the_other_pages_checked() {
+    let p = Project::new();
+    // install.md: an unknown key; its body links nowhere (not reported yet).
+    p.write(
+        "content/en/install.md",
+        "---\ntitle: Install\ntittle: x\n---\n# Install\n\n## Steps\n\nSee [gone](gone.md).\n",
+    );
+    // es/install.md: no front matter at all.
+    p.write("content/es/install.md", "# Instalar\n\n## Pasos\n");
+    // A page that links into both, one link broken elsewhere.
+    p.write(
+        "content/en/more.md",
+        "---\ntitle: More\n---\n# More\n\n[Steps](install.md#steps), [nowhere](missing.md).\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let at = |rule: &str| -> Vec<String> {
+        findings_of(&report, rule)
+            .iter()
+            .map(|f| f["location"]["file"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    assert_eq!(
+        at("front-matter-invalid"),
+        ["content/en/install.md", "content/es/install.md"]
+    );
+    assert_eq!(at("link-broken"), ["content/en/more.md"], "{report:#}");
+    assert!(at("anchor-missing").is_empty(), "{report:#}");
+    // Both languages have install.md: neither lacks a translation.
+    assert!(
+        !at("translation-missing")
+            .iter()
+            .any(|f| f.ends_with("install.md")),
+        "{report:#}"
+    );
+    let built = p.build();
+    assert_eq!(built.status.code(), Some(2));
+    assert!(!p.out().exists());
+}
