@@ -3,8 +3,12 @@
 //! of each section. The HTML is written later, by the render stage, from
 //! the same Markdown and this document (see `render::html`).
 
-use crate::model::document::{CodeBlock, Document, Heading, Headings, Link, RepeatedId, Section};
-use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use crate::model::document::{
+    CodeBlock, Document, Heading, Headings, Link, RepeatedId, Section, UndefinedReference,
+};
+use pulldown_cmark::{
+    BrokenLink, CodeBlockKind, Event, HeadingLevel, LinkType, Options, Parser, Tag, TagEnd,
+};
 use std::collections::{HashMap, HashSet};
 
 /// The Markdown extensions pages may use; rendering parses with the same.
@@ -159,7 +163,20 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             });
         }
     };
-    for (event, range) in Parser::new_ext(body, options()).into_offset_iter() {
+    // Reference links whose label is not defined: `[text][label]` and
+    // `[text][]` are meant as links (`[text]` alone is often just text).
+    let undefined = std::cell::RefCell::new(Vec::new());
+    let note_undefined = |link: BrokenLink<'_>| {
+        let meant = matches!(link.link_type, LinkType::Reference | LinkType::Collapsed);
+        if meant && !link.reference.starts_with('^') {
+            undefined
+                .borrow_mut()
+                .push((link.span.start, link.reference.to_string()));
+        }
+        None
+    };
+    let parser = Parser::new_with_broken_link_callback(body, options(), Some(note_undefined));
+    for (event, range) in parser.into_offset_iter() {
         match &event {
             Event::Html(t) => {
                 pieces.push((html.len(), range.start));
@@ -281,6 +298,14 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             ) => block = true,
             _ => {}
         }
+    }
+    for (at, label) in undefined.take() {
+        let (line, column) = position(at);
+        doc.undefined_references.push(UndefinedReference {
+            label,
+            line,
+            column,
+        });
     }
     let mut first: HashMap<&str, usize> = HashMap::new();
     for (id, (line, column)) in explicit.iter().flatten() {
@@ -483,6 +508,21 @@ mod tests {
         );
         let ids: Vec<_> = d.headings.iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, ["instalacion", "paso-1", "paso-1-2", "paso-1-1"]);
+    }
+
+    #[test]
+    fn reference_links_without_a_definition_are_recorded_where_they_start() {
+        let d = analyze(
+            "See [the guide][guia] and [Install][].\n\n- [x] done, [maybe] text\n\n![logo][img] [ok][def] [^1]\n`[code][span]`\n\n[def]: install.md\n",
+            3,
+        );
+        let at: Vec<_> = d
+            .undefined_references
+            .iter()
+            .map(|r| (r.label.as_str(), r.line, r.column))
+            .collect();
+        assert_eq!(at, [("guia", 3, 5), ("Install", 3, 27), ("img", 7, 1)]);
+        assert_eq!(d.links.len(), 1, "the defined one is a link: {:?}", d.links);
     }
 
     #[test]

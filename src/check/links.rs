@@ -36,6 +36,22 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
             )),
         );
     }
+    for r in &doc.undefined_references {
+        out.push(
+            Diagnostic::new(
+                rule::LINK_REFERENCE_UNDEFINED,
+                format!(
+                    "the reference link `[{}]` has no definition in the page, so it is published as plain text, brackets and all",
+                    r.label
+                ),
+            )
+            .at(Location::at(&page.source, r.line, r.column))
+            .help(format!(
+                "define it on a line of its own (`[{}]: install.md`), or write the link inline (`[text](install.md)`)",
+                r.label
+            )),
+        );
+    }
     let copies = index.copies_of(site, page);
     let mut suggested = 0;
     for link in &doc.links {

@@ -162,13 +162,14 @@ pub const CHECKS: &[Check] = &[
     },
     Check {
         id: "links",
-        about: "every link and anchor of a page resolves, and each heading id names one heading",
+        about: "every link and anchor of a page resolves, every reference link has its definition, and each heading id names one heading",
         scope: Scope::Page(links::check_page),
         rules: &[&[
             rule::LINK_BROKEN,
             rule::ANCHOR_MISSING,
             rule::LINK_OTHER_VERSION,
             rule::HEADING_ID_REPEATED,
+            rule::LINK_REFERENCE_UNDEFINED,
         ]],
         reraises: &[],
     },

@@ -123,6 +123,16 @@ pub struct Link {
     pub raw_html: bool,
 }
 
+/// A reference link (`[text][label]`) whose label is defined nowhere in
+/// its page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndefinedReference {
+    pub label: String,
+    /// Where the link starts (1-based line and column).
+    pub line: usize,
+    pub column: usize,
+}
+
 /// A heading's explicit id that an earlier heading of the same page has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepeatedId {
@@ -193,6 +203,9 @@ pub struct Document {
     /// has already: a link to them always lands on the first.
     pub repeated_ids: Vec<RepeatedId>,
     pub links: Vec<Link>,
+    /// Reference links whose label no definition gives (`[text][label]`,
+    /// `[text][]`): Markdown publishes them as their text, brackets and all.
+    pub undefined_references: Vec<UndefinedReference>,
     pub code_blocks: Vec<CodeBlock>,
     /// Always at least one: the text before the first heading.
     pub sections: Vec<Section>,

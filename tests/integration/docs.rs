@@ -711,3 +711,17 @@ fn a_page_only_one_language_has_still_offers_the_others() {
     // Only the page itself is announced as an alternate.
     assert!(!html.contains("hreflang=\"es\" href=\"https://"), "{html}");
 }
+
+#[test]
+fn a_reference_link_without_its_definition_is_refused_where_it_is() {
+    let p = agent_docs(
+        "",
+        "Ver [la guía][guia] y [Instalar][].\n\n[instalar]: https://example.com/install\n",
+    );
+    let f = only(&p, "link-reference-undefined");
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+    assert_eq!(f["location"]["line"], page_line(&p, "Ver [la guía]"));
+    assert_eq!(f["location"]["column"], 5);
+    assert!(f["message"].as_str().unwrap().contains("`[guia]`"), "{f:#}");
+    assert_eq!(p.build().status.code(), Some(1));
+}
