@@ -255,6 +255,19 @@ fn load_version(
                 );
                 continue;
             }
+            if let Some(page) = markdown_misnamed(&rel) {
+                // Read as a file to publish, it would reach readers as raw
+                // Markdown: the page its writer meant would be missing.
+                diagnostics.push(
+                    Diagnostic::new(
+                        rule::CONTENT_LAYOUT,
+                        format!("`{rel}` is Markdown by its extension, and basepress reads pages only from `.md` files: it would be published as a raw file"),
+                    )
+                    .in_file(relative(root, &path))
+                    .help(format!("rename it to `{page}`; to publish the Markdown file itself for download, put it under static/")),
+                );
+                continue;
+            }
             if rel.ends_with(".md") {
                 sources.push((lang.code.clone(), path));
             } else {
@@ -295,6 +308,16 @@ fn load_version(
     }
     pages.extend(fallbacks(config, version, &pages, &failed, diagnostics));
     (pages, assets)
+}
+
+/// For a content file with a Markdown extension other than `.md`
+/// (`guide.markdown`, `guide.MD`, `guide.mdown`), the name it has as a
+/// page.
+fn markdown_misnamed(rel: &str) -> Option<String> {
+    let (stem, ext) = rel.rsplit_once('.')?;
+    let markdown = ["md", "markdown", "mdown", "mkd", "mkdn", "mdwn"];
+    let known = markdown.iter().any(|m| ext.eq_ignore_ascii_case(m));
+    (known && ext != "md" && !stem.is_empty() && !stem.ends_with('/')).then(|| format!("{stem}.md"))
 }
 
 /// The language and path below `<content>/<lang>/` (the docs version's
@@ -555,6 +578,29 @@ fn load_static(root: &Path, assets: &mut Vec<Asset>, diagnostics: &mut Vec<Diagn
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markdown_under_another_extension_is_told_its_page_name() {
+        assert_eq!(
+            markdown_misnamed("guide.markdown").as_deref(),
+            Some("guide.md")
+        );
+        assert_eq!(
+            markdown_misnamed("a/Guide.MD").as_deref(),
+            Some("a/Guide.md")
+        );
+        assert_eq!(markdown_misnamed("x.mdown").as_deref(), Some("x.md"));
+        for fine in [
+            "guide.md",
+            "logo.png",
+            "README",
+            "notes.txt",
+            "a/.markdown",
+            "md",
+        ] {
+            assert_eq!(markdown_misnamed(fine), None, "{fine}");
+        }
+    }
 
     #[test]
     fn urls_are_pretty() {

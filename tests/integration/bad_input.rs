@@ -798,3 +798,25 @@ fn a_front_matter_error_leaves_the_other_pages_checked() {
     assert_eq!(built.status.code(), Some(2));
     assert!(!p.out().exists());
 }
+
+/// Markdown under another extension is no page, and is not published raw.
+#[test]
+fn a_page_with_another_markdown_extension_is_named_as_a_page() {
+    for name in ["guide.markdown", "guide.MD"] {
+        let f = finding(
+            |p| {
+                p.write(
+                    &format!("content/en/{name}"),
+                    "---\ntitle: Guide\n---\n# Guide\n",
+                );
+            },
+            1,
+            "content-layout",
+        );
+        assert_at(&f, &format!("content/en/{name}"), None);
+        assert!(
+            f["remedy"].as_str().unwrap().contains("`guide.md`"),
+            "{f:#}"
+        );
+    }
+}
