@@ -41,20 +41,33 @@ pub fn load(root: &Path) -> Result<Config, Diagnostic> {
 }
 
 fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
-    let fail = |needle: &str, msg: String| {
-        let loc = yaml::locate_scalar(text, needle)
+    // Where each value is, by JSON pointer (`/languages/1/code`): a value
+    // written twice (a language listed twice) is found where it is wrong,
+    // not where its text first appears.
+    let positions = yaml::documents_with_positions(text)
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .map(|d| d.positions)
+        .unwrap_or_default();
+    let fail_at = |pointer: &str, needle: &str, msg: String| {
+        let loc = positions
+            .get(pointer)
+            .filter(|_| !pointer.is_empty())
+            .or_else(|| yaml::locate_scalar(text, needle))
             .map(|(l, c)| Location::at(FILE_NAME, l, c))
             .unwrap_or_else(|| Location::file(FILE_NAME));
         Diagnostic::new(rule::CONFIG_INVALID, msg).at(loc)
     };
+    let fail = |needle: &str, msg: String| fail_at("", needle, msg);
     if config.languages.is_empty() {
         return Err(fail(
             "languages",
             "`languages` is empty: list at least one".into(),
         ));
     }
-    let mut seen = std::collections::BTreeSet::new();
-    for lang in &config.languages {
+    let mut seen = std::collections::BTreeMap::new();
+    for (i, lang) in config.languages.iter().enumerate() {
+        let at = format!("/languages/{i}/code");
         let ok = !lang.code.is_empty()
             && lang
                 .code
@@ -62,7 +75,8 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-')
             && !lang.code.starts_with('-');
         if !ok {
-            return Err(fail(
+            return Err(fail_at(
+                &at,
                 &lang.code,
                 format!(
                     "language code `{}` is not a plain language tag (letters, digits, `-`)",
@@ -70,33 +84,55 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
                 ),
             ));
         }
-        if !seen.insert(lang.code.as_str()) {
-            return Err(fail(
+        // Language tags ignore case: `pt-BR` and `pt-br` are one language.
+        if let Some(first) = seen.insert(lang.code.to_ascii_lowercase(), i) {
+            return Err(fail_at(
+                &at,
                 &lang.code,
-                format!("language `{}` is listed twice", lang.code),
-            ));
+                format!(
+                    "language `{}` is listed twice (also as entry {} of `languages`)",
+                    lang.code,
+                    first + 1
+                ),
+            )
+            .help("list each language once; to show a language under two names, pick one"));
         }
     }
     if let Some(url) = &config.edit_url {
         let ok = (url.starts_with("https://") || url.starts_with("http://"))
             && !url.contains(char::is_whitespace);
         if !ok {
-            return Err(fail(
+            return Err(fail_at(
+                "/edit_url",
                 url,
                 format!("edit_url `{url}` is not an http(s) URL (e.g. https://github.com/org/repo/edit/main/)"),
             ));
         }
     }
     if config.language(&config.default_language).is_none() {
-        return Err(fail(
+        let d = fail_at(
+            "/default_language",
             &config.default_language,
             format!(
                 "default_language `{}` is not one of `languages`",
                 config.default_language
             ),
-        ));
+        );
+        let listed = config
+            .languages
+            .iter()
+            .find(|l| l.code.eq_ignore_ascii_case(&config.default_language));
+        return Err(match listed {
+            Some(l) => d.help(format!(
+                "write it `{}`, as `languages` does: a language is one code, spelled the same everywhere (its content folder too)",
+                l.code
+            )),
+            None => d,
+        });
     }
-    for e in &config.exceptions {
+    for (i, e) in config.exceptions.iter().enumerate() {
+        let fail =
+            |needle: &str, msg: String| fail_at(&format!("/exceptions/{i}/rule"), needle, msg);
         match crate::diagnostics::rule::by_id(&e.rule) {
             None => {
                 return Err(fail(
@@ -130,7 +166,8 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
     }
     let releases = &config.image.releases;
     if !crate::input::stays_inside(releases) {
-        return Err(fail(
+        return Err(fail_at(
+            "/image/releases",
             &releases.to_string_lossy(),
             format!(
                 "`image.releases` is `{}`, which is not a path inside the project",
@@ -141,7 +178,8 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
     }
     let name = &config.image.name;
     if name.is_empty() || name.contains([':', '@', '/']) {
-        return Err(fail(
+        return Err(fail_at(
+            "/image/name",
             name,
             format!("image name `{name}` must be a bare name, without registry, tag or digest"),
         ));
@@ -152,6 +190,50 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A finding about one value of site.yaml is where that value is
+    /// written, even when its text appears earlier.
+    #[test]
+    fn findings_are_at_the_value_they_are_about() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |yaml: &str| {
+            std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
+            let d = load(dir.path()).unwrap_err();
+            let l = d.location.clone().unwrap();
+            (d.message.clone(), l.line, d.remedy().to_string())
+        };
+        let head = "title: en
+base_url: https://x.example
+";
+        let image = "image:
+  name: app
+  releases: image-releases.yaml
+";
+        let (m, line, help) = at(&format!(
+            "{head}default_language: en
+languages:
+  - code: en
+    name: English
+  - code: EN
+    name: Again
+{image}"
+        ));
+        assert!(m.contains("listed twice (also as entry 1"), "{m}");
+        assert_eq!(line, Some(7));
+        assert!(help.contains("list each language once"), "{help}");
+        let (m, line, help) = at(&format!(
+            "{head}default_language: es
+languages:
+  - code: en
+    name: es
+  - code: ES
+    name: Spanish
+{image}"
+        ));
+        assert!(m.contains("default_language `es`"), "{m}");
+        assert_eq!(line, Some(3));
+        assert!(help.contains("write it `ES`"), "{help}");
+    }
 
     #[test]
     fn base_url_loses_its_trailing_slashes() {

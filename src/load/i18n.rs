@@ -23,7 +23,9 @@ const BUILT_IN: &[(&str, &str)] = &[
 /// The built-in strings of `lang` (`pt-BR` takes Portuguese's), if any.
 fn built_in(lang: &str) -> Option<BTreeMap<String, String>> {
     let base = lang.split('-').next().unwrap_or(lang);
-    let (_, text) = BUILT_IN.iter().find(|(code, _)| *code == base)?;
+    let (_, text) = BUILT_IN
+        .iter()
+        .find(|(code, _)| code.eq_ignore_ascii_case(base))?;
     yaml::from_str(text).ok()
 }
 
@@ -34,7 +36,7 @@ pub fn built_in_source(lang: &str) -> Option<&'static str> {
     let base = lang.split('-').next().unwrap_or(lang);
     BUILT_IN
         .iter()
-        .find(|(code, _)| *code == base)
+        .find(|(code, _)| code.eq_ignore_ascii_case(base))
         .map(|(_, text)| *text)
 }
 
