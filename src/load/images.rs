@@ -23,15 +23,23 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
         };
         Diagnostic::new(rule::IMAGE_DATA_INVALID, e.message).at(loc)
     })?;
-    let fail = |needle: &str, msg: String| {
-        let loc = yaml::locate_scalar(&text, needle)
+    // Where each value is, by JSON pointer (`/env/3/key`): a fact written
+    // twice is found where the second is, not where its text first appears.
+    let positions = yaml::documents_with_positions(&text)
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .map(|d| d.positions)
+        .unwrap_or_default();
+    let fail = |pointer: &str, msg: String| {
+        let loc = positions
+            .nearest(pointer)
             .map(|(l, c)| Location::at(rel, l, c))
             .unwrap_or_else(|| Location::file(rel));
         Diagnostic::new(rule::IMAGE_DATA_INVALID, msg).at(loc)
     };
     if data.name != image_name {
         return Err(fail(
-            &data.name,
+            "/name",
             format!(
                 "the data describes image `{}`, but site.yaml names `{image_name}`",
                 data.name
@@ -39,23 +47,32 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
         ));
     }
     if data.releases.windows(2).any(|w| w[0] >= w[1]) {
+        let at = data
+            .releases
+            .windows(2)
+            .position(|w| w[0] >= w[1])
+            .map_or(0, |i| i + 1);
         return Err(fail(
-            "releases",
+            &format!("/releases/{at}"),
             "`releases` must list each version once, in ascending order".into(),
         ));
     }
-    let mut keys = std::collections::BTreeSet::new();
-    for e in &data.env {
-        if !keys.insert((e.key.as_str(), e.versions.to_string())) {
+    let mut keys = std::collections::BTreeMap::new();
+    for (i, e) in data.env.iter().enumerate() {
+        if let Some(first) = keys.insert((e.key.as_str(), e.versions.to_string()), i) {
             return Err(fail(
-                &e.key,
-                format!("environment key `{}` is described twice", e.key),
+                &format!("/env/{i}/key"),
+                format!(
+                    "environment key `{}` is described twice (also as entry {} of `env`)",
+                    e.key,
+                    first + 1
+                ),
             ));
         }
     }
-    if let Some((what, v, first, second)) = contradiction(&data) {
+    if let Some((what, v, first, second, at)) = contradiction(&data) {
         return Err(fail(
-            &second.to_string(),
+            &at,
             format!(
                 "two `{what}` facts hold for release {v} (`{first}` and `{second}`): the data contradicts itself"
             ),
@@ -66,41 +83,54 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
 }
 
 /// The first release for which two facts of one kind hold: the kind, the
-/// release and both facts' `versions`.
-fn contradiction(data: &ImageReleases) -> Option<(String, &Version, &VersionReq, &VersionReq)> {
-    let mut kinds: Vec<(String, Vec<&VersionReq>)> = vec![
+/// release, both facts' `versions`, and where the second's `versions` is
+/// (a JSON pointer).
+fn contradiction(
+    data: &ImageReleases,
+) -> Option<(String, &Version, &VersionReq, &VersionReq, String)> {
+    type Facts<'a> = Vec<(String, &'a VersionReq)>;
+    fn facts<'a>(list: &str, reqs: Vec<&'a VersionReq>) -> Vec<(String, &'a VersionReq)> {
+        reqs.into_iter()
+            .enumerate()
+            .map(|(i, r)| (format!("/{list}/{i}/versions"), r))
+            .collect()
+    }
+    let mut kinds: Vec<(String, Facts<'_>)> = vec![
         (
             "user".into(),
-            data.user.iter().map(|f| &f.versions).collect(),
+            facts("user", data.user.iter().map(|f| &f.versions).collect()),
         ),
         (
             "ports".into(),
-            data.ports.iter().map(|f| &f.versions).collect(),
+            facts("ports", data.ports.iter().map(|f| &f.versions).collect()),
         ),
         (
             "process".into(),
-            data.process.iter().map(|f| &f.versions).collect(),
+            facts(
+                "process",
+                data.process.iter().map(|f| &f.versions).collect(),
+            ),
         ),
     ];
-    let mut by_name: std::collections::BTreeMap<String, Vec<&VersionReq>> = Default::default();
-    for c in &data.commands {
+    let mut by_name: std::collections::BTreeMap<String, Facts<'_>> = Default::default();
+    for (i, c) in data.commands.iter().enumerate() {
         by_name
             .entry(format!("commands` `{}", c.name))
             .or_default()
-            .push(&c.versions);
+            .push((format!("/commands/{i}/versions"), &c.versions));
     }
-    for e in &data.env {
+    for (i, e) in data.env.iter().enumerate() {
         by_name
             .entry(format!("env` `{}", e.key))
             .or_default()
-            .push(&e.versions);
+            .push((format!("/env/{i}/versions"), &e.versions));
     }
     kinds.extend(by_name);
     for v in &data.releases {
         for (what, reqs) in &kinds {
-            let mut holding = reqs.iter().filter(|r| holds_for(r, v));
+            let mut holding = reqs.iter().filter(|(_, r)| holds_for(r, v));
             if let (Some(first), Some(second)) = (holding.next(), holding.next()) {
-                return Some((what.clone(), v, first, second));
+                return Some((what.clone(), v, first.1, second.1, second.0.clone()));
             }
         }
     }
@@ -136,6 +166,11 @@ mod tests {
             "{}",
             e.message
         );
+        let line =
+            |data: &str, needle: &str| data.lines().position(|l| l.contains(needle)).map(|i| i + 1);
+        let at = |e: &Diagnostic| e.location.as_ref().and_then(|l| l.line);
+        // At the second fact, though its text `*`… appears before.
+        assert_eq!(at(&e), line(&data, "name: root"));
         let data = DATA.replace(
             "  - {name: health, versions: \">=1.1.0\", args: [[live], [ready]]}",
             "  - {name: health, versions: \">=1.1.0\", args: [[live], [ready]]}\n  - {name: health, versions: \"^1\", args: any}",
@@ -143,6 +178,26 @@ mod tests {
         std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
         let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
         assert!(e.message.contains("`commands` `health`"), "{}", e.message);
+        assert_eq!(at(&e), line(&data, "versions: \"^1\""));
+        // An environment key described twice: at the second, named by the
+        // first.
+        let data = DATA.replace(
+            "env:\n",
+            "env:\n  - key: MODE\n    versions: \"*\"\n    values: [{value: a}]\n",
+        );
+        std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
+        let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
+        assert!(
+            e.message.contains("described twice (also as entry 1"),
+            "{}",
+            e.message
+        );
+        let second = data
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.contains("key: MODE"))
+            .nth(1);
+        assert_eq!(at(&e), second.map(|(i, _)| i + 1));
         std::fs::write(dir.path().join("images.yaml"), DATA).unwrap();
         assert!(load(dir.path(), Path::new("images.yaml"), "agent").is_ok());
     }
