@@ -174,15 +174,28 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         // The program, and the script file a shell given one
                         // (`sh /probe.sh`) must read.
                         let file = shell::script_file(call);
+                        // Not found where the script may have moved it
+                        // (`cd "$DIR"`, `PATH=$HOME/bin:$PATH`): not known
+                        // to be missing.
+                        let not_found = |why: &CommandError| matches!(why, CommandError::NotFound);
+                        let hidden = |name: &str, why: &CommandError| {
+                            not_found(why) && call.scope.may_hide(name)
+                        };
                         let why = match platform.may_execute(program, lookup, uid, &gids) {
                             Ok(_) => file.and_then(|f| {
                                 let why = platform.may_read(f, lookup, uid, &gids).err()?;
-                                Some(CommandError::ScriptFile {
+                                // A file is read from the folder, never on PATH.
+                                let from_folder = if f.starts_with('/') {
+                                    f.to_string()
+                                } else {
+                                    format!("./{f}")
+                                };
+                                (!hidden(&from_folder, &why)).then(|| CommandError::ScriptFile {
                                     file: f.to_string(),
                                     why: Box::new(why),
                                 })
                             }),
-                            Err(why) => Some(why),
+                            Err(why) => (!hidden(program, &why)).then_some(why),
                         };
                         let Some(why) = why else {
                             continue;

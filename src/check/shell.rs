@@ -59,6 +59,14 @@ pub struct Call {
 pub struct Scope {
     pub cwd: Option<String>,
     pub path: Option<String>,
+    /// A `cd` to a folder only known when the script runs (`cd "$DIR"`,
+    /// `cd ~`, `cd` alone) came before: a relative path is not known to
+    /// be missing.
+    pub cwd_unknown: bool,
+    /// A `PATH` only known when the script runs came before
+    /// (`PATH=$HOME/bin:$PATH`): a command not found on the known part
+    /// may be on the rest.
+    pub path_unknown: bool,
 }
 
 impl Scope {
@@ -76,6 +84,40 @@ impl Scope {
             Some(prev) if !dir.starts_with('/') => format!("{prev}/{dir}"),
             _ => dir.to_string(),
         });
+        // Somewhere known again only from the root.
+        self.cwd_unknown &= !dir.starts_with('/');
+    }
+
+    /// A `cd` to a folder only known when the script runs.
+    fn cd_unknown(&mut self) {
+        self.cwd = None;
+        self.cwd_unknown = true;
+    }
+
+    /// A `PATH=` assignment: its value when known (`$PATH` standing for
+    /// the one before), else `None`.
+    fn set_path(&mut self, value: Option<String>) {
+        match value {
+            Some(path) => {
+                // `$PATH` in it keeps what was unknown of the one before.
+                self.path_unknown &= path.contains("$PATH");
+                let before = self.path.as_deref().unwrap_or("$PATH");
+                self.path = Some(path.replace("$PATH", before));
+            }
+            None => {
+                self.path = None;
+                self.path_unknown = true;
+            }
+        }
+    }
+
+    /// Whether `program`, not found, may still be there: it is looked up
+    /// in a folder or on a `PATH` only known when the script runs.
+    pub fn may_hide(&self, program: &str) -> bool {
+        match program.contains('/') {
+            true => !program.starts_with('/') && self.cwd_unknown,
+            false => self.path_unknown,
+        }
     }
 
     /// The folder a call runs in, given the process's own.
@@ -309,7 +351,9 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         let outer = out.scope.clone();
         for (i, w) in settings.iter().enumerate() {
             if let Some(path) = w.strip_prefix("PATH=") {
+                // `env` sets it as written: no `$PATH` to expand.
                 out.scope.path = Some(path.to_string());
+                out.scope.path_unknown = false;
             }
             if matches!(w.as_str(), "-C" | "--chdir") {
                 if let Some(dir) = settings.get(i + 1) {
@@ -388,35 +432,39 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         if node.kind() == "command" {
             command(node, src, &functions, depth, out);
         } else if node.parent().is_none_or(|p| p.kind() != "command") {
-            if let Some(path) = path_assignment(node, src, &out.scope) {
-                out.scope.path = Some(path);
+            if let Some(path) = path_assignment(node, src) {
+                out.scope.set_path(path);
             }
         }
     }
     out.scope = outer;
 }
 
-/// The `PATH` a `PATH=VALUE` assignment gives, when VALUE is known but for
-/// `$PATH` (the one in `scope`, or the process's own).
-fn path_assignment(node: Node, src: &[u8], scope: &Scope) -> Option<String> {
+/// For a `PATH=VALUE` assignment (`None` for any other), VALUE when it is
+/// known but for `$PATH`, which it keeps; `Some(None)` when it holds
+/// something only known when the script runs (`$HOME`, `~`, `$(…)`).
+fn path_assignment(node: Node, src: &[u8]) -> Option<Option<String>> {
     let name = node.child_by_field_name("name")?.utf8_text(src).ok()?;
     if name != "PATH" {
         return None;
     }
-    let value = node.child_by_field_name("value")?.utf8_text(src).ok()?;
+    let Some(value) = node
+        .child_by_field_name("value")
+        .and_then(|v| v.utf8_text(src).ok())
+    else {
+        // `PATH=`: empty, so only paths with a `/` run.
+        return Some(Some(String::new()));
+    };
     let value = value
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
         .unwrap_or(value)
         .replace("${PATH}", "$PATH");
-    if value
+    let unknown = value
         .replace("$PATH", "")
         .contains(['$', '`', '\'', '"', '\\'])
-    {
-        return None;
-    }
-    let before = scope.path.as_deref().unwrap_or("$PATH");
-    Some(value.replace("$PATH", before))
+        || value.split(':').any(|dir| dir.starts_with('~'));
+    Some((!unknown).then_some(value))
 }
 
 /// The names of the functions a script defines: calls to them run no
@@ -511,7 +559,7 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
     };
     let Some(program) = first.clone() else {
         out.dynamic.push(format!(
-            "`{}` takes its command name from a variable or a substitution",
+            "`{}` takes its command name from a variable, a substitution or a home folder (`~`)",
             text()
         ));
         return;
@@ -528,13 +576,16 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
             return;
         }
         "cd" => {
-            // `cd DIR` moves the commands after it (`cd -P DIR` too).
+            // `cd DIR` moves the commands after it (`cd -P DIR` too); `cd`
+            // alone goes home, `cd -` back, `cd "$DIR"` where the script
+            // says when it runs.
             let dir = words
                 .iter()
                 .skip(1)
                 .find(|w| w.as_deref().is_none_or(|w| !w.starts_with('-')));
-            if let Some(Some(dir)) = dir {
-                out.scope.cd(dir);
+            match dir {
+                Some(Some(dir)) => out.scope.cd(dir),
+                _ => out.scope.cd_unknown(),
             }
             return;
         }
@@ -548,8 +599,8 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
         .children(&mut c)
         .filter(|n| n.kind() == "variable_assignment")
     {
-        if let Some(path) = path_assignment(assignment, src, &out.scope) {
-            out.scope.path = Some(path);
+        if let Some(path) = path_assignment(assignment, src) {
+            out.scope.set_path(path);
         }
     }
     // A wrapper's command and a shell's script inside the script too.
@@ -571,6 +622,8 @@ fn literal(node: Node, src: &[u8]) -> Option<String> {
                 _ => None,
             }
         }
+        // `~` and `~user` at a word's start stand for a home folder.
+        "word" if text.starts_with('~') => None,
         "word" | "number" => unescape(text),
         "raw_string" => text
             .strip_prefix('\'')
@@ -904,6 +957,7 @@ mod scope_tests {
         Scope {
             cwd: cwd.map(str::to_string),
             path: path.map(str::to_string),
+            ..Scope::default()
         }
     }
 
@@ -930,9 +984,27 @@ mod scope_tests {
             "/q:/usr/bin"
         );
         assert_eq!(scope(Some("lib"), None).cwd_over("/app"), "/app/lib");
-        // A value known only when the script runs changes nothing known.
+        // A value known only when the script runs makes what it sets
+        // unknown, until it is set to something known again.
         let got = scopes(&["sh", "-c", "PATH=$HOME/bin:$PATH; cd \"$DIR\"; v"]);
-        assert_eq!(got.last().map(|(_, s)| s.clone()), Some(Scope::default()));
+        let unknown = Scope {
+            cwd_unknown: true,
+            path_unknown: true,
+            ..Scope::default()
+        };
+        assert_eq!(got.last().map(|(_, s)| s.clone()), Some(unknown.clone()));
+        let last = |script: &str| scopes(&["sh", "-c", script]).last().map(|(_, s)| s.clone());
+        let after = last("cd ~/app; PATH=~/bin:$PATH; v").unwrap();
+        assert!(after.cwd_unknown && after.path_unknown, "{after:?}");
+        assert!(after.may_hide("./run.sh") && after.may_hide("tool"));
+        assert!(!after.may_hide("/bin/tool"));
+        let after = last("cd; cd sub; PATH=/opt/bin:$PATH; v").unwrap();
+        assert!(after.cwd_unknown && !after.path_unknown, "{after:?}");
+        let after = last("cd \"$X\"; cd /srv; export PATH=/usr/bin; v").unwrap();
+        assert_eq!(after, scope(Some("/srv"), Some("/usr/bin")));
+        assert!(!after.may_hide("./run.sh") && !after.may_hide("tool"));
+        // `~/bin/tool` names no program known before the script runs.
+        assert_eq!(last("~/bin/tool; v").unwrap(), Scope::default());
         // `env` sets them for the command it runs.
         let got = scopes(&["env", "-C", "/srv", "PATH=/opt/bin", "tool"]);
         assert_eq!(got[1].1, scope(Some("/srv"), Some("/opt/bin")));

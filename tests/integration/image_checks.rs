@@ -297,6 +297,27 @@ fn commands_are_looked_up_as_the_container_runs_them() {
     // Arguments without a command go to the image's entrypoint.
     let found = missing("", live, "          args: [missing-tool]\n");
     assert_eq!(found, Vec::<String>::new());
+    // After a `cd` or a `PATH` only known when the script runs, a relative
+    // path or a name not found may be there: no finding. An absolute path
+    // is still looked up, and so is a name once PATH is known again.
+    for script in [
+        "cd \"$APP_DIR\" && ./health.sh",
+        "cd ~/app; sh check.sh",
+        "PATH=$HOME/bin:$PATH; their-tool",
+        "~/bin/health live",
+    ] {
+        let probe = format!("command: [sh, -c, '{script}']");
+        assert_eq!(missing("", &probe, ""), Vec::<String>::new(), "{script}");
+    }
+    let probe =
+        "command: [sh, -c, 'cd \"$APP_DIR\"; /opt/nothing/here; PATH=/usr/bin; their-tool']";
+    let found = missing("", probe, "");
+    assert!(
+        found.len() == 2
+            && found[0].contains("`/opt/nothing/here`")
+            && found[1].contains("`their-tool`"),
+        "{found:?}"
+    );
 }
 
 /// runAsNonRoot without runAsUser, over an image whose user is a name:
