@@ -219,7 +219,7 @@ pub mod rule {
         LINK_BROKEN = "link-broken", Check, Error,
             "A link in a page points to a page or file that the site does not have.",
             "Point the link at an existing page (by its .md source path or its URL) or published file.";
-        LINK_REFERENCE_UNDEFINED = "link-reference-undefined", Check, Error,
+        LINK_REFERENCE_UNDEFINED = "link-reference-undefined", Check, Warning,
             "A reference link (`[text][label]` or `[text][]`) names a label that no definition in its page gives: Markdown publishes it as plain text, brackets and all.",
             "Define the label on a line of its own (`[label]: install.md`) in the same page, or write the link inline.";
         ANCHOR_MISSING = "anchor-missing", Check, Error,

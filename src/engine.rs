@@ -63,9 +63,14 @@ pub fn renders(options: &Options, diagnostics: &[Diagnostic]) -> bool {
     errors.peek().is_none()
         || (options.preview
             && errors.all(|d| {
-                d.rule.class == diagnostics::Class::Check && d.rule.id != rule::CREDENTIAL_LEAK.id
+                d.rule.class == diagnostics::Class::Check
+                    && !SECRET_RULES.iter().any(|r| r.id == d.rule.id)
             }))
 }
+
+/// The findings of a credential in what would be published: a page or
+/// file (`credential-leak`) or a base (`secret-in-base`).
+const SECRET_RULES: &[&Rule] = &[&rule::CREDENTIAL_LEAK, &rule::SECRET_IN_BASE];
 
 /// The rules the stages raise themselves, outside the checks of
 /// [`check::CHECKS`]: reading inputs, analysing them, rendering, writing

@@ -168,7 +168,12 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
     let undefined = std::cell::RefCell::new(Vec::new());
     let note_undefined = |link: BrokenLink<'_>| {
         let meant = matches!(link.link_type, LinkType::Reference | LinkType::Collapsed);
-        if meant && !link.reference.starts_with('^') {
+        // `a[i][j]`, `m[0][1]`: brackets right after a word index it.
+        let indexing = body[..link.span.start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || matches!(c, ']' | ')' | '_'));
+        if meant && !indexing && !link.reference.starts_with('^') {
             undefined
                 .borrow_mut()
                 .push((link.span.start, link.reference.to_string()));
@@ -513,7 +518,7 @@ mod tests {
     #[test]
     fn reference_links_without_a_definition_are_recorded_where_they_start() {
         let d = analyze(
-            "See [the guide][guia] and [Install][].\n\n- [x] done, [maybe] text\n\n![logo][img] [ok][def] [^1]\n`[code][span]`\n\n[def]: install.md\n",
+            "See [the guide][guia] and [Install][].\n\n- [x] done, [maybe] text\n\n![logo][img] [ok][def] [^1]\n`[code][span]` a[i][j] m[0][1]\n\n[def]: install.md\n",
             3,
         );
         let at: Vec<_> = d

@@ -336,6 +336,12 @@ fn targets(site: &Site, index: &LinkIndex, i: usize, doc: &Document) -> Vec<usiz
 pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     let (expanded, problems) = expand(site, page);
     let mut doc = markdown::analyze(expanded.as_deref().unwrap_or(&page.body), page.body_line);
+    if expanded.is_none() && uses_variables(&page.body) && !problems.is_empty() {
+        // Read as written, with `{{ … }}` in it, the body is not what would
+        // be published: a reference whose definition holds a variable reads
+        // as undefined. The unknown variable is the finding to fix first.
+        doc.undefined_references.clear();
+    }
     doc.expanded = expanded;
     (doc, problems)
 }

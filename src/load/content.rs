@@ -258,13 +258,17 @@ fn load_version(
             if let Some(page) = markdown_misnamed(&rel) {
                 // Read as a file to publish, it would reach readers as raw
                 // Markdown: the page its writer meant would be missing.
+                let help = match dir.join(&page).exists() {
+                    true => format!("`{page}` exists too: keep one page, merging the text of this file into `{page}`, and remove this one"),
+                    false => format!("rename it to `{page}`; to publish the Markdown file itself for download, put it under static/"),
+                };
                 diagnostics.push(
                     Diagnostic::new(
                         rule::CONTENT_LAYOUT,
                         format!("`{rel}` is Markdown by its extension, and basepress reads pages only from `.md` files: it would be published as a raw file"),
                     )
                     .in_file(relative(root, &path))
-                    .help(format!("rename it to `{page}`; to publish the Markdown file itself for download, put it under static/")),
+                    .help(help),
                 );
                 continue;
             }
@@ -499,11 +503,17 @@ fn stand_in(
 ) -> Option<Page> {
     let source = relative(root.path(), path);
     let text = crate::input::utf8(root.read(path).ok()?, &source, rule::IO_UNREADABLE).ok()?;
-    let opened = text.trim_start_matches('\u{feff}').starts_with("---");
-    let (body, body_line) = match split_front_matter(&text) {
-        Some((_, body, line)) => (body, line),
-        None if opened => ("", 1),
-        None => (text.as_str(), 1),
+    // Front matter that is never closed: everything after its first line
+    // (where its headings and links are, if the writer forgot the `---`).
+    let unclosed = text
+        .trim_start_matches('\u{feff}')
+        .split_once('\n')
+        .filter(|(first, _)| first.trim_end() == "---")
+        .map(|(_, rest)| rest);
+    let (body, body_line) = match (split_front_matter(&text), unclosed) {
+        (Some((_, body, line)), _) => (body, line),
+        (None, Some(rest)) => (rest, 2),
+        (None, None) => (text.as_str(), 1),
     };
     let rel = slash_path(
         path.strip_prefix(root.path().join(&version.dir).join(lang))

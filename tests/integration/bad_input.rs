@@ -768,10 +768,15 @@ fn a_front_matter_error_leaves_the_other_pages_checked() {
     );
     // es/install.md: no front matter at all.
     p.write("content/es/install.md", "# Instalar\n\n## Pasos\n");
-    // A page that links into both, one link broken elsewhere.
+    // guide.md: front matter never closed; its headings are still read.
+    p.write(
+        "content/en/guide.md",
+        "---\ntitle: Guide\n\n# Guide\n\n## Setup\n",
+    );
+    // A page that links into them, one link broken elsewhere.
     p.write(
         "content/en/more.md",
-        "---\ntitle: More\n---\n# More\n\n[Steps](install.md#steps), [nowhere](missing.md).\n",
+        "---\ntitle: More\n---\n# More\n\n[Steps](install.md#steps), [setup](guide.md#setup), [nowhere](missing.md).\n",
     );
     let (code, report) = p.check_json();
     assert_eq!(code, 2, "{report:#}");
@@ -783,7 +788,11 @@ fn a_front_matter_error_leaves_the_other_pages_checked() {
     };
     assert_eq!(
         at("front-matter-invalid"),
-        ["content/en/install.md", "content/es/install.md"]
+        [
+            "content/en/guide.md",
+            "content/en/install.md",
+            "content/es/install.md"
+        ]
     );
     assert_eq!(at("link-broken"), ["content/en/more.md"], "{report:#}");
     assert!(at("anchor-missing").is_empty(), "{report:#}");

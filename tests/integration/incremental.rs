@@ -589,3 +589,51 @@ fn links_follow_the_ids_of_the_headings_they_name() {
     );
     assert!(!r.fast);
 }
+
+/// A preview renders a project whose errors are checks' findings, but
+/// never one that would serve a credential, in a page or in a base.
+#[test]
+fn a_preview_never_renders_a_credential() {
+    let p = Project::new();
+    let root = p.root();
+    let options = engine::Options {
+        preview: true,
+        ..Default::default()
+    };
+    let mut session = Session::new(root, options.clone());
+    rebuild(&mut session, root, None);
+    // A broken link: rendered, with its finding.
+    let index = read(root, "content/en/index.md");
+    let r = edit(
+        &mut session,
+        root,
+        &[(
+            "content/en/index.md",
+            &format!("{index}\n[gone](gone.md)\n"),
+        )],
+    );
+    assert!(has(&r, "link-broken", "content/en/index.md"));
+    assert!(matches!(r.output, Output::Changed(_)));
+    // A Secret with data in the base: nothing.
+    p.write(
+        "bases/v1.1.0/secret.yaml",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: correct-horse-battery-staple-prod\n",
+    );
+    p.write(
+        "bases/v1.1.0/kustomization.yaml",
+        &KUSTOMIZATION.replace(
+            "  - deployment.yaml\n",
+            "  - deployment.yaml\n  - secret.yaml\n",
+        ),
+    );
+    let r = Session::new(root, options).rebuild(None);
+    assert!(
+        r.outcome
+            .diagnostics
+            .iter()
+            .any(|d| d.rule.id == "secret-in-base"),
+        "{:?}",
+        r.outcome.diagnostics
+    );
+    assert!(matches!(r.output, Output::Failed));
+}
