@@ -70,7 +70,7 @@ pub fn renders(options: &Options, diagnostics: &[Diagnostic]) -> bool {
 
 /// The findings of a credential in what would be published: a page or
 /// file (`credential-leak`) or a base (`secret-in-base`).
-const SECRET_RULES: &[&Rule] = &[&rule::CREDENTIAL_LEAK, &rule::SECRET_IN_BASE];
+const SECRET_RULES: &[&Rule] = &[rule::CREDENTIAL_LEAK, rule::SECRET_IN_BASE];
 
 /// The rules the stages raise themselves, outside the checks of
 /// [`check::CHECKS`]: reading inputs, analysing them, rendering, writing
