@@ -249,7 +249,8 @@ fn first_use(text: &str, name: &str) -> Option<(usize, usize)> {
         if let Some((i, _)) = hit {
             let at = open + i;
             let line = text[..at].matches('\n').count() + 1;
-            let column = at - text[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
+            // Columns count characters, as editors do.
+            let column = text[..at].rsplit('\n').next().unwrap_or("").chars().count() + 1;
             return Some((line, column));
         }
         from = end.max(open + 2);
