@@ -216,7 +216,7 @@ async fn site_file(
         if snapshot.error.is_some() && wants_html(&path, &headers) {
             return error_page(&snapshot, head);
         }
-        return not_found(build, head);
+        return not_found(build, snapshot.banner.as_deref(), head);
     };
     let pinned = base_download(&app, rel, &method, &headers).await;
     let build = pinned.as_deref().unwrap_or(build);
@@ -261,7 +261,7 @@ async fn site_file(
             if snapshot.error.is_some() && wants_html(&path, &headers) {
                 error_page(&snapshot, head)
             } else {
-                not_found(build, head)
+                not_found(build, snapshot.banner.as_deref(), head)
             }
         }
     }
@@ -368,17 +368,22 @@ fn with_body(builder: axum::http::response::Builder, body: Bytes, head: bool) ->
 
 /// `404 Not Found` with the site's 404 page, so `curl -f` fails as the
 /// download instructions promise and browsers show the site's own page.
-fn not_found(build: &Build, head: bool) -> Response {
+/// While the build has findings to show, the page carries them.
+fn not_found(build: &Build, banner: Option<&snapshot::Banner>, head: bool) -> Response {
     let Some(entry) = build.get("/404.html") else {
         return plain(StatusCode::NOT_FOUND, "not found\n");
     };
     let served = entry.served();
+    let body = match banner.filter(|_| entry.is_html()) {
+        Some(banner) => banner.onto(&served.body),
+        None => served.body.clone(),
+    };
     let builder = Response::builder()
         .status(StatusCode::NOT_FOUND)
         .header(header::CONTENT_TYPE, entry.content_type())
         .header(header::CACHE_CONTROL, "no-cache")
         .header(header::X_CONTENT_TYPE_OPTIONS, "nosniff");
-    with_body(builder, served.body.clone(), head)
+    with_body(builder, body, head)
 }
 
 /// The findings of the failed build, for a page request.

@@ -659,32 +659,86 @@ impl Banner {
         Banner { text, html }
     }
 
-    /// `html` with the box right after its `<body…>` tag (any case), or at
-    /// its start when it has none.
+    /// `html` with the box right after its `<body…>` tag (see
+    /// [`box_at`]).
     pub fn onto(&self, html: &[u8]) -> Bytes {
-        const OPEN: &[u8] = b"<body";
-        let at = html
-            .windows(OPEN.len())
-            .position(|w| w.eq_ignore_ascii_case(OPEN))
-            .filter(|&i| {
-                matches!(
-                    html.get(i + OPEN.len()),
-                    Some(b'>' | b' ' | b'\t' | b'\n' | b'\r')
-                )
-            })
-            .and_then(|i| {
-                html[i..]
-                    .iter()
-                    .position(|&b| b == b'>')
-                    .map(|end| i + end + 1)
-            })
-            .unwrap_or(0);
+        let at = box_at(html);
         let mut out = Vec::with_capacity(html.len() + self.html.len());
         out.extend_from_slice(&html[..at]);
         out.extend_from_slice(self.html.as_bytes());
         out.extend_from_slice(&html[at..]);
         Bytes::from(out)
     }
+}
+
+/// Where a box shown at the top of a page goes in `html`: right after the
+/// `<body…>` tag (any case, attributes with `>` in quotes included), found
+/// outside comments, scripts and styles; without one (it is optional in
+/// HTML), after `</head>`, else after the `<html…>` tag, else after the
+/// doctype, so that the page never falls into quirks mode.
+pub fn box_at(html: &[u8]) -> usize {
+    let lower = |at: usize, word: &[u8]| {
+        html.get(at..at + word.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(word))
+    };
+    // A tag name ends at white space, `>` or `/`.
+    let named = |at: usize, name: &[u8]| {
+        lower(at, name)
+            && matches!(
+                html.get(at + name.len()),
+                Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c') | None
+            )
+    };
+    // The end of the tag opened at `at`, past its `>`, minding quotes.
+    let tag_end = |at: usize| {
+        let mut quote = None;
+        for (i, &b) in html.iter().enumerate().skip(at) {
+            match (quote, b) {
+                (Some(q), b) if b == q => quote = None,
+                (None, b'"' | b'\'') => quote = Some(b),
+                (None, b'>') => return i + 1,
+                _ => {}
+            }
+        }
+        html.len()
+    };
+    let find = |from: usize, what: &[u8]| {
+        (from..html.len())
+            .find(|&i| lower(i, what))
+            .map_or(html.len(), |i| i + what.len())
+    };
+    let (mut head_end, mut html_end, mut doctype_end) = (None, None, None);
+    let mut i = 0;
+    while i < html.len() {
+        if html[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        if lower(i, b"<!--") {
+            i = find(i + 4, b"-->");
+        } else if lower(i, b"<!doctype") {
+            i = tag_end(i);
+            doctype_end.get_or_insert(i);
+        } else if named(i + 1, b"script") || named(i + 1, b"style") {
+            let close: &[u8] = if named(i + 1, b"script") {
+                b"</script"
+            } else {
+                b"</style"
+            };
+            i = find(tag_end(i), close);
+        } else if named(i + 1, b"body") {
+            return tag_end(i);
+        } else if named(i + 1, b"html") {
+            i = tag_end(i);
+            html_end.get_or_insert(i);
+        } else if named(i, b"</head") {
+            i = tag_end(i);
+            head_end.get_or_insert(i);
+        } else {
+            i += 1;
+        }
+    }
+    head_end.or(html_end).or(doctype_end).unwrap_or(0)
 }
 
 /// `html` with [`RELOAD_TAG`] before its last `</body>` (any case), or at
@@ -967,6 +1021,16 @@ mod tests {
         assert!(body.contains(RELOAD_TAG));
     }
 
+    proptest::proptest! {
+        /// Any bytes get a place for the box, inside them, after a body
+        /// tag when they hold one outside comments and scripts.
+        #[test]
+        fn any_page_has_a_place_for_the_box(html in proptest::collection::vec(proptest::sample::select(b"<>!-/\"'bodyscriptehal x".to_vec()), 0..60)) {
+            let at = box_at(&html);
+            proptest::prop_assert!(at <= html.len());
+        }
+    }
+
     #[test]
     fn the_findings_box_opens_the_body_and_escapes_them() {
         let banner = Banner::new("error[link-broken]: <a> & \"b\"".into(), 2);
@@ -986,6 +1050,20 @@ mod tests {
         let out = boxed("<p><bodyguard>x</bodyguard></p>");
         assert!(out.starts_with("<div id=\"basepress-findings\""), "{out}");
         assert!(out.ends_with("<p><bodyguard>x</bodyguard></p>"));
+        // Where the box goes: `|` marks it.
+        for (html, expected) in [
+            ("<!doctype html><html><head><script>var t = \"<body class='x'>\";</script><!-- <body> --><style>p::after{content:'<body>'}</style></head><bodyx><body data-x=\"a>b\">t</body>",
+             "<!doctype html><html><head><script>var t = \"<body class='x'>\";</script><!-- <body> --><style>p::after{content:'<body>'}</style></head><bodyx><body data-x=\"a>b\">|t</body>"),
+            ("<!DOCTYPE html>\n<html lang=\"en\"><head><title>t</title></head><p>no body</p>",
+             "<!DOCTYPE html>\n<html lang=\"en\"><head><title>t</title></head>|<p>no body</p>"),
+            ("<!doctype html><html><p>x</p>", "<!doctype html><html>|<p>x</p>"),
+            ("<!doctype html><p>x</p>", "<!doctype html>|<p>x</p>"),
+            ("<body>", "<body>|"),
+            ("<!-- never closed <body>", "|<!-- never closed <body>"),
+        ] {
+            let at = box_at(html.as_bytes());
+            assert_eq!(format!("{}|{}", &html[..at], &html[at..]), expected);
+        }
         assert!(Banner::new(String::new(), 1).html.contains(": 1 error."));
     }
 }

@@ -706,7 +706,12 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
     }
     let page_now = get(&server.url("/es/installation/"));
     assert!(page_now.text().contains("la guía &lt;nueva&gt;"));
-    assert_eq!(get(&server.url("/es/nope/")).status, 404);
+    let missing = get_with(&server.url("/es/nope/"), ("Accept", "text/html"));
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing.text().contains("basepress-findings"),
+        "the 404 page shows them too"
+    );
     let sums = get(&server.url("/kubernetes/v1.30.0/base/SHA256SUMS"));
     assert_eq!(sums.status, 200);
     assert!(!sums.text().contains("basepress-findings"));
