@@ -270,6 +270,21 @@ impl Session {
         &self.options
     }
 
+    /// The source of each page of the last build (an untranslated copy's
+    /// is its original's), by the page's file (`/es/install/index.html`).
+    pub fn page_sources(&self) -> Vec<(String, PathBuf)> {
+        let Some(state) = &self.state else {
+            return Vec::new();
+        };
+        state
+            .checked
+            .site()
+            .pages
+            .iter()
+            .map(|p| (crate::model::layout::page_file(p), p.source.clone()))
+            .collect()
+    }
+
     /// How many pages the last full build took from the cache.
     pub fn cache_hits(&self) -> usize {
         self.cache.hits

@@ -244,7 +244,12 @@ async fn site_file(
             }
             let served = entry.served();
             if let Some(banner) = snapshot.banner.as_deref().filter(|_| entry.is_html()) {
-                let body = banner.onto(&served.body);
+                // The page's file: a folder's is its index.html.
+                let file = match rel.ends_with('/') {
+                    true => format!("{rel}index.html"),
+                    false => rel.to_string(),
+                };
+                let body = banner.onto(&file, &served.body);
                 let etag = snapshot::etag(&body);
                 return file_response(&headers, head, entry.content_type(), body, &etag);
             }
@@ -375,7 +380,7 @@ fn not_found(build: &Build, banner: Option<&snapshot::Banner>, head: bool) -> Re
     };
     let served = entry.served();
     let body = match banner.filter(|_| entry.is_html()) {
-        Some(banner) => banner.onto(&served.body),
+        Some(banner) => banner.onto("/404.html", &served.body),
         None => served.body.clone(),
     };
     let builder = Response::builder()

@@ -374,7 +374,8 @@ impl App {
                 let errors = outcome.diagnostics.iter().filter(|d| d.is_error()).count();
                 let banner = (errors > 0).then(|| {
                     let text = report::render_text(&outcome.diagnostics, &self.root, false);
-                    Arc::new(snapshot::Banner::new(text, errors))
+                    let pages = self.page_findings(&session, &outcome.diagnostics);
+                    Arc::new(snapshot::Banner::new(text, errors, pages))
                 });
                 let same_banner = match (&banner, &current.banner) {
                     (None, None) => true,
@@ -446,6 +447,39 @@ impl App {
         for line in say {
             eprintln!("{line}");
         }
+    }
+
+    /// The findings located in each page's source, by the page's file
+    /// (`/es/install/index.html`), counted and as the terminal shows them:
+    /// what the page's findings box opens with.
+    fn page_findings(
+        &self,
+        session: &Session,
+        findings: &[diagnostics::Diagnostic],
+    ) -> std::collections::HashMap<String, (usize, String)> {
+        let mut by_source: std::collections::HashMap<
+            &std::path::Path,
+            Vec<diagnostics::Diagnostic>,
+        > = Default::default();
+        for d in findings {
+            if let Some(l) = &d.location {
+                by_source
+                    .entry(l.file.as_path())
+                    .or_default()
+                    .push(d.clone());
+            }
+        }
+        session
+            .page_sources()
+            .into_iter()
+            .filter_map(|(file, source)| {
+                let own = by_source.get(source.as_path())?;
+                Some((
+                    file,
+                    (own.len(), report::render_text(own, &self.root, false)),
+                ))
+            })
+            .collect()
     }
 
     fn next_generation(&self) -> String {

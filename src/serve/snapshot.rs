@@ -630,18 +630,28 @@ impl ErrorPage {
 pub struct Banner {
     /// The findings as the terminal shows them, without color.
     pub text: String,
-    html: String,
+    /// The box, cut where the findings of the page it is shown on go.
+    head: String,
+    tail: String,
+    /// The findings located in each page's source, by the page's file
+    /// (`/es/install/index.html`): their count and their text as HTML.
+    pages: HashMap<String, (usize, String)>,
 }
 
+/// Inline styles only: the site's stylesheet is not ours to rely on, and
+/// the box must read the same on every theme.
+const PRE_STYLE: &str = "white-space: pre-wrap; overflow-x: auto; max-height: 50vh; \
+     margin: 0.5rem 0 0; padding: 0.5rem; background: #fff; font: 13px/1.4 monospace;";
+
 impl Banner {
-    pub fn new(text: String, errors: usize) -> Self {
+    /// The box of `errors` errors, whose findings read `text`; `pages`
+    /// gives the count and the text of the findings of a page, by its file.
+    pub fn new(text: String, errors: usize, pages: HashMap<String, (usize, String)>) -> Self {
         let title = match errors {
             1 => "1 error".to_string(),
             n => format!("{n} errors"),
         };
-        // Inline styles only: the site's stylesheet is not ours to rely on,
-        // and the box must read the same on every theme.
-        let html = format!(
+        let head = format!(
             "<div id=\"basepress-findings\" role=\"alert\" lang=\"en\" dir=\"ltr\" style=\"\
              all: initial; display: block; position: relative; z-index: 2147483647; \
              box-sizing: border-box; margin: 0; padding: 0.75rem 1rem; \
@@ -649,23 +659,46 @@ impl Banner {
              font: 15px/1.5 system-ui, sans-serif; text-align: start;\">\
              <strong style=\"color: #b00020;\">basepress serve: {title}.</strong> \
              <code>basepress build</code> refuses to publish the site until they are fixed; \
-             this preview shows the pages as they are. Save a fix and the page reloads by itself.\
-             <details style=\"margin-top: 0.5rem;\"><summary style=\"cursor: pointer;\">The findings</summary>\
-             <pre style=\"white-space: pre-wrap; overflow-x: auto; max-height: 50vh; \
-             margin: 0.5rem 0 0; padding: 0.5rem; background: #fff; font: 13px/1.4 monospace;\">{}</pre>\
-             </details></div>",
+             this preview shows the pages as they are. Save a fix and the page reloads by itself."
+        );
+        let tail = format!(
+            "<details style=\"margin-top: 0.5rem;\"><summary style=\"cursor: pointer;\">All the findings</summary>\
+             <pre style=\"{PRE_STYLE}\">{}</pre></details></div>",
             crate::render::escape::escape(&text)
         );
-        Banner { text, html }
+        let pages = pages
+            .into_iter()
+            .map(|(file, (count, text))| (file, (count, crate::render::escape::escape(&text))))
+            .collect();
+        Banner {
+            text,
+            head,
+            tail,
+            pages,
+        }
     }
 
-    /// `html` with the box right after its `<body…>` tag (see
-    /// [`box_at`]).
-    pub fn onto(&self, html: &[u8]) -> Bytes {
+    /// `html`, the page at site path `file`, with the box right after its
+    /// `<body…>` tag (see [`box_at`]), the page's own findings open in it.
+    pub fn onto(&self, file: &str, html: &[u8]) -> Bytes {
+        let own = self.pages.get(file).map(|(count, text)| {
+            let title = match count {
+                1 => "1 finding on this page".to_string(),
+                n => format!("{n} findings on this page"),
+            };
+            format!(
+                "<details open style=\"margin-top: 0.5rem;\"><summary style=\"cursor: pointer;\">{title}</summary>\
+                 <pre style=\"{PRE_STYLE}\">{text}</pre></details>"
+            )
+        });
+        let own = own.unwrap_or_default();
         let at = box_at(html);
-        let mut out = Vec::with_capacity(html.len() + self.html.len());
+        let mut out =
+            Vec::with_capacity(html.len() + self.head.len() + own.len() + self.tail.len());
         out.extend_from_slice(&html[..at]);
-        out.extend_from_slice(self.html.as_bytes());
+        out.extend_from_slice(self.head.as_bytes());
+        out.extend_from_slice(own.as_bytes());
+        out.extend_from_slice(self.tail.as_bytes());
         out.extend_from_slice(&html[at..]);
         Bytes::from(out)
     }
@@ -1033,8 +1066,20 @@ mod tests {
 
     #[test]
     fn the_findings_box_opens_the_body_and_escapes_them() {
-        let banner = Banner::new("error[link-broken]: <a> & \"b\"".into(), 2);
-        let boxed = |html: &str| String::from_utf8(banner.onto(html.as_bytes()).to_vec()).unwrap();
+        let pages = HashMap::from([(
+            "/es/index.html".to_string(),
+            (1, "error[link-broken]: <mine>".to_string()),
+        )]);
+        let banner = Banner::new("error[link-broken]: <a> & \"b\"".into(), 2, pages);
+        let boxed = |html: &str| {
+            String::from_utf8(banner.onto("/en/index.html", html.as_bytes()).to_vec()).unwrap()
+        };
+        let own = String::from_utf8(banner.onto("/es/index.html", b"<body>").to_vec()).unwrap();
+        assert!(
+            own.contains("1 finding on this page") && own.contains("&lt;mine&gt;"),
+            "{own}"
+        );
+        assert!(!boxed("<body>").contains("on this page"));
         let out =
             boxed("<html><head><title>t</title></head><BODY class=\"x\"><p>page</p></body></html>");
         let at = out.find("<div id=\"basepress-findings\"").unwrap();
@@ -1064,6 +1109,8 @@ mod tests {
             let at = box_at(html.as_bytes());
             assert_eq!(format!("{}|{}", &html[..at], &html[at..]), expected);
         }
-        assert!(Banner::new(String::new(), 1).html.contains(": 1 error."));
+        assert!(Banner::new(String::new(), 1, HashMap::new())
+            .head
+            .contains(": 1 error."));
     }
 }

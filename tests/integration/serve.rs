@@ -703,6 +703,12 @@ fn an_edit_reloads_open_pages_and_a_broken_edit_shows_the_findings() {
         assert!(body.contains("link-broken"), "{body}");
         assert!(body.contains("guia-nueva.md"), "{body}");
         assert!(body.contains("/__basepress/reload.js"), "{path}");
+        // The page the finding is in opens with it.
+        assert_eq!(
+            body.contains("1 finding on this page"),
+            path == "/es/installation/",
+            "{path}"
+        );
     }
     let page_now = get(&server.url("/es/installation/"));
     assert!(page_now.text().contains("la guía &lt;nueva&gt;"));
