@@ -451,8 +451,11 @@ fn slow_clients_do_not_take_the_service_from_the_others() {
         worst = worst.max(took);
         std::thread::sleep(Duration::from_millis(300));
     }
+    // Starved, a request would wait for the slow ones' 10 s header
+    // timeout; the bound leaves room for a busy machine (a request took
+    // 1.002 s once while the whole suite ran on two cores).
     assert!(
-        worst < Duration::from_secs(1),
+        worst < Duration::from_secs(3),
         "a request took {worst:?} with {SLOW} slow connections open"
     );
 
