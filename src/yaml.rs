@@ -271,7 +271,17 @@ impl Document {
     /// YAML 1.2 keeps them as text), a float without a fraction is an
     /// integer (`1.0` is 1), and an annotation's value is always the text
     /// written (`prometheus.io/port: 9090` is `"9090"`).
-    pub fn as_kubernetes_reads_it(mut self) -> Document {
+    pub fn as_kubernetes_reads_it(self) -> Document {
+        self.read_as_kubernetes(false)
+    }
+
+    /// [`Document::as_kubernetes_reads_it`] for a strategic merge patch,
+    /// where an annotation's `null` is no text: it deletes the annotation.
+    pub fn as_kubernetes_reads_a_patch(self) -> Document {
+        self.read_as_kubernetes(true)
+    }
+
+    fn read_as_kubernetes(mut self, patch: bool) -> Document {
         for (pointer, raw) in &self.plain {
             let Some(node) = self.value.pointer_mut(pointer) else {
                 continue;
@@ -280,7 +290,9 @@ impl Document {
                 .strip_prefix("/metadata/annotations/")
                 .is_some_and(|key| !key.contains('/'));
             if is_annotation {
-                if !node.is_string() {
+                // A patch's `null` deletes the annotation.
+                let kept = node.is_string() || (patch && node.is_null());
+                if !kept {
                     *node = Value::String(raw.clone());
                 }
             } else if node.is_string() {

@@ -711,7 +711,8 @@ impl<'a> Builder<'a, '_> {
                     }
                     let selected = select(kz, &pointer, all, target)?;
                     if let Some((doc, prov)) = docs.first() {
-                        strategic_on(all, &selected, doc, prov, allow_name, allow_kind)?;
+                        let doc = targeted_metadata(doc);
+                        strategic_on(all, &selected, &doc, prov, allow_name, allow_kind)?;
                     }
                 }
                 (Parsed::Strategic(docs), None) => {
@@ -723,7 +724,7 @@ impl<'a> Builder<'a, '_> {
                     let selected = select(kz, &pointer, all, target)?;
                     for i in selected {
                         all[i].store_prev();
-                        patch::apply_json(&mut all[i], &ops).map_err(|m| {
+                        json_on(&mut all[i], &ops).map_err(|m| {
                             kz.err(
                                 rule::KUSTOMIZE_PATCH_INVALID,
                                 &pointer,
@@ -838,7 +839,7 @@ impl<'a> Builder<'a, '_> {
                 ));
             };
             for i in select(kz, &pointer, all, target)? {
-                patch::apply_json(&mut all[i], &ops).map_err(|m| {
+                json_on(&mut all[i], &ops).map_err(|m| {
                     kz.err(
                         rule::KUSTOMIZE_PATCH_INVALID,
                         &pointer,
@@ -974,7 +975,7 @@ fn parse_patch(
                         "a strategic merge patch needs `kind` and `metadata.name`, even with a `target`, or Kustomize cannot read it".into(),
                     );
                 }
-                let d = d.clone().as_kubernetes_reads_it();
+                let d = d.clone().as_kubernetes_reads_a_patch();
                 let prov = prov_of(&d.value, &d.positions);
                 out.push((d.value, prov));
             }
@@ -1086,6 +1087,106 @@ fn strategic_on(
     }
     Ok(())
 }
+
+/// A strategic merge patch with a `target`, as Kustomize applies it: the
+/// patch's labels and annotations go through a map of strings, so a
+/// `null` value is the text `null`, and `labels: null` or
+/// `annotations: null` changes nothing.
+fn targeted_metadata(doc: &Value) -> Value {
+    let mut doc = doc.clone();
+    if let Some(meta) = doc.get_mut("metadata").and_then(Value::as_object_mut) {
+        for key in ["labels", "annotations"] {
+            match meta.get_mut(key) {
+                Some(Value::Null) => {
+                    meta.remove(key);
+                }
+                Some(Value::Object(map)) => {
+                    for v in map.values_mut().filter(|v| v.is_null()) {
+                        *v = Value::String("null".into());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    doc
+}
+
+/// JSON 6902 operations on `res`. Kustomize keeps its bookkeeping (the
+/// object's earlier names, namespaces and affixes) in annotations while it
+/// builds, so an object renamed, moved or generated (or patched with
+/// `patches:`, which records its id first) has an annotations map for an
+/// operation to add to; one left empty is gone from the output.
+fn json_on(res: &mut Res, ops: &[(json_patch::PatchOperation, Prov)]) -> std::result::Result<(), String> {
+    let kept = !res.prev.is_empty() || res.needs_hash;
+    let meta = res.value.get_mut("metadata").and_then(Value::as_object_mut);
+    let added = match meta {
+        Some(meta) if kept && !meta.get("annotations").is_some_and(Value::is_object) => {
+            meta.insert("annotations".into(), Value::Object(Default::default()));
+            true
+        }
+        _ => false,
+    };
+    let applied = patch::apply_json(res, ops);
+    if added {
+        if let Some(meta) = res.value.get_mut("metadata").and_then(Value::as_object_mut) {
+            if meta.get("annotations").is_some_and(|a| a.as_object().is_some_and(|m| m.is_empty())) {
+                meta.remove("annotations");
+            }
+        }
+    }
+    applied
+}
+
+/// Kustomize's last steps on what it built: objects marked
+/// `config.kubernetes.io/local-config` (any value but `"false"`) are
+/// dropped, the annotations it uses while it builds are removed, and so is
+/// an annotations map left empty (or null).
+fn finish(all: &mut Vec<Res>) {
+    all.retain(|r| {
+        r.value
+            .pointer("/metadata/annotations/config.kubernetes.io~1local-config")
+            .is_none_or(|v| v.as_str() == Some("false"))
+    });
+    for r in all.iter_mut() {
+        let Some(meta) = r.value.get_mut("metadata").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
+            annotations.retain(|k, _| !BUILD_ANNOTATIONS.contains(&k.as_str()));
+        }
+        let empty = match meta.get("annotations") {
+            Some(Value::Object(m)) => m.is_empty(),
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if empty {
+            meta.remove("annotations");
+        }
+    }
+}
+
+/// The annotations Kustomize removes from what it built (its own
+/// bookkeeping, and the file and index kyaml records), found by building
+/// objects that carry them with `kubectl kustomize`.
+const BUILD_ANNOTATIONS: &[&str] = &[
+    "config.kubernetes.io/path",
+    "config.kubernetes.io/index",
+    "config.k8s.io/id",
+    "internal.config.kubernetes.io/previousKinds",
+    "internal.config.kubernetes.io/previousNames",
+    "internal.config.kubernetes.io/previousNamespaces",
+    "internal.config.kubernetes.io/prefixes",
+    "internal.config.kubernetes.io/suffixes",
+    "internal.config.kubernetes.io/refBy",
+    "internal.config.kubernetes.io/generatorBehavior",
+    "internal.config.kubernetes.io/needsHashSuffix",
+    "internal.config.kubernetes.io/index",
+    "internal.config.kubernetes.io/id",
+    "internal.config.kubernetes.io/path",
+    "internal.config.kubernetes.io/annotations-migration-resource-id",
+    "internal.config.kubernetes.io/seqindent",
+];
 
 /// Adds a generated object: created, merged into the generated object of
 /// the same id, or replacing it.
@@ -1244,6 +1345,7 @@ pub fn run(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build> {
             .unwrap_or_else(|e| e.location);
         return Err(error(rule::KUSTOMIZE_BUILD_INVALID, m, at));
     }
+    finish(&mut all);
     let mut keyed: Vec<(Id, Res)> = all.into_iter().map(|r| (r.cur(), r)).collect();
     keyed.sort_by(|a, b| legacy_order(&a.0, &b.0));
     Ok(Build {
