@@ -17,6 +17,21 @@ where
 
 pub type StringMap = BTreeMap<String, String>;
 
+/// Reads a map of strings as Go's decoder does: `null` is an empty map,
+/// and a `null` value an empty string (`commonAnnotations: {note: null}`
+/// gives `note: ""`).
+fn string_map<'de, D>(d: D) -> Result<StringMap, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let map: Option<BTreeMap<String, Option<String>>> = Option::deserialize(d)?;
+    Ok(map
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, v.unwrap_or_default()))
+        .collect())
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Kustomization {
@@ -39,11 +54,11 @@ pub struct Kustomization {
     pub name_prefix: String,
     #[serde(default, deserialize_with = "nullable")]
     pub name_suffix: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "string_map")]
     pub common_labels: StringMap,
     #[serde(default, deserialize_with = "nullable")]
     pub labels: Vec<LabelArgs>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "string_map")]
     pub common_annotations: StringMap,
     #[serde(default, deserialize_with = "nullable")]
     pub patches: Vec<PatchArgs>,
@@ -155,7 +170,7 @@ impl Kustomization {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct LabelArgs {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "string_map")]
     pub pairs: StringMap,
     #[serde(default, deserialize_with = "nullable")]
     pub include_selectors: bool,
@@ -239,9 +254,9 @@ pub struct ReplicaArgs {
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct GeneratorOptions {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "string_map")]
     pub labels: StringMap,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "string_map")]
     pub annotations: StringMap,
     #[serde(default, deserialize_with = "nullable")]
     pub disable_name_suffix_hash: bool,

@@ -242,6 +242,12 @@ fn rules() -> Vec<Rule> {
             ("", path),
         );
     }
+    let admission = "admissionregistration.k8s.io";
+    add(
+        (admission, "ValidatingAdmissionPolicy"),
+        (admission, "", "ValidatingAdmissionPolicyBinding"),
+        ("", "spec/policyName"),
+    );
     // Kustomize's rule for an IngressClass names its group
     // `networking.k8s.io/v1`, which no object has: it never renames
     // `spec/ingressClassName`, so neither does basepress.

@@ -302,5 +302,8 @@ pub fn legacy_order(a: &Id, b: &Id) -> Ordering {
             s.to_string()
         }
     };
-    (or(&a.namespace, "~X"), or(&a.name, "~N")).cmp(&(or(&b.namespace, "~X"), or(&b.name, "~N")))
+    // One string, as Kustomize compares ids: `team-b|a` comes before
+    // `team|z` (`-` sorts before `|`).
+    let key = |id: &Id| format!("{}|{}", or(&id.namespace, "~X"), or(&id.name, "~N"));
+    key(a).cmp(&key(b))
 }

@@ -103,6 +103,10 @@ enum Requirement {
     NotExists(String),
     In(String, Vec<String>),
     NotIn(String, Vec<String>),
+    /// `key>N`, `key<N`: the label's value, read as a whole number, is
+    /// greater (less) than N; a value that is no number never matches.
+    Greater(String, i64),
+    Less(String, i64),
 }
 
 impl Requirement {
@@ -112,13 +116,21 @@ impl Requirement {
             Requirement::NotExists(k) => !labels.contains_key(k),
             Requirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
             Requirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            Requirement::Greater(k, n) => number(labels, k).is_some_and(|v| v > *n),
+            Requirement::Less(k, n) => number(labels, k).is_some_and(|v| v < *n),
         }
     }
 }
 
+/// The value of label `k` as a whole number, as Kubernetes reads it for
+/// `>` and `<`.
+fn number(labels: &BTreeMap<String, String>, k: &str) -> Option<i64> {
+    labels.get(k)?.parse().ok()
+}
+
 /// Parses a Kubernetes label selector: comma-separated `key`, `!key`,
 /// `key=value`, `key==value`, `key!=value`, `key in (a,b)`,
-/// `key notin (a,b)`.
+/// `key notin (a,b)`, `key>N`, `key<N`.
 fn parse_selector(text: &str) -> Result<Vec<Requirement>, String> {
     let mut out = Vec::new();
     let mut rest = text.trim();
@@ -192,6 +204,18 @@ fn requirement(r: &str) -> Result<Requirement, String> {
     }
     if let Some((k, v)) = r.split_once("==").or_else(|| r.split_once('=')) {
         return Ok(Requirement::In(valid_key(k.trim())?, vec![valid_value(v)?]));
+    }
+    for (op, greater) in [('>', true), ('<', false)] {
+        if let Some((k, v)) = r.split_once(op) {
+            let n: i64 = v.trim().parse().map_err(|_| {
+                format!("for `{op}`, the value must be a whole number, not {:?}", v.trim())
+            })?;
+            let k = valid_key(k.trim())?;
+            return Ok(match greater {
+                true => Requirement::Greater(k, n),
+                false => Requirement::Less(k, n),
+            });
+        }
     }
     let words: Vec<&str> = r.splitn(2, char::is_whitespace).collect();
     match words.as_slice() {
