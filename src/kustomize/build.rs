@@ -1117,7 +1117,10 @@ fn targeted_metadata(doc: &Value) -> Value {
 /// builds, so an object renamed, moved or generated (or patched with
 /// `patches:`, which records its id first) has an annotations map for an
 /// operation to add to; one left empty is gone from the output.
-fn json_on(res: &mut Res, ops: &[(json_patch::PatchOperation, Prov)]) -> std::result::Result<(), String> {
+fn json_on(
+    res: &mut Res,
+    ops: &[(json_patch::PatchOperation, Prov)],
+) -> std::result::Result<(), String> {
     let kept = !res.prev.is_empty() || res.needs_hash;
     let meta = res.value.get_mut("metadata").and_then(Value::as_object_mut);
     let added = match meta {
@@ -1130,7 +1133,10 @@ fn json_on(res: &mut Res, ops: &[(json_patch::PatchOperation, Prov)]) -> std::re
     let applied = patch::apply_json(res, ops);
     if added {
         if let Some(meta) = res.value.get_mut("metadata").and_then(Value::as_object_mut) {
-            if meta.get("annotations").is_some_and(|a| a.as_object().is_some_and(|m| m.is_empty())) {
+            if meta
+                .get("annotations")
+                .is_some_and(|a| a.as_object().is_some_and(|m| m.is_empty()))
+            {
                 meta.remove("annotations");
             }
         }

@@ -208,7 +208,10 @@ fn requirement(r: &str) -> Result<Requirement, String> {
     for (op, greater) in [('>', true), ('<', false)] {
         if let Some((k, v)) = r.split_once(op) {
             let n: i64 = v.trim().parse().map_err(|_| {
-                format!("for `{op}`, the value must be a whole number, not {:?}", v.trim())
+                format!(
+                    "for `{op}`, the value must be a whole number, not {:?}",
+                    v.trim()
+                )
             })?;
             let k = valid_key(k.trim())?;
             return Ok(match greater {

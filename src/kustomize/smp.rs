@@ -93,18 +93,37 @@ pub fn merge_owned(
     patch: &Value,
     patch_prov: &Prov,
 ) -> Result<Option<(Value, Prov)>, MergeError> {
-    // Like kustomize, the patch's kind decides how lists merge.
-    let field = |name: &str| {
-        [patch, &base]
-            .into_iter()
-            .find_map(|v| v.get(name).and_then(Value::as_str))
+    // Like Kustomize, the schema of the object patched decides how lists
+    // merge, else the schema of the patch's kind in the object's API
+    // version (a patch with a `target` may name another kind, and takes
+    // the target's apiVersion).
+    let field = |v: &Value, name: &str| {
+        v.get(name)
+            .and_then(Value::as_str)
             .unwrap_or_default()
             .to_string()
     };
-    let kind = field("kind");
+    let api = match field(&base, "apiVersion") {
+        a if a.is_empty() => field(patch, "apiVersion"),
+        a => a,
+    };
+    let has_schema = |kind: &str| {
+        is_builtin_api(&api)
+            && (pod_spec_path(kind).is_some()
+                || matches!(
+                    kind,
+                    "Service" | "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration"
+                ))
+    };
+    let (own, patched) = (field(&base, "kind"), field(patch, "kind"));
+    let kind = match (has_schema(&own), has_schema(&patched)) {
+        (false, true) => patched,
+        _ if own.is_empty() => patched,
+        _ => own,
+    };
     let loc = Loc {
         kind: &kind,
-        builtin: is_builtin_api(&field("apiVersion")),
+        builtin: is_builtin_api(&api),
         path: Vec::new(),
         pointer: String::new(),
     };
