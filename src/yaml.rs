@@ -490,9 +490,10 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
             Event::DocumentEnd => {
                 docs.push((std::mem::take(&mut current), std::mem::take(&mut plain)));
             }
-            Event::Scalar(value, style, ..) => {
+            Event::Scalar(value, style, _, tag) => {
                 if let Some(p) = node_path(&mut stack, Some(&value)) {
-                    if style == ScalarStyle::Plain && maybe_not_text(&value) {
+                    // A tag (`!!str 12`) says what the scalar is.
+                    if style == ScalarStyle::Plain && tag.is_none() && maybe_not_text(&value) {
                         plain.push((p.clone(), value.to_string()));
                     }
                     current.0.entry(p).or_insert(pos);
@@ -562,9 +563,9 @@ pub fn yaml11_booleans(text: &str) -> Vec<(String, bool)> {
         };
         match event {
             Event::DocumentEnd => break,
-            Event::Scalar(value, style, ..) => {
+            Event::Scalar(value, style, _, tag) => {
                 if let Some(p) = next(&mut stack, Some(&value)) {
-                    if let (ScalarStyle::Plain, Some(b)) = (style, word(&value)) {
+                    if let (ScalarStyle::Plain, None, Some(b)) = (style, tag, word(&value)) {
                         out.push((p, b));
                     }
                 }
@@ -729,6 +730,22 @@ mod tests {
         assert_eq!(p.get("/spec/items/1/x/1"), Some((8, 14)));
         assert_eq!(p.nearest("/spec/items/0/missing/deeper"), Some((6, 7)));
         assert_eq!(docs[0].positions.get("/a"), Some((1, 1)));
+    }
+
+    #[test]
+    fn a_tagged_scalar_is_what_its_tag_says() {
+        let docs =
+            documents_with_positions("a: !!str 0644\nb: 0644\nc: !!str yes\nd: yes\n").unwrap();
+        let v = docs
+            .into_iter()
+            .next()
+            .unwrap()
+            .as_kubernetes_reads_it()
+            .value;
+        assert_eq!(v["a"], serde_json::json!("0644"));
+        assert_eq!(v["b"], serde_json::json!(420));
+        let booleans = yaml11_booleans("c: !!str yes\nd: yes\n");
+        assert_eq!(booleans, [("/d".to_string(), true)]);
     }
 
     #[test]
