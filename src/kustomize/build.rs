@@ -172,6 +172,8 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
     let origin = origin(file);
     let mut queue: std::collections::VecDeque<(Value, Prov)> = docs
         .into_iter()
+        // An empty document (`{}`) is skipped, as a null one is.
+        .filter(|d| !d.value.as_object().is_some_and(|m| m.is_empty()))
         .map(|d| {
             let d = d.as_kubernetes_reads_it();
             let p = Prov::from_positions(

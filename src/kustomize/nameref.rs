@@ -440,6 +440,24 @@ fn pointer(keys: &[String]) -> String {
 /// Rewrites every name reference in `all` to the current name of what it
 /// names.
 pub fn fix(all: &mut [Res]) -> Result<(), String> {
+    // Kustomize reads every subject of a binding for its name, renamed or
+    // not, and stops at one without.
+    for r in all.iter() {
+        let id = r.cur();
+        let binding = matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding")
+            && id.group == "rbac.authorization.k8s.io";
+        let subjects = r.value.get("subjects");
+        let nameless = match subjects {
+            Some(Value::Array(items)) => items.iter().any(|s| s.get("name").is_none()),
+            Some(Value::Object(s)) => s.get("name").is_none(),
+            _ => false,
+        };
+        if binding && nameless {
+            return Err(format!(
+                "a subject of {id} has no `name`, so Kustomize cannot update name references in `subjects`"
+            ));
+        }
+    }
     // Nothing was renamed or moved: every reference is right as written.
     if all.iter().all(|r| r.prev.is_empty()) {
         return Ok(());

@@ -553,19 +553,31 @@ pub fn split_image(image: &str) -> (&str, &str, &str) {
 }
 
 /// Applies an image rule to the `image` of each item of a list node.
-fn images_in_list(value: &mut Value, prov: &mut Prov, rule: &ImageRule, src: &Src) {
+fn images_in_list(
+    value: &mut Value,
+    prov: &mut Prov,
+    rule: &ImageRule,
+    src: &Src,
+) -> Result<(), Fail> {
     let Value::Array(items) = value else {
-        return;
+        return Ok(());
     };
     let Some(provs) = list_provs(prov, items) else {
-        return;
+        return Ok(());
     };
     for (item, p) in items.iter_mut().zip(provs.iter_mut()) {
-        let Some(new) = item
-            .get("image")
-            .and_then(Value::as_str)
-            .and_then(|image| rule.apply(image))
-        else {
+        // Kustomize reads an image as text: a number is its digits, and a
+        // map or a list stops the build.
+        let image = match item.get("image") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Bool(b)) => b.to_string(),
+            Some(Value::Object(_) | Value::Array(_)) => {
+                return Err("an image in a `containers` list is not a string".into())
+            }
+            _ => continue,
+        };
+        let Some(new) = rule.apply(&image) else {
             continue;
         };
         item["image"] = new.into();
@@ -577,11 +589,17 @@ fn images_in_list(value: &mut Value, prov: &mut Prov, rule: &ImageRule, src: &Sr
             },
         );
     }
+    Ok(())
 }
 
 /// Every `containers` and `initContainers` list anywhere in the object
 /// (children first), as Kustomize's legacy image filter walks them.
-fn images_anywhere(value: &mut Value, prov: &mut Prov, rule: &ImageRule, src: &Src) {
+fn images_anywhere(
+    value: &mut Value,
+    prov: &mut Prov,
+    rule: &ImageRule,
+    src: &Src,
+) -> Result<(), Fail> {
     match value {
         Value::Object(map) => {
             for (key, child) in map.iter_mut() {
@@ -591,21 +609,22 @@ fn images_anywhere(value: &mut Value, prov: &mut Prov, rule: &ImageRule, src: &S
                 let Some(p) = prov.key_mut(key) else {
                     continue;
                 };
-                images_anywhere(child, p, rule, src);
+                images_anywhere(child, p, rule, src)?;
                 if key == "containers" || key == "initContainers" {
-                    images_in_list(child, p, rule, src);
+                    images_in_list(child, p, rule, src)?;
                 }
             }
         }
         Value::Array(items) => {
             if let Some(provs) = list_provs(prov, items) {
                 for (item, p) in items.iter_mut().zip(provs.iter_mut()) {
-                    images_anywhere(item, p, rule, src);
+                    images_anywhere(item, p, rule, src)?;
                 }
             }
         }
         _ => {}
     }
+    Ok(())
 }
 
 /// One `images:` entry on one object.
@@ -613,7 +632,7 @@ pub fn images(res: &mut Res, rule: &ImageRule, src: &Src) -> Result<(), Fail> {
     if res.kind() == "CustomResourceDefinition" {
         return Ok(());
     }
-    images_anywhere(&mut res.value, &mut res.prov, rule, src);
+    images_anywhere(&mut res.value, &mut res.prov, rule, src)?;
     let specs: Vec<FieldSpec> = [
         "spec/containers[]/image",
         "spec/initContainers[]/image",
