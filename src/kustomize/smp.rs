@@ -220,6 +220,16 @@ fn list_strategy(kind: &str, builtin: bool, path: &[&str]) -> ListStrategy {
         }
         // Every kind of Kubernetes' own API has an ObjectMeta in the
         // schema; a custom resource's lists are all replaced.
+        ("ServiceAccount", ["secrets"]) if builtin => return Keyed(("name", None)),
+        // Checked with kubectl kind by kind: a CronJob, an Ingress, a
+        // CustomResourceDefinition, an HPA and a CertificateSigningRequest
+        // replace them.
+        (
+            "Pod" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "Node"
+            | "PersistentVolumeClaim" | "Service" | "Namespace" | "ReplicationController"
+            | "PodDisruptionBudget" | "APIService",
+            ["status", "conditions"],
+        ) if builtin => return Keyed(("type", None)),
         (_, [.., "metadata", "finalizers"]) if builtin => return Set,
         (_, [.., "metadata", "ownerReferences"]) if builtin => return Keyed(("uid", None)),
         _ => {}
