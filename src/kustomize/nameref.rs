@@ -254,6 +254,25 @@ fn rules() -> Vec<Rule> {
     out
 }
 
+/// The version Kustomize's name reference rules give a target kind (an
+/// empty group there matches any group): a custom `example.com/v1alpha1`
+/// Secret is no Secret to them.
+fn target_version(group: &str, kind: &str) -> &'static str {
+    match (group, kind) {
+        (
+            "",
+            "ConfigMap"
+            | "Secret"
+            | "Service"
+            | "ServiceAccount"
+            | "PersistentVolumeClaim"
+            | "PersistentVolume",
+        ) => "v1",
+        ("storage.k8s.io", "StorageClass") | ("scheduling.k8s.io", "PriorityClass") => "v1",
+        _ => "",
+    }
+}
+
 /// Whether one list ends like the other (an empty list only matches an
 /// empty one).
 fn same_ending(a: &[String], b: &[String]) -> bool {
@@ -327,9 +346,10 @@ impl Ctx<'_> {
             .filter(|&i| {
                 let r = &self.all[i];
                 r.prev.iter().any(|id| id.name == old_name)
-                    && r.prev
-                        .iter()
-                        .any(|id| id.selected_by(self.target.0, "", self.target.1))
+                    && r.prev.iter().any(|id| {
+                        let (group, kind) = self.target;
+                        id.selected_by(group, target_version(group, kind), kind)
+                    })
                     && self
                         .role_ref
                         .as_ref()

@@ -225,9 +225,19 @@ fn list_strategy(kind: &str, builtin: bool, path: &[&str]) -> ListStrategy {
         // CustomResourceDefinition, an HPA and a CertificateSigningRequest
         // replace them.
         (
-            "Pod" | "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "Node"
-            | "PersistentVolumeClaim" | "Service" | "Namespace" | "ReplicationController"
-            | "PodDisruptionBudget" | "APIService",
+            "Pod"
+            | "Deployment"
+            | "StatefulSet"
+            | "DaemonSet"
+            | "ReplicaSet"
+            | "Job"
+            | "Node"
+            | "PersistentVolumeClaim"
+            | "Service"
+            | "Namespace"
+            | "ReplicationController"
+            | "PodDisruptionBudget"
+            | "APIService",
             ["status", "conditions"],
         ) if builtin => return Keyed(("type", None)),
         (_, [.., "metadata", "finalizers"]) if builtin => return Set,
