@@ -390,6 +390,17 @@ fn integral_floats(value: &mut Value) {
     }
 }
 
+/// Where the nodes of the first document of `text` are (none when it does
+/// not parse): for findings about a value of a settings file, at that
+/// value rather than where its text first appears.
+pub fn first_positions(text: &str) -> Positions {
+    documents_with_positions(text)
+        .ok()
+        .and_then(|d| d.into_iter().next())
+        .map(|d| d.positions)
+        .unwrap_or_default()
+}
+
 /// Like [`documents`], with the position of every node.
 pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
     depth_guard(text)?;

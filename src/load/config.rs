@@ -44,11 +44,7 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
     // Where each value is, by JSON pointer (`/languages/1/code`): a value
     // written twice (a language listed twice) is found where it is wrong,
     // not where its text first appears.
-    let positions = yaml::documents_with_positions(text)
-        .ok()
-        .and_then(|d| d.into_iter().next())
-        .map(|d| d.positions)
-        .unwrap_or_default();
+    let positions = yaml::first_positions(text);
     let fail_at = |pointer: &str, needle: &str, msg: String| {
         let loc = positions
             .get(pointer)

@@ -25,11 +25,7 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
     })?;
     // Where each value is, by JSON pointer (`/env/3/key`): a fact written
     // twice is found where the second is, not where its text first appears.
-    let positions = yaml::documents_with_positions(&text)
-        .ok()
-        .and_then(|d| d.into_iter().next())
-        .map(|d| d.positions)
-        .unwrap_or_default();
+    let positions = yaml::first_positions(&text);
     let fail = |pointer: &str, msg: String| {
         let loc = positions
             .nearest(pointer)
