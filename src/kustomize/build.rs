@@ -766,6 +766,21 @@ impl<'a> Builder<'a, '_> {
         }
         for (i, label) in k.labels.iter().enumerate() {
             let pointer = format!("/labels/{i}");
+            let mut defaults: Vec<FieldSpec> = Vec::new();
+            if label.include_selectors {
+                defaults.extend(transform::common_labels());
+            } else {
+                if label.include_templates {
+                    defaults.extend(transform::template_labels());
+                }
+                defaults.push(FieldSpec {
+                    group: String::new(),
+                    version: String::new(),
+                    kind: String::new(),
+                    path: "metadata/labels".into(),
+                    create: true,
+                });
+            }
             let mut specs: Vec<FieldSpec> = label
                 .fields
                 .iter()
@@ -777,20 +792,26 @@ impl<'a> Builder<'a, '_> {
                     create: f.create,
                 })
                 .collect();
-            if label.include_selectors {
-                specs.extend(transform::common_labels());
-            } else {
-                if label.include_templates {
-                    specs.extend(transform::template_labels());
-                }
-                specs.push(FieldSpec {
-                    group: String::new(),
-                    version: String::new(),
-                    kind: String::new(),
-                    path: "metadata/labels".into(),
-                    create: true,
+            // Kustomize merges the entry's fields into its own: the same
+            // field (kind and path) with another `create` is a conflict.
+            for (j, f) in specs.iter().enumerate() {
+                let clash = defaults.iter().any(|d| {
+                    (&d.group, &d.version, &d.kind, &d.path)
+                        == (&f.group, &f.version, &f.kind, &f.path)
+                        && d.create != f.create
                 });
+                if clash {
+                    return Err(kz.err(
+                        rule::KUSTOMIZE_BUILD_INVALID,
+                        &format!("{pointer}/fields/{j}"),
+                        format!(
+                            "`{}` is a field the labels go to already, with `create: {}`: Kustomize refuses the conflicting fieldspecs",
+                            f.path, !f.create
+                        ),
+                    ));
+                }
             }
+            specs.extend(defaults);
             let pairs: Vec<(String, String, Src)> = label
                 .pairs
                 .iter()
