@@ -228,16 +228,33 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
                 at,
             ));
         }
-        if value
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            return Err(error(
-                rule::MANIFEST_YAML_INVALID,
-                format!("a {kind} in `{path}` has no metadata.name"),
-                at,
-            ));
+        match value.pointer("/metadata/name") {
+            Some(Value::String(name)) if !name.is_empty() => {}
+            // `name: 0123` reads as the number 83: the API server refuses a
+            // name that is not a string.
+            Some(name @ (Value::Number(_) | Value::Bool(_))) => {
+                let at = prov
+                    .key("metadata")
+                    .and_then(|m| m.key("name"))
+                    .map_or(at, |p| p.at.location());
+                let mut e = error(
+                    rule::MANIFEST_YAML_INVALID,
+                    format!(
+                        "the metadata.name of a {kind} in `{path}` is not text: it reads as {name}"
+                    ),
+                    at,
+                );
+                e.help =
+                    Some("quote the name (`name: \"0123\"`): Kubernetes names are strings".into());
+                return Err(e);
+            }
+            _ => {
+                return Err(error(
+                    rule::MANIFEST_YAML_INVALID,
+                    format!("a {kind} in `{path}` has no metadata.name"),
+                    at,
+                ))
+            }
         }
         out.push(Res::new(value, prov));
     }
