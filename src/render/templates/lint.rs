@@ -365,17 +365,23 @@ impl Item<'_> {
 
     /// Where the piece's first character that is not white space is.
     fn content_at(&self) -> (usize, usize) {
-        let (mut line, mut column) = self.at;
-        for c in self.source.chars().take_while(|c| c.is_whitespace()) {
-            if c == '\n' {
-                line += 1;
-                column = 1;
-            } else {
-                column += 1;
-            }
-        }
-        (line, column)
+        let blank = self.source.len() - self.source.trim_start().len();
+        after(self.at, &self.source[..blank])
     }
+}
+
+/// The line and column (1-based, in characters) right after `piece`,
+/// which starts at `at`.
+fn after((mut line, mut column): (usize, usize), piece: &str) -> (usize, usize) {
+    for c in piece.chars() {
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    (line, column)
 }
 
 /// The pieces of a template's text, in order: text, prints, tags and
@@ -384,21 +390,10 @@ impl Item<'_> {
 /// end.
 fn scan(text: &str) -> Vec<Item<'_>> {
     let mut items = Vec::new();
-    let (mut line, mut column) = (1, 1);
+    let mut at = (1, 1);
     let mut depth = 0usize;
     let mut raw = false;
     let mut i = 0;
-    // Moves the line and column over `piece`.
-    let advance = |piece: &str, line: &mut usize, column: &mut usize| {
-        for c in piece.chars() {
-            if c == '\n' {
-                *line += 1;
-                *column = 1;
-            } else {
-                *column += 1;
-            }
-        }
-    };
     while i < text.len() {
         let rest = &text[i..];
         let opener = rest.get(..2);
@@ -442,13 +437,13 @@ fn scan(text: &str) -> Vec<Item<'_>> {
             kind,
             source,
             inner,
-            at: (line, column),
+            at,
             depth,
         });
         if kind == Kind::Tag && matches!(inner.split_whitespace().next(), Some("block" | "macro")) {
             depth += 1;
         }
-        advance(source, &mut line, &mut column);
+        at = after(at, source);
         i += len;
     }
     items
