@@ -19,6 +19,7 @@ mod nameref;
 mod patch;
 pub mod prov;
 mod resource;
+mod schema;
 mod select;
 pub mod smp;
 mod transform;

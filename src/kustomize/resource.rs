@@ -8,6 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::prov::Prov;
+use super::schema;
 
 /// Group, version, kind, name and namespace of a resource.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -34,42 +35,6 @@ fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {
         .unwrap_or_default()
 }
 
-/// Built-in kinds that are not namespaced, by group and kind (Kustomize
-/// takes them from the Kubernetes 1.21 schema it embeds).
-const CLUSTER_SCOPED: &[(&str, &str)] = &[
-    ("", "Namespace"),
-    ("", "Node"),
-    ("", "PersistentVolume"),
-    ("", "ComponentStatus"),
-    ("rbac.authorization.k8s.io", "ClusterRole"),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ("storage.k8s.io", "StorageClass"),
-    ("storage.k8s.io", "CSIDriver"),
-    ("storage.k8s.io", "CSINode"),
-    ("storage.k8s.io", "VolumeAttachment"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("apiregistration.k8s.io", "APIService"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    (
-        "admissionregistration.k8s.io",
-        "MutatingWebhookConfiguration",
-    ),
-    (
-        "admissionregistration.k8s.io",
-        "ValidatingWebhookConfiguration",
-    ),
-    ("policy", "PodSecurityPolicy"),
-    ("node.k8s.io", "RuntimeClass"),
-    ("networking.k8s.io", "IngressClass"),
-    ("certificates.k8s.io", "CertificateSigningRequest"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-    ("authentication.k8s.io", "TokenReview"),
-    ("authorization.k8s.io", "SelfSubjectAccessReview"),
-    ("authorization.k8s.io", "SelfSubjectRulesReview"),
-    ("authorization.k8s.io", "SubjectAccessReview"),
-];
-
 impl Id {
     pub fn of(value: &Value) -> Id {
         let (group, version) = group_version(str_at(value, "/apiVersion"));
@@ -83,9 +48,7 @@ impl Id {
     }
 
     pub fn is_cluster_scoped(&self) -> bool {
-        CLUSTER_SCOPED
-            .iter()
-            .any(|(g, k)| *g == self.group && *k == self.kind)
+        schema::is_cluster_scoped(&self.group, &self.version, &self.kind)
     }
 
     /// The namespace for comparisons: none for cluster-scoped kinds, and

@@ -41,6 +41,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::prov::{Kids, Prov, Src};
+use super::schema;
 
 /// Why a patch cannot be applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,7 +109,7 @@ pub fn merge_owned(
         a => a,
     };
     let has_schema = |kind: &str| {
-        is_builtin_api(&api)
+        schema::knows(&api, kind)
             && (pod_spec_path(kind).is_some()
                 || matches!(
                     kind,
@@ -123,7 +124,7 @@ pub fn merge_owned(
     };
     let loc = Loc {
         kind: &kind,
-        builtin: is_builtin_api(&api),
+        known: schema::knows(&api, &kind),
         path: Vec::new(),
         pointer: String::new(),
     };
@@ -159,42 +160,6 @@ enum ListStrategy {
     Keyed(Keys),
 }
 
-/// Whether `api_version` is of Kubernetes' own API, whose kinds
-/// Kustomize's schema knows: not a custom resource, even one of a group
-/// under `k8s.io` (`gateway.networking.k8s.io`, whose lists Kustomize
-/// replaces).
-fn is_builtin_api(api_version: &str) -> bool {
-    const GROUPS: &[&str] = &[
-        "admissionregistration.k8s.io",
-        "apiextensions.k8s.io",
-        "apiregistration.k8s.io",
-        "apps",
-        "authentication.k8s.io",
-        "authorization.k8s.io",
-        "autoscaling",
-        "batch",
-        "certificates.k8s.io",
-        "coordination.k8s.io",
-        "discovery.k8s.io",
-        "events.k8s.io",
-        "extensions",
-        "flowcontrol.apiserver.k8s.io",
-        "internal.apiserver.k8s.io",
-        "networking.k8s.io",
-        "node.k8s.io",
-        "policy",
-        "rbac.authorization.k8s.io",
-        "resource.k8s.io",
-        "scheduling.k8s.io",
-        "storage.k8s.io",
-        "storagemigration.k8s.io",
-    ];
-    match api_version.split_once('/') {
-        None => true,
-        Some((group, _)) => GROUPS.contains(&group),
-    }
-}
-
 /// Path of the pod spec in an object of `kind`, for the kinds that run pods.
 fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
     const TEMPLATE: &[&str] = &["spec", "template", "spec"];
@@ -211,16 +176,18 @@ fn pod_spec_path(kind: &str) -> Option<&'static [&'static str]> {
 /// The strategy of the list at `path`, from the OpenAPI schema kustomize
 /// embeds (older than `resizePolicy`, `schedulingGates`, `resourceClaims`,
 /// which it therefore replaces, as it does the ports of ephemeral containers).
-fn list_strategy(kind: &str, builtin: bool, path: &[&str]) -> ListStrategy {
+fn list_strategy(kind: &str, known: bool, path: &[&str]) -> ListStrategy {
     use ListStrategy::{Keyed, Replace, Set};
+    if !known {
+        return Replace;
+    }
     match (kind, path) {
         ("Service", ["spec", "ports"]) => return Keyed(("port", Some("protocol"))),
         ("MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration", ["webhooks"]) => {
             return Keyed(("name", None))
         }
-        // Every kind of Kubernetes' own API has an ObjectMeta in the
-        // schema; a custom resource's lists are all replaced.
-        ("ServiceAccount", ["secrets"]) if builtin => return Keyed(("name", None)),
+        // Every kind the schema knows has an ObjectMeta there.
+        ("ServiceAccount", ["secrets"]) => return Keyed(("name", None)),
         // Checked with kubectl kind by kind: a CronJob, an Ingress, a
         // CustomResourceDefinition, an HPA and a CertificateSigningRequest
         // replace them.
@@ -239,9 +206,9 @@ fn list_strategy(kind: &str, builtin: bool, path: &[&str]) -> ListStrategy {
             | "PodDisruptionBudget"
             | "APIService",
             ["status", "conditions"],
-        ) if builtin => return Keyed(("type", None)),
-        (_, [.., "metadata", "finalizers"]) if builtin => return Set,
-        (_, [.., "metadata", "ownerReferences"]) if builtin => return Keyed(("uid", None)),
+        ) => return Keyed(("type", None)),
+        (_, [.., "metadata", "finalizers"]) => return Set,
+        (_, [.., "metadata", "ownerReferences"]) => return Keyed(("uid", None)),
         _ => {}
     }
     let Some(pod_spec) = pod_spec_path(kind) else {
@@ -272,8 +239,9 @@ fn list_strategy(kind: &str, builtin: bool, path: &[&str]) -> ListStrategy {
 #[derive(Clone)]
 struct Loc<'a> {
     kind: &'a str,
-    /// Whether the object is of Kubernetes' own API (not a custom resource).
-    builtin: bool,
+    /// Whether Kustomize's schema knows the kind at the object's
+    /// apiVersion; if not, every list is replaced whole.
+    known: bool,
     path: Vec<&'a str>,
     pointer: String,
 }
@@ -440,7 +408,7 @@ fn merge_list<'a>(
     prov: &Prov,
     loc: &Loc<'a>,
 ) -> Result<Merged, MergeError> {
-    let strategy = list_strategy(loc.kind, loc.builtin, &loc.path);
+    let strategy = list_strategy(loc.kind, loc.known, &loc.path);
     if let ListStrategy::Replace = strategy {
         return Ok(Some((Value::Array(patch.to_vec()), prov.clone())));
     }
@@ -779,7 +747,7 @@ mod tests {
 
     #[test]
     fn metadata_finalizers_and_owner_references() {
-        let base = y("{kind: Pod, metadata: {finalizers: [a], ownerReferences: [{uid: u0}]}}");
+        let base = y("{apiVersion: v1, kind: Pod, metadata: {finalizers: [a], ownerReferences: [{uid: u0}]}}");
         let patch = y("{metadata: {finalizers: [b, a, b], ownerReferences: [{uid: u1}]}}");
         let want = "{finalizers: [b, a], ownerReferences: [{uid: u1}, {uid: u0}]}";
         assert_eq!(merge(&base, &patch).unwrap()["metadata"], y(want));
