@@ -328,7 +328,7 @@ pub mod rule {
             "A `replicas` entry names no Deployment, ReplicaSet, ReplicationController or StatefulSet of the build, which Kustomize refuses.",
             "Use the name of a workload of the build.";
         KUSTOMIZE_UNSUPPORTED = "kustomize-unsupported", Check, Error,
-            "A kustomization uses a feature basepress does not build (components, Helm charts, replacements, vars, plugins, remote resources), so its result cannot be checked.",
+            "A kustomization uses a feature basepress does not build (Helm charts, vars, plugins, remote resources), so its result cannot be checked.",
             "Build the base with the fields basepress supports (README.md lists them), or move the feature to the installer's overlay.";
         KUSTOMIZE_BUILD_INVALID = "kustomize-build-invalid", Check, Error,
             "Kustomize would refuse this build for another reason: an invalid selector or regular expression, a field that is not of the expected type, an ambiguous name reference.",

@@ -20,9 +20,12 @@ use serde_json::Value;
 use super::cache::{Cache, Recording};
 use super::files::{join, within, Files, SourceFile};
 use super::generate::{self, Pair};
-use super::kustomization::{GeneratorArgs, GeneratorOptions, Kustomization, PatchArgs, Selector};
+use super::kustomization::{
+    GeneratorArgs, GeneratorOptions, Kustomization, PatchArgs, ReplacementArgs, Selector,
+};
 use super::patch::{self, Parsed};
 use super::prov::{Prov, Src};
+use super::replace;
 use super::resource::{legacy_order, Id, Res};
 use super::select::Compiled;
 use super::transform::{self, FieldSpec, ImageRule};
@@ -79,6 +82,10 @@ struct Kz<'a> {
 }
 
 impl Kz<'_> {
+    fn is_component(&self) -> bool {
+        self.k.kind == "Component"
+    }
+
     /// Where the node at `pointer` of the kustomization is.
     fn src(&self, pointer: &str) -> Src {
         let (line, column) = self.positions.nearest(pointer).unwrap_or((1, 1));
@@ -408,14 +415,7 @@ impl<'a> Builder<'a, '_> {
             ));
         }
         match kz.k.kind.as_str() {
-            "" | "Kustomization" => {}
-            "Component" => {
-                return Err(kz.err(
-                    rule::KUSTOMIZE_UNSUPPORTED,
-                    "/kind",
-                    "basepress does not build Kustomize components",
-                ))
-            }
+            "" | "Kustomization" | "Component" => {}
             other => {
                 return Err(kz.err(
                     rule::KUSTOMIZATION_INVALID,
@@ -455,8 +455,29 @@ impl<'a> Builder<'a, '_> {
 
     fn accumulate_files(&mut self, dir: &str) -> Result<Vec<Res>> {
         let kz = self.load(dir)?;
+        // A component is built into the resources of the kustomization
+        // that lists it, never on its own below another one.
+        if kz.is_component() && self.stack.len() > 1 {
+            return Err(kz.err(
+                rule::KUSTOMIZE_BUILD_INVALID,
+                "/kind",
+                format!(
+                    "`{dir}` is a Component, listed under `resources`: list it under `components` instead"
+                ),
+            ));
+        }
         let mut all = Vec::new();
-        let mut seen = HashSet::new();
+        self.target(&kz, &mut all)?;
+        Ok(all)
+    }
+
+    /// Builds a kustomization onto `all`: empty for a kustomization, the
+    /// resources built so far for a component. Like Kustomize: its
+    /// resources, its generators, its components, then its transformers
+    /// over everything.
+    fn target(&mut self, kz: &Kz, all: &mut Vec<Res>) -> Result<()> {
+        let dir = kz.dir.as_str();
+        let mut seen: HashSet<Id> = all.iter().map(|r| r.cur().comparable()).collect();
         let entries = kz.k.resources.iter().map(|r| ("resources", r));
         let entries: Vec<_> = entries
             .chain(kz.k.bases.iter().map(|b| ("bases", b)))
@@ -496,7 +517,7 @@ impl<'a> Builder<'a, '_> {
                         format!("`{entry}` is outside the kustomization's folder; Kustomize only reads files in or below it"),
                     ));
                 }
-                append(&mut all, &mut seen, resources_of(file, entry)?, &at)?;
+                append(all, &mut seen, resources_of(file, entry)?, &at)?;
             } else if self.files.is_dir(&path) {
                 if self.stack.contains(&path) || self.stack.len() >= MAX_DEPTH {
                     return Err(kz.err(
@@ -508,7 +529,7 @@ impl<'a> Builder<'a, '_> {
                 self.stack.push(path.clone());
                 let sub = self.accumulate(&path);
                 self.stack.pop();
-                append(&mut all, &mut seen, sub?, &at)?;
+                append(all, &mut seen, sub?, &at)?;
             } else {
                 return Err(kz.err(
                     rule::KUSTOMIZE_FILE_MISSING,
@@ -517,12 +538,57 @@ impl<'a> Builder<'a, '_> {
                 ));
             }
         }
-        self.generators(&kz, &mut all)?;
-        self.transformers(&kz, &mut all)?;
+        self.generators(kz, all)?;
+        self.components(kz, all)?;
+        self.transformers(kz, all)?;
         // A patch that moved a resource onto another's id (kubectl stops
         // there too).
-        unique(&all, &kz.loc(""), "a patch")?;
-        Ok(all)
+        unique(all, &kz.loc(""), "a patch")?;
+        Ok(())
+    }
+
+    /// Builds each of the kustomization's `components` onto `all`.
+    fn components(&mut self, kz: &Kz, all: &mut Vec<Res>) -> Result<()> {
+        for (i, entry) in kz.k.components.iter().enumerate() {
+            let pointer = format!("/components/{i}");
+            let path = match join(&kz.dir, entry) {
+                Some(path) if self.files.is_dir(&path) => path,
+                Some(path) if self.files.file(&path).is_some() => {
+                    return Err(kz.err(
+                        rule::KUSTOMIZE_BUILD_INVALID,
+                        &pointer,
+                        format!("`{entry}` is a file; a component is a folder with a kustomization of kind Component"),
+                    ))
+                }
+                _ => {
+                    return Err(kz.err(
+                        rule::KUSTOMIZE_FILE_MISSING,
+                        &pointer,
+                        format!("component `{entry}` is not a folder basepress was given"),
+                    ))
+                }
+            };
+            if self.stack.contains(&path) || self.stack.len() >= MAX_DEPTH {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_BUILD_INVALID,
+                    &pointer,
+                    format!("`{entry}` includes itself (a cycle of kustomizations)"),
+                ));
+            }
+            let sub = self.load(&path)?;
+            if !sub.is_component() {
+                return Err(kz.err(
+                    rule::KUSTOMIZE_BUILD_INVALID,
+                    &pointer,
+                    format!("`{entry}` is a Kustomization, listed under `components`: a component's kustomization has `kind: Component` (list a Kustomization under `resources`)"),
+                ));
+            }
+            self.stack.push(path);
+            let built = self.target(&sub, all);
+            self.stack.pop();
+            built?;
+        }
+        Ok(())
     }
 
     fn generators(&self, kz: &Kz, all: &mut Vec<Res>) -> Result<()> {
@@ -935,7 +1001,52 @@ impl<'a> Builder<'a, '_> {
                     .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
             }
         }
+        for (i, entry) in k.replacements.iter().enumerate() {
+            let pointer = format!("/replacements/{i}");
+            for r in self.replacements_of(kz, &pointer, entry)? {
+                replace::apply(all, &r, &kz.src(&pointer))
+                    .map_err(|m| kz.err(rule::KUSTOMIZE_BUILD_INVALID, &pointer, m))?;
+            }
+        }
         Ok(())
+    }
+
+    /// An entry of `replacements`: itself, or the ones its `path` file
+    /// holds (a list, or one).
+    fn replacements_of(
+        &self,
+        kz: &Kz,
+        pointer: &str,
+        entry: &ReplacementArgs,
+    ) -> Result<Vec<ReplacementArgs>> {
+        if entry.path.is_empty() {
+            return Ok(vec![entry.clone()]);
+        }
+        let invalid = |m: String| kz.err(rule::KUSTOMIZATION_INVALID, pointer, m);
+        if entry.source.is_some() || !entry.targets.is_empty() {
+            return Err(invalid(
+                "a replacement has both `path` and an inline source or targets; keep one".into(),
+            ));
+        }
+        let (_, file) = kz.read(self.files, &entry.path, &format!("{pointer}/path"))?;
+        let text = text(file).map_err(|m| invalid(format!("`{}`: {m}", entry.path)))?;
+        let doc = yaml::documents(text)
+            .map_err(|e| invalid(format!("`{}` is not valid YAML: {}", entry.path, e.message)))?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::Null);
+        let read = |v: Value| serde_json::from_value::<ReplacementArgs>(v);
+        let found = match doc {
+            Value::Array(items) => items.into_iter().map(read).collect(),
+            map @ Value::Object(_) => read(map).map(|r| vec![r]),
+            _ => {
+                return Err(invalid(format!(
+                    "`{}` holds no replacement: write a list of them, or one",
+                    entry.path
+                )))
+            }
+        };
+        found.map_err(|e| invalid(format!("`{}`: {e}", entry.path)))
     }
 
     /// An inline `patchesStrategicMerge` entry.

@@ -78,9 +78,11 @@ pub struct Kustomization {
     pub secret_generator: Vec<SecretArgs>,
     #[serde(default)]
     pub generator_options: Option<GeneratorOptions>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub components: Vec<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub replacements: Vec<ReplacementArgs>,
     // Fields Kustomize knows and basepress does not build.
-    #[serde(default)]
-    pub components: Option<Value>,
     #[serde(default)]
     pub crds: Option<Value>,
     #[serde(default)]
@@ -93,8 +95,6 @@ pub struct Kustomization {
     pub validators: Option<Value>,
     #[serde(default)]
     pub vars: Option<Value>,
-    #[serde(default)]
-    pub replacements: Option<Value>,
     #[serde(default)]
     pub helm_charts: Option<Value>,
     #[serde(default)]
@@ -119,14 +119,12 @@ impl Kustomization {
             Some(_) => true,
         };
         let fields = [
-            ("components", &self.components),
             ("crds", &self.crds),
             ("configurations", &self.configurations),
             ("generators", &self.generators),
             ("transformers", &self.transformers),
             ("validators", &self.validators),
             ("vars", &self.vars),
-            ("replacements", &self.replacements),
             ("helmCharts", &self.helm_charts),
             ("helmGlobals", &self.helm_globals),
             (
@@ -163,6 +161,8 @@ impl Kustomization {
             && self.config_map_generator.is_empty()
             && self.secret_generator.is_empty()
             && self.generator_options.is_none()
+            && self.components.is_empty()
+            && self.replacements.is_empty()
             && self.unsupported().is_empty()
     }
 }
@@ -374,4 +374,64 @@ impl From<&SecretArgs> for GeneratorArgs {
             secret_type: a.secret_type.clone(),
         }
     }
+}
+
+/// One entry of `replacements`: inline, or a `path` to a file of one or
+/// more.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReplacementArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub path: String,
+    #[serde(default)]
+    pub source: Option<SourceArgs>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub targets: Vec<TargetArgs>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SourceArgs {
+    #[serde(default, deserialize_with = "nullable")]
+    pub group: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub version: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub kind: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub name: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub namespace: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub field_path: String,
+    #[serde(default)]
+    pub options: Option<FieldOptions>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TargetArgs {
+    #[serde(default)]
+    pub select: Option<Selector>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub reject: Vec<Selector>,
+    #[serde(default, deserialize_with = "nullable")]
+    pub field_paths: Vec<String>,
+    #[serde(default)]
+    pub options: Option<FieldOptions>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FieldOptions {
+    #[serde(default, deserialize_with = "nullable")]
+    pub delimiter: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub index: i64,
+    // Read so that the field is known; Kustomize does not use it either.
+    #[allow(dead_code)]
+    #[serde(default, deserialize_with = "nullable")]
+    pub encoding: String,
+    #[serde(default, deserialize_with = "nullable")]
+    pub create: bool,
 }

@@ -18,6 +18,7 @@ mod kustomization;
 mod nameref;
 mod patch;
 pub mod prov;
+mod replace;
 mod resource;
 mod schema;
 mod select;
