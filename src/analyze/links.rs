@@ -331,6 +331,10 @@ impl LinkIndex {
             return None;
         }
         let mut path = url.path().to_string();
+        if let Some(query) = url.query() {
+            path.push('?');
+            path.push_str(query);
+        }
         if let Some(anchor) = url.fragment() {
             path.push('#');
             path.push_str(anchor);
@@ -357,6 +361,8 @@ impl LinkIndex {
         match self.resolve(from, dest) {
             Target::Internal { path, anchor, .. } => {
                 let mut s = format!("{}{path}", self.prefix);
+                // The query is not checked, and goes on as written.
+                s.push_str(query_of(dest));
                 if let Some(a) = anchor {
                     s.push('#');
                     s.push_str(&a);
@@ -366,6 +372,13 @@ impl LinkIndex {
             _ => dest.to_string(),
         }
     }
+}
+
+/// The query of a destination with its `?` (`?tab=gke` of
+/// `q.md?tab=gke#setup`), or nothing.
+fn query_of(dest: &str) -> &str {
+    let before_anchor = dest.split('#').next().unwrap_or(dest);
+    before_anchor.find('?').map_or("", |i| &before_anchor[i..])
 }
 
 /// Whether a destination is a URL relative to the page's own (`../x/`,

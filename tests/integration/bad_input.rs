@@ -521,6 +521,29 @@ fn links_across_languages_and_by_url_resolve() {
     assert!(html.contains("href=\"/es/\""), "{html}");
 }
 
+/// A link's query is not part of what is checked, and is published as
+/// written, whatever form the link takes.
+#[test]
+fn a_link_keeps_its_query_string() {
+    let p = Project::new();
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n[a](/en/install/?tab=gke#steps) [b](install.md?tab=gke) [c](../es/index.md?x=1) [d](/kubernetes/v1.1.0/base/SHA256SUMS?download=1)\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(p.build().status.code(), Some(0));
+    let html = std::fs::read_to_string(p.out().join("en/index.html")).unwrap();
+    for href in [
+        "/en/install/?tab=gke#steps",
+        "/en/install/?tab=gke",
+        "/es/?x=1",
+        "/kubernetes/v1.1.0/base/SHA256SUMS?download=1",
+    ] {
+        assert!(html.contains(&format!("href=\"{href}\"")), "{href}: {html}");
+    }
+}
+
 #[test]
 fn broken_template() {
     let f = finding(
