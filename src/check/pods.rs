@@ -124,6 +124,64 @@ pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
 
 /// The repository name of an image reference, without registry, tag or
 /// digest: `reg.io/team/agent:1.0@sha256:…` → `agent`.
+/// The tag and the digest an image reference pins, if any
+/// (`reg.io:5000/team/app:1.0@sha256:ab` pins `1.0` and `sha256:ab`).
+fn image_pins(image: &str) -> (Option<&str>, Option<&str>) {
+    let (name, digest) = match image.split_once('@') {
+        Some((name, digest)) => (name, Some(digest)),
+        None => (image, None),
+    };
+    let last = name.rsplit('/').next().unwrap_or(name);
+    (last.split_once(':').map(|(_, tag)| tag), digest)
+}
+
+/// A container of the product's image that pins a tag or a digest must
+/// pin the release of the base it runs on: what the checks read.
+fn pinned_release(ctx: &mut Ctx, w: &Workload, ptr: &str, image: &str) {
+    let (tag, digest) = image_pins(image);
+    let version = ctx.version.to_string();
+    let at = || w.object.locate(&format!("{ptr}/image"));
+    let product = &ctx.site.config.image.name;
+    if let Some(tag) = tag.filter(|t| *t != version) {
+        let why = if tag.strip_prefix('v') == Some(version.as_str()) {
+            format!("the image's tags have no `v`: `{product}:{version}`")
+        } else if ctx.images.releases.iter().any(|r| r.to_string() == tag) {
+            format!(
+                "{tag} is another release, and the checks of this base hold for the {version} image only"
+            )
+        } else {
+            let releases: Vec<String> = ctx.images.releases.iter().map(|r| r.to_string()).collect();
+            format!(
+                "{tag} is no release of {product} (its releases: {})",
+                releases.join(", ")
+            )
+        };
+        let d = Diagnostic::new(
+            rule::IMAGE_PIN_MISMATCH,
+            format!("`{image}` pins tag {tag} on the base of release {version}: {why}"),
+        )
+        .at(at());
+        ctx.push(d);
+        return;
+    }
+    let (Some(digest), Some(record)) = (digest, ctx.base.image.as_ref()) else {
+        return;
+    };
+    let known = record.digest.as_deref() == Some(digest)
+        || record.platforms.iter().any(|(_, d)| d == digest);
+    if !known {
+        let d = Diagnostic::new(
+            rule::IMAGE_PIN_MISMATCH,
+            format!(
+                "`{image}` pins a digest that is not of the {version} image the checks read ({})",
+                record.digest.as_deref().unwrap_or("no index digest")
+            ),
+        )
+        .at(at());
+        ctx.push(d);
+    }
+}
+
 pub(super) fn image_repository(image: &str) -> &str {
     let no_digest = image.split('@').next().unwrap_or(image);
     let last = no_digest.rsplit('/').next().unwrap_or(no_digest);
@@ -203,6 +261,7 @@ pub const RULES: &[&Rule] = &[
     rule::ENV_VALUE_NOT_IMPLEMENTED,
     rule::LEARNED_STORE_ON_IDENTITY,
     rule::IMAGE_NOT_BARE,
+    rule::IMAGE_PIN_MISMATCH,
     rule::STORAGE_CLASS_SET,
     rule::SECRET_IN_BASE,
     rule::SHELL_SCRIPT_DYNAMIC,
@@ -250,6 +309,9 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
             );
         }
         let of_product = image_repository(image) == product;
+        if of_product {
+            pinned_release(ctx, w, &ptr, image);
+        }
         let agent = of_product && ctx.known && ctx.runs_product(c);
         if ctx.known && !agent {
             // The agent's are checked with the rest of its environment.
@@ -1185,6 +1247,17 @@ fn carried_environment(ctx: &mut Ctx) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn image_pins_are_the_tag_and_the_digest() {
+        assert_eq!(image_pins("whystack-agent"), (None, None));
+        assert_eq!(image_pins("reg.io:5000/a/whystack-agent"), (None, None));
+        assert_eq!(
+            image_pins("reg.io:5000/a/whystack-agent:1.0@sha256:ab"),
+            (Some("1.0"), Some("sha256:ab"))
+        );
+        assert_eq!(image_pins("w@sha256:ab"), (None, Some("sha256:ab")));
+    }
 
     #[test]
     fn image_repository_strips_registry_tag_and_digest() {

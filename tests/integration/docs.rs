@@ -362,6 +362,39 @@ fn images_must_name_the_image_of_the_base() {
     assert_eq!(f["location"]["line"], page_line(&p, "- name: whystack"));
 }
 
+/// An overlay that pins the image must pin the release its page
+/// documents: a tag of another release, with a `v`, or of no release is
+/// refused where the page sets it, whichever field sets it.
+#[test]
+fn an_overlay_pins_the_image_of_the_release_it_documents() {
+    let with_tag = |tag: &str| {
+        OVERLAY.replace(
+            "    digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+            &format!("    newTag: \"{tag}\"\n"),
+        )
+    };
+    assert_eq!(overlay_page(&with_tag("1.30.0"), None).check_json().0, 0);
+    for (tag, says) in [
+        ("v1.30.0", "have no `v`"),
+        ("1.28.0", "another release"),
+        ("9.9.9", "no release"),
+    ] {
+        let p = overlay_page(&with_tag(tag), None);
+        let f = only(&p, "image-pin-mismatch");
+        let message = f["message"].as_str().unwrap();
+        assert!(message.contains(says), "{tag}: {message}");
+        assert_eq!(f["location"]["file"], "content/es/index.md");
+    }
+    // A patch that writes the image itself.
+    let patch = format!(
+        "{PATCH_HEAD}      containers:\n        - name: agent\n          image: registry.example.com/whystack-agent:1.29.0\n"
+    );
+    let k = format!("{OVERLAY}patches:\n  - path: patch.yaml\n");
+    let p = overlay_page(&k, Some(&patch));
+    let f = only(&p, "image-pin-mismatch");
+    assert_eq!(f["location"]["line"], page_line(&p, "image: registry"));
+}
+
 /// Every overlay the bundled docs show builds with `kubectl kustomize` on
 /// the base it documents, and basepress's strategic merge gives the same
 /// pod template as kubectl's.
