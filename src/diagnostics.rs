@@ -390,7 +390,8 @@ pub mod rule {
 /// when none is close enough to be one.
 pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     known
-        .map(|k| (strsim::levenshtein(name, k), k))
+        // A swap of two neighbours (`agnet`) is one edit.
+        .map(|k| (strsim::osa_distance(name, k), k))
         // A third of the longer name may differ: `tittle` is `title`,
         // `date` is not `base`.
         .filter(|(d, k)| *d <= (name.chars().count().max(k.chars().count()) / 3).max(1))

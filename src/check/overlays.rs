@@ -400,7 +400,24 @@ impl<'a> Overlay<'a> {
                     } else {
                         item.get(complete).is_some()
                     };
-                    if adds_whole {
+                    // A whole new item is meant to be added, unless its
+                    // name is a near miss of one the base has (`agnet`
+                    // with an `image:` that pins the agent's).
+                    let near = crate::diagnostics::closest(name, existing.iter().copied());
+                    let same_image = |near: &str| {
+                        fn image_of(c: &Value) -> Option<&str> {
+                            c["image"].as_str().map(super::pods::image_repository)
+                        }
+                        let base_item = base_pod
+                            .and_then(|p| p[field].as_array())
+                            .into_iter()
+                            .flatten()
+                            .find(|c| c["name"] == near);
+                        base_item
+                            .and_then(image_of)
+                            .is_some_and(|i| Some(i) == image_of(item))
+                    };
+                    if adds_whole && !near.is_some_and(same_image) {
                         continue;
                     }
                     let (l, c) = patch
@@ -412,12 +429,16 @@ impl<'a> Overlay<'a> {
                     } else {
                         "container"
                     };
-                    let suggestion = crate::diagnostics::closest(name, existing.iter().copied())
-                        .or(existing.first().copied());
+                    let suggestion = near.or(existing.first().copied());
+                    let added = if adds_whole {
+                        format!("a second {what} beside `{}`", near.unwrap_or_default())
+                    } else {
+                        format!("a new, incomplete {what}")
+                    };
                     let mut d = Diagnostic::new(
                         rule::DOC_PATCH_UNKNOWN_NAME,
                         format!(
-                            "the patch names {what} `{name}`, which the base does not have: Kustomize would add a new, incomplete {what} instead of changing one"
+                            "the patch names {what} `{name}`, which the base does not have: Kustomize would add {added} instead of changing one"
                         ),
                     )
                     .at(Location::at(

@@ -362,6 +362,36 @@ fn images_must_name_the_image_of_the_base() {
     assert_eq!(f["location"]["line"], page_line(&p, "- name: whystack"));
 }
 
+/// A container the patch adds whole is a mistake when it runs the image
+/// of a base container whose name it nearly has: a typo that makes a
+/// second agent. A sidecar of another image is meant.
+#[test]
+fn a_misspelled_container_with_an_image_is_still_a_misspelling() {
+    let k = format!("{OVERLAY}patches:\n  - path: patch.yaml\n");
+    let patch = |name: &str, image: &str| {
+        format!("{PATCH_HEAD}      containers:\n        - name: {name}\n          image: {image}\n")
+    };
+    let p = overlay_page(
+        &k,
+        Some(&patch(
+            "agnet",
+            "registry.example.com/whystack-agent:1.30.0",
+        )),
+    );
+    let f = only(&p, "doc-patch-unknown-name");
+    assert_eq!(f["location"]["line"], page_line(&p, "name: agnet"));
+    assert!(f["message"]
+        .as_str()
+        .unwrap()
+        .contains("a second container"));
+    let p = overlay_page(&k, Some(&patch("agent2", "envoyproxy/envoy:v1.30")));
+    let (_, report) = p.check_json();
+    assert!(
+        findings_of(&report, "doc-patch-unknown-name").is_empty(),
+        "{report:#}"
+    );
+}
+
 /// An overlay that pins the image must pin the release its page
 /// documents: a tag of another release, with a `v`, or of no release is
 /// refused where the page sets it, whichever field sets it.
