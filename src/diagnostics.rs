@@ -345,6 +345,9 @@ pub mod rule {
         MANIFEST_REQUIRED_FIELD_MISSING = "manifest-required-field-missing", Check, Error,
             "A built object lacks a field the API server requires: a required property of its Kubernetes OpenAPI schema, or one the API's validation requires (a container in a pod, an access mode and a storage request in a volume claim), so `kubectl apply` fails.",
             "Add the field, or fix the patch that removed it.";
+        MANIFEST_VALUE_INVALID = "manifest-value-invalid", Check, Error,
+            "A built object has a value the API server's validation refuses though its type is right: a container mounts a volume its pod does not have.",
+            "Add the volume to the pod (or the claim template), or fix the mount's name.";
         IMAGE_DATA_MISMATCH = "image-data-mismatch", Check, Error,
             "The image release data says something of a release that its image contradicts: a command the image does not have, another user, a port it does not say, another environment default.",
             "Correct the image data for that release (`basepress image inspect SOURCE:TAG` shows what the image has), or point the image source at the right image.";

@@ -105,6 +105,9 @@ pub enum Problem {
     /// list the API server needs non-empty is empty (the path of the
     /// list); the text says which requirement it is.
     Missing(Vec<Segment>, String),
+    /// A value the API server's validation refuses (a volume mount naming
+    /// no volume of its pod); the text says why.
+    Invalid(Vec<Segment>, String),
 }
 
 /// The keys `written` (the object read into its type and serialized
@@ -192,6 +195,58 @@ fn validation_problems(kind: &str, value: &Value) -> Vec<Problem> {
             format!("a {what} needs a storage request"),
         );
     }
+    if let Some(pod) = crate::kustomize::pod_spec_pointer(kind) {
+        out.extend(unknown_volumes(value, pod));
+    }
+    out
+}
+
+/// ValidateVolumeMounts and ValidateVolumeDevices: a container's mount
+/// or device names a volume of its pod (or, in a StatefulSet, a claim
+/// template), or the API server answers "Not found".
+fn unknown_volumes(value: &Value, pod: &str) -> Vec<Problem> {
+    let names = |list: Option<&Value>, name: &str| -> Vec<String> {
+        list.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.pointer(name).and_then(Value::as_str))
+            .map(str::to_string)
+            .collect()
+    };
+    let mut volumes = names(value.pointer(&format!("{pod}/volumes")), "/name");
+    volumes.extend(names(
+        value.pointer("/spec/volumeClaimTemplates"),
+        "/metadata/name",
+    ));
+    let mut out = Vec::new();
+    for list in ["initContainers", "containers", "ephemeralContainers"] {
+        let containers = value
+            .pointer(&format!("{pod}/{list}"))
+            .and_then(Value::as_array);
+        for (i, c) in containers.into_iter().flatten().enumerate() {
+            for field in ["volumeMounts", "volumeDevices"] {
+                let mounts = c.get(field).and_then(Value::as_array);
+                for (j, m) in mounts.into_iter().flatten().enumerate() {
+                    let Some(name) = m.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    if volumes.iter().any(|v| v == name) {
+                        continue;
+                    }
+                    let container = c.get("name").and_then(Value::as_str).unwrap_or("?");
+                    let known = if volumes.is_empty() {
+                        "the pod has no volumes".to_string()
+                    } else {
+                        format!("its volumes: {}", volumes.join(", "))
+                    };
+                    out.push(Problem::Invalid(
+                        segments_of(&format!("{pod}/{list}/{i}/{field}/{j}/name")),
+                        format!("container `{container}` mounts volume `{name}`, which the pod does not have ({known})"),
+                    ));
+                }
+            }
+        }
+    }
     out
 }
 
@@ -237,6 +292,9 @@ pub fn problems(api_version: &str, kind: &str, value: &Value) -> Option<Vec<Prob
         ("apps/v1", "StatefulSet") => p::<api::apps::v1::StatefulSet>(value),
         ("apps/v1", "Deployment") => p::<api::apps::v1::Deployment>(value),
         ("apps/v1", "DaemonSet") => p::<api::apps::v1::DaemonSet>(value),
+        ("apps/v1", "ReplicaSet") => p::<api::apps::v1::ReplicaSet>(value),
+        ("v1", "ReplicationController") => p::<api::core::v1::ReplicationController>(value),
+        ("v1", "PodTemplate") => p::<api::core::v1::PodTemplate>(value),
         ("batch/v1", "Job") => p::<api::batch::v1::Job>(value),
         ("batch/v1", "CronJob") => p::<api::batch::v1::CronJob>(value),
         ("networking.k8s.io/v1", "NetworkPolicy") => p::<api::networking::v1::NetworkPolicy>(value),
@@ -259,6 +317,7 @@ pub const RULES: &[&Rule] = &[
     rule::MANIFEST_UNKNOWN_FIELD,
     rule::MANIFEST_TYPE_INVALID,
     rule::MANIFEST_REQUIRED_FIELD_MISSING,
+    rule::MANIFEST_VALUE_INVALID,
 ];
 
 /// Every object a build made against its API type.
@@ -295,6 +354,11 @@ pub fn check(_ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         "{kind} `{name}`: `{}`: {message}",
                         display_path(&o.value, &path)
                     ),
+                )
+                .at(o.locate(&pointer(&path))),
+                Problem::Invalid(path, why) => Diagnostic::new(
+                    rule::MANIFEST_VALUE_INVALID,
+                    format!("{kind} `{name}`: {why}, so the API server rejects it"),
                 )
                 .at(o.locate(&pointer(&path))),
                 Problem::Missing(path, what) => {
@@ -373,6 +437,29 @@ mod tests {
                 "/spec/volumeClaimTemplates/0/spec/resources/requests/storage",
             ],
             "{ps:?}"
+        );
+    }
+
+    #[test]
+    fn mounts_name_a_volume_or_a_claim_template_of_their_pod() {
+        let v: Value = yaml::from_str(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: a}\nspec:\n  selector: {}\n  template:\n    spec:\n      initContainers:\n        - {name: i, image: x, volumeMounts: [{name: tmp, mountPath: /t}, {name: cach, mountPath: /c}]}\n      containers:\n        - {name: c, image: x, volumeMounts: [{name: id, mountPath: /id}], volumeDevices: [{name: raw, devicePath: /dev/x}]}\n      volumes:\n        - {name: tmp, emptyDir: {}}\n  volumeClaimTemplates:\n    - metadata: {name: id}\n      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+        )
+        .unwrap();
+        let invalid: Vec<String> = problems("apps/v1", "StatefulSet", &v)
+            .unwrap()
+            .iter()
+            .filter_map(|p| match p {
+                Problem::Invalid(path, _) => Some(pointer(path)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            invalid,
+            [
+                "/spec/template/spec/initContainers/0/volumeMounts/1/name",
+                "/spec/template/spec/containers/0/volumeDevices/0/name",
+            ]
         );
     }
 }

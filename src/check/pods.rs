@@ -13,9 +13,9 @@ use crate::diagnostics::{rule, Diagnostic, Location, Rule};
 use crate::kustomize::Object;
 use crate::model::images::{Args, EnvFact, EnvKind, EnvRole, ImageReleases, Requirement};
 use crate::model::site::{Base, Site};
-use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, StatefulSet};
+use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Probe};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Probe, ReplicationController};
 use semver::Version;
 use std::collections::BTreeSet;
 
@@ -77,6 +77,26 @@ pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
                     replicas: spec.replicas,
                     claims: Vec::new(),
                     pod: spec.template.spec?,
+                })
+            }),
+            ("apps/v1", "ReplicaSet") => typed::<ReplicaSet>(v).0.and_then(|r| {
+                let spec = r.spec;
+                Some(Workload {
+                    object: m,
+                    pod_ptr: "/spec/template/spec",
+                    replicas: spec.replicas,
+                    claims: Vec::new(),
+                    pod: spec.template?.spec?,
+                })
+            }),
+            ("v1", "ReplicationController") => typed::<ReplicationController>(v).0.and_then(|r| {
+                let spec = r.spec?;
+                Some(Workload {
+                    object: m,
+                    pod_ptr: "/spec/template/spec",
+                    replicas: spec.replicas,
+                    claims: Vec::new(),
+                    pod: spec.template?.spec?,
                 })
             }),
             ("apps/v1", "DaemonSet") => typed::<DaemonSet>(v).0.and_then(|d| {

@@ -136,9 +136,12 @@ pub fn build_with(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Bui
 /// that run pods.
 pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
     match kind {
-        "StatefulSet" | "Deployment" | "DaemonSet" | "ReplicaSet" | "Job" => {
-            Some("/spec/template/spec")
-        }
+        "StatefulSet"
+        | "Deployment"
+        | "DaemonSet"
+        | "ReplicaSet"
+        | "ReplicationController"
+        | "Job" => Some("/spec/template/spec"),
         "CronJob" => Some("/spec/jobTemplate/spec/template/spec"),
         "Pod" => Some("/spec"),
         _ => None,

@@ -156,6 +156,37 @@ fn lifecycle_hook_commands_are_checked_too() {
     assert!(message(&f).contains("no release of the image has it"));
 }
 
+/// A ReplicaSet or ReplicationController runs pods like a Deployment:
+/// their commands are checked against the image, and a mount of a volume
+/// the pod lacks is refused as the API server refuses it.
+#[test]
+fn every_kind_that_runs_pods_is_checked() {
+    for (api, kind) in [("apps/v1", "ReplicaSet"), ("v1", "ReplicationController")] {
+        let a = Agent::new("v1.29.0");
+        a.add(
+            "extra.yaml",
+            &format!("apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: extra\nspec:\n  replicas: 1\n  selector:\n    app: extra\n  template:\n    metadata:\n      labels:\n        app: extra\n    spec:\n      containers:\n        - name: tool\n          image: whystack-agent\n          command: [drain-now]\n          volumeMounts:\n            - name: scratch\n              mountPath: /scratch\n"),
+        );
+        a.edit(
+            "kustomization.yaml",
+            "resources:\n",
+            "resources:\n  - extra.yaml\n",
+        );
+        let f = a.finding_at(
+            "probe-command-missing",
+            "extra.yaml",
+            a.line_of("extra.yaml", "[drain-now]"),
+        );
+        assert!(message(&f).contains("drain-now"), "{kind}");
+        let f = a.finding_at(
+            "manifest-value-invalid",
+            "extra.yaml",
+            a.line_of("extra.yaml", "- name: scratch"),
+        );
+        assert!(message(&f).contains("`scratch`"), "{kind}");
+    }
+}
+
 #[test]
 fn probe_needs_port() {
     let a = Agent::new("v1.29.0");
