@@ -251,8 +251,34 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
     ),
     ("setsid", &[], 0),
     ("tini", &["-p", "-e"], 0),
+    (
+        "xargs",
+        &[
+            "-I",
+            "-L",
+            "-n",
+            "-P",
+            "-s",
+            "-d",
+            "-E",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-lines",
+            "--max-chars",
+            "--replace",
+        ],
+        0,
+    ),
+    ("su-exec", &[], 1),
+    ("gosu", &[], 1),
     ("dumb-init", &["-r", "--rewrite"], 0),
 ];
+
+/// Where `env` looks for its command when it runs it without a `PATH`.
+const ENV_DEFAULT_PATH: &str = "/bin:/usr/bin";
 
 /// The command a wrapper (`env`, `nohup`, `timeout`, `tini`, …) runs, as
 /// the words from that command on; `Err` says why it cannot be known.
@@ -266,12 +292,25 @@ fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String>
     };
     let unknown = || format!("`{name}` runs a command only known when it runs");
     let mut i = 1;
+    let mut options = true;
     while let Some(word) = argv.get(i) {
         let Some(w) = word.as_deref() else {
             return Err(unknown());
         };
-        if w == "--" {
+        // After `--`, `env` still takes NAME=VALUE words.
+        if w == "--" && options {
             i += 1;
+            options = false;
+            if name == "env" {
+                continue;
+            }
+            break;
+        }
+        if !options {
+            if name == "env" && w.contains('=') {
+                i += 1;
+                continue;
+            }
             break;
         }
         // `env -` (or `-i`) starts from an empty environment.
@@ -360,6 +399,16 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
                     out.scope.cd(dir);
                 }
             }
+            // Without PATH (`env -i`, `env -u PATH`), env's exec searches
+            // the C library's default: /bin and /usr/bin.
+            let unsets_path = matches!(w.as_str(), "-" | "-i" | "--ignore-environment")
+                || w == "--unset=PATH"
+                || (matches!(w.as_str(), "-u" | "--unset")
+                    && settings.get(i + 1).is_some_and(|n| n == "PATH"));
+            if unsets_path {
+                out.scope.path = Some(ENV_DEFAULT_PATH.to_string());
+                out.scope.path_unknown = false;
+            }
         }
         follow(inner, in_script, depth, out);
         out.scope = outer;
@@ -412,14 +461,33 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             .push("the shell parser could not be loaded".into());
         return;
     }
-    let Some(tree) = parser.parse(script, None) else {
+    // The shell joins a line ending in `\` with the next before it reads
+    // words (`no\<newline>de` is `node`); the parser would not.
+    let script = join_continued_lines(script);
+    let Some(mut tree) = parser.parse(&script, None) else {
         out.dynamic.push("its script could not be parsed".into());
         return;
     };
+    let mut script = script;
+    if tree.root_node().has_error() {
+        // Forms the shells take that the parser's grammar lacks: a
+        // closing word right after another (`fi done`, `} }`), and
+        // `for i do` (over the arguments).
+        let repaired = repair(&script);
+        if let Some(t) = parser
+            .parse(&repaired, None)
+            .filter(|t| !t.root_node().has_error())
+        {
+            tree = t;
+            script = repaired;
+        }
+    }
     let root = tree.root_node();
     if root.has_error() {
-        out.dynamic
-            .push("its script is not valid shell syntax, so the shell refuses it".into());
+        out.dynamic.push(
+            "basepress's shell parser cannot read its script (it may be invalid, or a form the parser lacks), so none of its commands are checked"
+                .into(),
+        );
         return;
     }
     let src = script.as_bytes();
@@ -428,8 +496,10 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     // loops and command substitutions; and the `PATH` assignments between
     // them, in the order they run. What the script changes stays in it.
     let outer = out.scope.clone();
-    for node in nodes_of_kinds(root, &["command", "variable_assignment"]) {
-        if node.kind() == "command" {
+    for node in nodes_of_kinds(root, &["command", "variable_assignment", "heredoc_body"]) {
+        if node.kind() == "heredoc_body" {
+            heredoc_substitutions(node, src, depth, out);
+        } else if node.kind() == "command" {
             command(node, src, &functions, depth, out);
         } else if node.parent().is_none_or(|p| p.kind() != "command") {
             if let Some(path) = path_assignment(node, src) {
@@ -438,6 +508,141 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         }
     }
     out.scope = outer;
+}
+
+/// The script with each backslash-newline removed where the shell
+/// removes it: everywhere but inside single quotes.
+fn join_continued_lines(script: &str) -> String {
+    if !script.contains("\\\n") {
+        return script.to_string();
+    }
+    let mut out = String::with_capacity(script.len());
+    let mut chars = script.chars().peekable();
+    let (mut single, mut double) = (false, false);
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '\\' if !single => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                    continue;
+                }
+                out.push(c);
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The script with what the parser's grammar lacks written the way it
+/// reads it: `;` between two closing words (`fi done`, `esac fi`, `} }`),
+/// and `for NAME do` as `for NAME in "$@"; do`. Used only when the script
+/// as written does not parse, and only if the result does.
+fn repair(script: &str) -> String {
+    // Built here: a script reaches this only when it does not parse.
+    let (Ok(close), Ok(for_do)) = (
+        regex::Regex::new(r"(^|[\s;&|])(fi|done|esac|\})([ \t]+)(fi|done|esac|\}|;;)"),
+        regex::Regex::new(r"\bfor([ \t]+)([A-Za-z_][A-Za-z_0-9]*)[ \t]*(;?)([ \t\n]*)do\b"),
+    ) else {
+        return script.to_string();
+    };
+    let mut text = script.to_string();
+    // Twice: `fi done done` overlaps.
+    for _ in 0..2 {
+        text = close.replace_all(&text, "${1}${2};${3}${4}").into_owned();
+    }
+    for_do
+        .replace_all(&text, "for${1}${2} in \"$$@\";${4}do")
+        .into_owned()
+}
+
+/// The commands of `$( )` and backquotes in the body of a here-document
+/// whose delimiter is not quoted (the shell expands it), where the parser
+/// did not read them itself (a line starting with a tab, a backquote).
+fn heredoc_substitutions(body: Node, src: &[u8], depth: usize, out: &mut Calls) {
+    fn start_of(redirect: Node) -> Option<Node> {
+        let mut c = redirect.walk();
+        let start = redirect
+            .children(&mut c)
+            .find(|n| n.kind() == "heredoc_start");
+        start
+    }
+    let quoted = body
+        .parent()
+        .and_then(start_of)
+        .and_then(|start| start.utf8_text(src).ok())
+        .is_some_and(|start| start.contains(['\'', '"', '\\']));
+    if quoted {
+        return;
+    }
+    let Ok(text) = body.utf8_text(src) else {
+        return;
+    };
+    // What the parser read already, as offsets into the body.
+    let start = body.start_byte();
+    let mut c = body.walk();
+    let parsed: Vec<(usize, usize)> = body
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "command_substitution")
+        .map(|n| (n.start_byte() - start, n.end_byte() - start))
+        .collect();
+    for (at, inner) in substitutions(text) {
+        if parsed.iter().any(|&(a, b)| a <= at && at < b) {
+            continue;
+        }
+        read_script(inner, depth + 1, out);
+    }
+}
+
+/// The command substitutions of a text, `$(…)` (nested parentheses
+/// counted) and `` `…` ``, with their offsets.
+fn substitutions(text: &str) -> Vec<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'$' if bytes.get(i + 1) == Some(&b'(') && bytes.get(i + 2) != Some(&b'(') => {
+                let mut depth = 0;
+                let mut j = i + 1;
+                while j < bytes.len() {
+                    match bytes[j] {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if let Some(inner) = text.get(i + 2..j.min(bytes.len())) {
+                    found.push((i, inner));
+                }
+                i = j + 1;
+            }
+            b'`' => {
+                let end = bytes[i + 1..].iter().position(|&b| b == b'`');
+                let Some(end) = end else { break };
+                if let Some(inner) = text.get(i + 1..i + 1 + end) {
+                    found.push((i, inner));
+                }
+                i += end + 2;
+            }
+            _ => i += 1,
+        }
+    }
+    found
 }
 
 /// For a `PATH=VALUE` assignment (`None` for any other), VALUE when it is
@@ -455,16 +660,57 @@ fn path_assignment(node: Node, src: &[u8]) -> Option<Option<String>> {
         // `PATH=`: empty, so only paths with a `/` run.
         return Some(Some(String::new()));
     };
-    let value = value
-        .strip_prefix('"')
-        .and_then(|v| v.strip_suffix('"'))
-        .unwrap_or(value)
-        .replace("${PATH}", "$PATH");
-    let unknown = value
-        .replace("$PATH", "")
-        .contains(['$', '`', '\'', '"', '\\'])
-        || value.split(':').any(|dir| dir.starts_with('~'));
-    Some((!unknown).then_some(value))
+    Some(path_value(value))
+}
+
+/// The value a `PATH=` assignment's text gives, quotes removed, with
+/// `$PATH` (`${PATH}`, `${PATH:-…}`, quoted or not) kept for the one it
+/// started with; `None` when another expansion or a `~` makes it only
+/// known when the script runs.
+fn path_value(text: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = text;
+    let mut double = false;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '"' => double = !double,
+            '\'' if !double => {
+                let end = rest.find('\'')?;
+                out.push_str(&rest[..end]);
+                rest = &rest[end + 1..];
+            }
+            '\\' => {
+                let next = rest.chars().next()?;
+                out.push(next);
+                rest = &rest[next.len_utf8()..];
+            }
+            '$' => {
+                let (name, after) = if let Some(braced) = rest.strip_prefix('{') {
+                    let end = braced.find('}')?;
+                    let inner = &braced[..end];
+                    // `${PATH:-x}` and `${PATH-x}`: PATH is set in a
+                    // container, so its value.
+                    let name = inner.split([':', '-']).next().unwrap_or(inner);
+                    (name, &braced[end + 1..])
+                } else {
+                    let end = rest
+                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .unwrap_or(rest.len());
+                    (&rest[..end], &rest[end..])
+                };
+                if name != "PATH" {
+                    return None;
+                }
+                out.push_str("$PATH");
+                rest = after;
+            }
+            '`' => return None,
+            c => out.push(c),
+        }
+    }
+    let home = out.split(':').any(|dir| dir.starts_with('~'));
+    (!home && !double).then_some(out)
 }
 
 /// The names of the functions a script defines: calls to them run no
@@ -522,10 +768,19 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
     loop {
         match words.first() {
             Some(Some(w)) if w == "exec" || w == "command" => {
+                // `command -v`, `-V`, `-pv`: it prints where a command is,
+                // and runs nothing.
+                let prints = |a: &Option<String>| {
+                    a.as_deref()
+                        .and_then(|a| a.strip_prefix('-'))
+                        .is_some_and(|flags| flags.contains(['v', 'V']))
+                };
                 if w == "command"
                     && words
-                        .get(1)
-                        .is_some_and(|a| a.as_deref() == Some("-v") || a.as_deref() == Some("-V"))
+                        .iter()
+                        .skip(1)
+                        .take_while(|a| a.as_deref().is_some_and(|a| a.starts_with('-')))
+                        .any(prints)
                 {
                     return;
                 }
@@ -848,6 +1103,94 @@ mod tests {
         );
     }
 
+    /// Forms every shell takes that the parser's grammar does not, or
+    /// reads differently: each script's commands are the ones dash runs.
+    #[test]
+    fn forms_the_grammar_lacks_are_read_as_the_shell_reads_them() {
+        let cases: &[(&str, &[&str])] = &[
+            ("for i in 1; do if true; then curl x; fi done", &["curl x"]),
+            ("{ { curl x; } }", &["curl x"]),
+            ("if true; then case a in a) curl x;; esac fi", &["curl x"]),
+            (
+                "for i in 1; do for j in 2; do curl x; done done",
+                &["curl x"],
+            ),
+            ("for i do curl x; done", &["curl x"]),
+            ("for i; do curl x; done", &["curl x"]),
+            ("no\\\nde x", &["node x"]),
+            ("whystack-\\\nhealth live", &["whystack-health live"]),
+            ("ls 'a\\\nb'; curl x", &["ls a\\\nb", "curl x"]),
+            ("cat <<EOF\n\t$(curl x)\nEOF", &["cat", "curl x"]),
+            ("cat <<-EOF\n\t$(curl x)\n\tEOF", &["cat", "curl x"]),
+            ("cat <<EOF\nid: `curl x`\nEOF", &["cat", "curl x"]),
+            ("cat <<'EOF'\n$(curl x)\nEOF", &["cat"]),
+            ("cat <<EOF\n$(curl x)\nEOF", &["cat", "curl x"]),
+        ];
+        for (script, want) in cases {
+            let (p, d) = programs(&["sh", "-c", script]);
+            assert_eq!(p[1..], **want, "{script:?}: {d:?}");
+            assert!(d.is_empty(), "{script:?}: {d:?}");
+        }
+        // What the parser cannot read is said to be so, not to be invalid.
+        let (_, d) = programs(&["sh", "-c", "if then fi fi ((("]);
+        assert!(d[0].contains("cannot read its script"), "{d:?}");
+    }
+
+    #[test]
+    fn env_without_path_and_other_wrappers() {
+        let scoped = |script: &str| -> Vec<(String, Option<String>)> {
+            let words = [
+                Some("sh".to_string()),
+                Some("-c".into()),
+                Some(script.into()),
+            ];
+            calls(&words).calls[1..]
+                .iter()
+                .map(|c| (c.display(), c.scope.path.clone()))
+                .collect()
+        };
+        let bin = Some(ENV_DEFAULT_PATH.to_string());
+        assert_eq!(scoped("env -i node x")[1], ("node x".into(), bin.clone()));
+        assert_eq!(
+            scoped("env -u PATH node x")[1],
+            ("node x".into(), bin.clone())
+        );
+        assert_eq!(scoped("env --unset=PATH node x")[1], ("node x".into(), bin));
+        assert_eq!(
+            scoped("env -i PATH=/opt node x")[1].1.as_deref(),
+            Some("/opt")
+        );
+        assert_eq!(scoped("env -- A=1 node x")[1].0, "node x");
+        let (p, _) = programs(&["sh", "-c", "command -pv curl || echo none; echo a | xargs -n 1 curl; su-exec node:node whystack-health live"]);
+        assert_eq!(
+            p[1..],
+            [
+                "xargs -n 1 curl",
+                "curl",
+                "su-exec node:node whystack-health live",
+                "whystack-health live"
+            ]
+        );
+    }
+
+    #[test]
+    fn path_values_are_read_through_quotes() {
+        for (text, want) in [
+            ("/opt/tools:$PATH", Some("/opt/tools:$PATH")),
+            ("/opt/tools:\"$PATH\"", Some("/opt/tools:$PATH")),
+            ("\"/opt/tools:${PATH}\"", Some("/opt/tools:$PATH")),
+            ("'/opt/tools':$PATH", Some("/opt/tools:$PATH")),
+            ("${PATH:-/usr/bin}:/x", Some("$PATH:/x")),
+            ("/a\\ b", Some("/a b")),
+            ("$HOME/bin:$PATH", None),
+            ("~/bin:$PATH", None),
+            ("$(pwd):$PATH", None),
+            ("'unclosed", None),
+        ] {
+            assert_eq!(path_value(text).as_deref(), want, "{text}");
+        }
+    }
+
     #[test]
     fn wrappers_run_their_command() {
         let cases: &[(&[&str], &[&str])] = &[
@@ -936,7 +1279,7 @@ mod tests {
         assert!(d[0].contains("$CMD live"), "{d:?}");
         assert!(d[1].contains("eval"), "{d:?}");
         let (_, d) = programs(&["sh", "-c", "if then fi ((("]);
-        assert!(d[0].contains("not valid shell syntax"), "{d:?}");
+        assert!(d[0].contains("cannot read its script"), "{d:?}");
     }
 }
 
