@@ -111,6 +111,18 @@ impl Scope {
         }
     }
 
+    /// The scope after a part of the script that may or may not have run
+    /// and left `then`: what it changed is only known when the script runs.
+    fn maybe(mut self, then: &Scope) -> Scope {
+        if then.cwd != self.cwd || then.cwd_unknown {
+            self.cwd_unknown = true;
+        }
+        if then.path != self.path || then.path_unknown {
+            self.path_unknown = true;
+        }
+        self
+    }
+
     /// Whether `program`, not found, may still be there: it is looked up
     /// in a folder or on a `PATH` only known when the script runs.
     pub fn may_hide(&self, program: &str) -> bool {
@@ -496,7 +508,30 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     // loops and command substitutions; and the `PATH` assignments between
     // them, in the order they run. What the script changes stays in it.
     let outer = out.scope.clone();
-    for node in nodes_of_kinds(root, &["command", "variable_assignment", "heredoc_body"]) {
+    // Parts of the script whose changes stay in them (a subshell, a
+    // pipeline, a substitution), or may not happen (a branch, a loop, a
+    // function's body): each with its end and the scope before it.
+    let mut regions: Vec<(usize, Scope, bool)> = Vec::new();
+    let mut kinds = vec!["command", "variable_assignment", "heredoc_body"];
+    kinds.extend(ISOLATED);
+    kinds.extend(MAYBE);
+    for node in nodes_of_kinds(root, &kinds) {
+        while let Some((end, saved, isolated)) = regions.pop() {
+            if node.start_byte() < end {
+                regions.push((end, saved, isolated));
+                break;
+            }
+            out.scope = if isolated {
+                saved
+            } else {
+                saved.maybe(&out.scope)
+            };
+        }
+        if ISOLATED.contains(&node.kind()) || MAYBE.contains(&node.kind()) {
+            let isolated = ISOLATED.contains(&node.kind());
+            regions.push((node.end_byte(), out.scope.clone(), isolated));
+            continue;
+        }
         if node.kind() == "heredoc_body" {
             heredoc_substitutions(node, src, depth, out);
         } else if node.kind() == "command" {
@@ -509,6 +544,21 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     }
     out.scope = outer;
 }
+
+/// Parts of a script that run in a child process: a `cd` or a `PATH` set
+/// there is gone after them.
+const ISOLATED: &[&str] = &["subshell", "command_substitution", "pipeline"];
+
+/// Parts of a script that may run or not, or run later: after them, a
+/// folder or `PATH` they change is only known when the script runs.
+const MAYBE: &[&str] = &[
+    "if_statement",
+    "case_statement",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "function_definition",
+];
 
 /// The script with each backslash-newline removed where the shell
 /// removes it: everywhere but inside single quotes.
@@ -1302,6 +1352,40 @@ mod scope_tests {
             path: path.map(str::to_string),
             ..Scope::default()
         }
+    }
+
+    /// A change in a subshell, a pipeline or a substitution is gone after
+    /// it; one in a branch, a loop or a function leaves the folder or
+    /// `PATH` only known when the script runs.
+    #[test]
+    fn changes_stay_where_the_shell_keeps_them() {
+        let after = |script: &str| {
+            let got = scopes(&["sh", "-c", script]);
+            let last = got.last().map(|(_, s)| s.clone()).unwrap_or_default();
+            (last.cwd, last.cwd_unknown, last.path, last.path_unknown)
+        };
+        for script in [
+            "(cd /tmp && ls); ./run.sh",
+            "x=$(cd /tmp; pwd); ./run.sh",
+            "cd /tmp | true; ./run.sh",
+            "(PATH=/nowhere; true); ./run.sh",
+        ] {
+            assert_eq!(after(script), (None, false, None, false), "{script}");
+        }
+        for script in [
+            "if false; then cd /tmp; fi; ./run.sh",
+            "g() { cd /tmp; }; ./run.sh",
+            "for d in a; do cd $d; done; ./run.sh",
+        ] {
+            assert_eq!(after(script), (None, true, None, false), "{script}");
+        }
+        assert_eq!(
+            after("f() { export PATH=/opt/tools:$PATH; }; ./run.sh"),
+            (None, false, None, true)
+        );
+        // Inside the part, the change holds.
+        let got = scopes(&["sh", "-c", "(cd /tmp && ./a); ./b"]);
+        assert_eq!(got[1].1.cwd.as_deref(), Some("/tmp"), "{got:?}");
     }
 
     #[test]
