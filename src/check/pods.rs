@@ -471,10 +471,22 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
         return;
     };
     let matches = |name: &str| name == program || base_name(name) == base_name(program);
+    // With the image read, the image says what exists; the data's facts
+    // of another release still say how the command is called.
     let fact = ctx
         .images
         .commands_at(ctx.version)
-        .find(|f| matches(&f.name));
+        .find(|f| matches(&f.name))
+        .or_else(|| {
+            let releases = ctx.images.releases.iter().rev();
+            ctx.image_read
+                .then(|| {
+                    releases
+                        .flat_map(|v| ctx.images.commands_at(v))
+                        .find(|f| matches(&f.name))
+                })
+                .flatten()
+        });
     let how = if call.in_script {
         format!("`{program}` (in the {} script)", exec.what)
     } else {

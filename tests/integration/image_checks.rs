@@ -320,6 +320,62 @@ fn commands_are_looked_up_as_the_container_runs_them() {
     );
 }
 
+/// With the image read, a command the data gives only to a later release
+/// is still called as the data says (its arguments, liveness against
+/// readiness); and a command the data gives to this release, not found
+/// where the base calls it, is not told to wait for another release.
+#[test]
+fn the_image_decides_what_exists_and_the_data_how_it_is_called() {
+    let (p, _) = project("v1.29.0", "v1.29.0");
+    let data = std::fs::read_to_string(p.path("image-releases.yaml")).unwrap();
+    let later = data.replacen(
+        "  - name: whystack-health\n    versions: \">=1.29.0\"",
+        "  - name: whystack-health\n    versions: \">=1.30.0\"",
+        1,
+    );
+    assert_ne!(later, data);
+    p.write("image-releases.yaml", &later);
+    let sts = "bases/v1.29.0/statefulset.yaml";
+    let original = std::fs::read_to_string(p.path(sts)).unwrap();
+    p.write(
+        sts,
+        &original.replacen(
+            "command: [whystack-health, live]",
+            "command: [whystack-health, ready]",
+            1,
+        ),
+    );
+    let (code, report, _) = check(&p, Some(&layout_source(&p)));
+    assert_eq!(code, 1, "{report:#}");
+    assert!(
+        !findings_of(&report, "liveness-uses-readiness").is_empty(),
+        "{report:#}"
+    );
+    assert!(
+        findings_of(&report, "probe-command-missing").is_empty(),
+        "{report:#}"
+    );
+
+    p.write("image-releases.yaml", &data);
+    p.write(
+        sts,
+        &original.replacen(
+            "command: [whystack-health, live]",
+            "command: [/opt/nowhere/node, x]",
+            1,
+        ),
+    );
+    let (_, report, _) = check(&p, Some(&layout_source(&p)));
+    let found = findings_of(&report, "probe-command-missing");
+    let f = found
+        .iter()
+        .find(|f| message(f).contains("/opt/nowhere/node"))
+        .unwrap_or_else(|| panic!("{report:#}"));
+    let remedy = f["remedy"].as_str().unwrap_or_default();
+    assert!(remedy.contains("gives `node` to 1.29.0"), "{remedy}");
+    assert!(!remedy.contains("publish this base"), "{remedy}");
+}
+
 /// runAsNonRoot without runAsUser, over an image whose user is a name:
 /// the kubelet cannot verify the user and never starts the container.
 #[test]
