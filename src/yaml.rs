@@ -315,6 +315,28 @@ fn maybe_not_text(s: &str) -> bool {
         )
 }
 
+/// The text of a scalar as YAML writes it; None for a map or a list.
+pub fn scalar_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Null => Some("null".into()),
+        Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// The value of a plain (unquoted, untagged) scalar written as `text`,
+/// as Kustomize's YAML library resolves it.
+pub fn plain_scalar(text: &str) -> Value {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => Value::Null,
+        "true" | "True" | "TRUE" => Value::Bool(true),
+        "false" | "False" | "FALSE" => Value::Bool(false),
+        _ => go_number(text).map_or_else(|| Value::String(text.into()), Value::Number),
+    }
+}
+
 /// The number Go's YAML library reads in the plain scalar `s`, as
 /// `strconv.ParseInt(s, 0, 64)`, then `ParseUint`, then `ParseFloat` for
 /// the float syntax do, after dropping `_`: a leading `0` is octal (`0644`),

@@ -1423,7 +1423,7 @@ fn copy_meta(old: &Res, new: &mut Res) {
                     );
                 }
             }
-            meta[field][k] = v.clone();
+            meta[field][k] = as_text(v);
             if let Some(p) = new.prov.at_mut(&pointer) {
                 p.set_key(k, old_prov);
             }
@@ -1451,6 +1451,18 @@ fn copy_meta(old: &Res, new: &mut Res) {
     }
 }
 
+/// A value as Kustomize carries it into a generated object, through a
+/// map of strings: `4` is `"4"`, `true` `"true"`, `null` `""`.
+fn as_text(v: &Value) -> Value {
+    match v {
+        Value::Null => Value::String(String::new()),
+        Value::Number(_) | Value::Bool(_) => {
+            Value::String(yaml::scalar_text(v).unwrap_or_default())
+        }
+        other => other.clone(),
+    }
+}
+
 /// Keys of `old`'s `field` map that `new` lacks go to `new`.
 fn merge_data(old: &Res, new: &mut Res, field: &str) {
     let Some(Value::Object(old_map)) = old.value.get(field) else {
@@ -1468,7 +1480,7 @@ fn merge_data(old: &Res, new: &mut Res, field: &str) {
         if new.value[field].get(k).is_some() {
             continue;
         }
-        new.value[field][k] = v.clone();
+        new.value[field][k] = as_text(v);
         let p = old
             .prov
             .nearest(&format!("/{field}/{}", yaml::pointer_segment(k)))

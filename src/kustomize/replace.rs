@@ -227,27 +227,6 @@ fn list_match(part: &str) -> Result<(&str, &str), String> {
     })
 }
 
-/// The text of a scalar as YAML writes it; None for a map or a list.
-fn scalar_text(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Null => Some("null".into()),
-        Value::Array(_) | Value::Object(_) => None,
-    }
-}
-
-/// The value of a plain (unquoted, untagged) scalar written as `text`.
-fn plain(text: &str) -> Value {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => Value::Null,
-        "true" | "True" | "TRUE" => Value::Bool(true),
-        "false" | "False" | "FALSE" => Value::Bool(false),
-        _ => yaml::go_number(text).map_or_else(|| Value::String(text.into()), Value::Number),
-    }
-}
-
 /// Reads the source field (Kustomize's path getter).
 fn lookup(value: &Value, prov: &Prov, path: &str) -> Result<Option<Picked>, String> {
     let (mut node, mut at) = (value, prov);
@@ -273,7 +252,7 @@ fn lookup(value: &Value, prov: &Prov, path: &str) -> Result<Option<Picked>, Stri
                     } else {
                         item.get(field)
                     };
-                    (got.and_then(scalar_text).as_deref() == Some(want)).then_some((item, i))
+                    (got.and_then(yaml::scalar_text).as_deref() == Some(want)).then_some((item, i))
                 })
             })
         } else {
@@ -310,7 +289,7 @@ fn refine(picked: Picked, options: Option<&FieldOptions>) -> Result<Picked, Stri
     let Some(o) = options.filter(|o| !o.delimiter.is_empty()) else {
         return Ok(picked);
     };
-    let text = scalar_text(&picked.value)
+    let text = yaml::scalar_text(&picked.value)
         .ok_or("the delimiter option can only be used on a scalar (text, a number)")?;
     let parts: Vec<&str> = text.split(o.delimiter.as_str()).collect();
     let part = usize::try_from(o.index)
@@ -479,7 +458,7 @@ fn find(
                 } else {
                     item.as_object().and_then(|m| m.get(field.as_str()))
                 };
-                got.and_then(scalar_text)
+                got.and_then(yaml::scalar_text)
                     .is_some_and(|s| re.is_match(s.trim()))
             };
             let before = out.len();
@@ -507,10 +486,10 @@ fn find(
                 return Ok(());
             };
             let item = if field.is_empty() {
-                plain(text)
+                yaml::plain_scalar(text)
             } else {
                 let mut m = Map::new();
-                m.insert(field.clone(), plain(text));
+                m.insert(field.clone(), yaml::plain_scalar(text));
                 Value::Object(m)
             };
             if let Some(list) = prov.list_mut() {
@@ -557,7 +536,8 @@ fn set_all(
         };
         let mut value = picked.value.clone();
         if let Some(o) = options.filter(|o| !o.delimiter.is_empty()) {
-            let (Some(old), Some(new)) = (scalar_text(node), scalar_text(&value)) else {
+            let (Some(old), Some(new)) = (yaml::scalar_text(node), yaml::scalar_text(&value))
+            else {
                 return Err(format!(
                     "target field `{path}`: the delimiter option can only be used on a scalar"
                 ));
@@ -577,11 +557,11 @@ fn set_all(
             }
             scalar => {
                 // Kustomize keeps a scalar's type and writes the text.
-                let text = scalar_text(&value).unwrap_or_default();
+                let text = yaml::scalar_text(&value).unwrap_or_default();
                 *scalar = if scalar.is_string() {
                     Value::String(text)
                 } else {
-                    plain(&text)
+                    yaml::plain_scalar(&text)
                 };
                 *node_prov = picked.prov.clone_leaf();
             }
@@ -615,13 +595,5 @@ mod tests {
         for (path, want) in cases {
             assert_eq!(split_path(path), *want, "{path}");
         }
-    }
-
-    #[test]
-    fn plain_scalars_read_as_yaml_does() {
-        assert_eq!(plain("8080"), Value::from(8080));
-        assert_eq!(plain("true"), Value::Bool(true));
-        assert_eq!(plain("nginx:2"), Value::from("nginx:2"));
-        assert_eq!(plain(""), Value::Null);
     }
 }
