@@ -173,8 +173,19 @@ pub fn code_block_html(block: &CodeBlock, highlight: Highlight<'_>) -> String {
     if !block.lang.is_empty() {
         html.push_str(&format!(" data-lang=\"{}\"", escape(&block.lang)));
     }
-    if let Some(file) = block.attr("file") {
-        html.push_str(&format!(" data-file=\"{}\"", escape(file)));
+    // Each `key=value` word of the info string (`file=`, `title=`, …),
+    // as a `data-` attribute; a key that is no attribute name is left out.
+    let mut seen = Vec::new();
+    for (key, value) in &block.attrs {
+        let name = key.to_ascii_lowercase();
+        let valid = !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid || name == "lang" || seen.contains(&name) {
+            continue;
+        }
+        html.push_str(&format!(" data-{name}=\"{}\"", escape(value)));
+        seen.push(name);
     }
     // Focusable, so that a reader without a mouse can scroll a long line.
     html.push_str(" tabindex=\"0\"><code");
@@ -236,6 +247,10 @@ mod tests {
         assert!(h.contains("data-file=\"kustomization.yaml\""), "{h}");
         assert!(h.contains("&lt;b&gt;"), "{h}");
         assert!(!h.contains("<b>"), "{h}");
+        let h = html("```yaml title=deploy.yaml hl=3 on\"x=\"1 Title=again\na: 1\n```\n");
+        assert!(h.contains(" data-title=\"deploy.yaml\" data-hl=\"3\""), "{h}");
+        assert!(!h.contains("on\""), "{h}");
+        assert_eq!(h.matches("data-title").count(), 1, "{h}");
     }
 
     #[test]
