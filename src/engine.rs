@@ -379,18 +379,19 @@ impl Checked {
 
     /// Every link to another host, once, with the first place it appears.
     /// They are not checked (no network): this is the list to check by hand.
+    /// A full URL of the site itself is checked like a path, so it is not
+    /// in the list.
     pub fn external_links(&self) -> Vec<(String, Location)> {
         let site = self.site();
+        let index = &self.analysis.index;
         let mut seen = std::collections::BTreeMap::new();
         for (page, doc) in site.pages.iter().zip(&self.analysis.docs) {
             if page.fallback_from.is_some() {
                 continue;
             }
-            for link in doc
-                .links
-                .iter()
-                .filter(|l| analyze::links::is_external(&l.dest))
-            {
+            for link in doc.links.iter().filter(|l| {
+                analyze::links::is_external(&l.dest) && index.own_path(&l.dest).is_none()
+            }) {
                 seen.entry(link.dest.clone())
                     .or_insert_with(|| Location::at(&page.source, link.line, link.column));
             }

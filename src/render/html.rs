@@ -180,7 +180,9 @@ pub fn code_block_html(block: &CodeBlock, highlight: Highlight<'_>) -> String {
         let name = key.to_ascii_lowercase();
         let valid = !name.is_empty()
             && name.starts_with(|c: char| c.is_ascii_alphabetic())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !valid || name == "lang" || seen.contains(&name) {
             continue;
         }
@@ -248,7 +250,10 @@ mod tests {
         assert!(h.contains("&lt;b&gt;"), "{h}");
         assert!(!h.contains("<b>"), "{h}");
         let h = html("```yaml title=deploy.yaml hl=3 on\"x=\"1 Title=again\na: 1\n```\n");
-        assert!(h.contains(" data-title=\"deploy.yaml\" data-hl=\"3\""), "{h}");
+        assert!(
+            h.contains(" data-title=\"deploy.yaml\" data-hl=\"3\""),
+            "{h}"
+        );
         assert!(!h.contains("on\""), "{h}");
         assert_eq!(h.matches("data-title").count(), 1, "{h}");
     }

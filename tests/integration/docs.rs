@@ -552,7 +552,7 @@ fn regex_free_unhash(s: &str) -> String {
 fn external_links_are_left_alone_and_listed_on_request() {
     let p = agent_docs(
         "",
-        "See [Kustomize](https://kubectl.docs.kubernetes.io/) and\n[mail](mailto:a@b.c).\n",
+        "See [Kustomize](https://kubectl.docs.kubernetes.io/) and\n[mail](mailto:a@b.c).\n\n[Own](https://docs.whystack.ai/es/) is the site itself.\n",
     );
     assert_eq!(p.check_json().0, 0, "external links are not checked");
     let o = run(&["check", "--external", "--root", &p.root().to_string_lossy()]);
