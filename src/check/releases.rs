@@ -107,7 +107,7 @@ fn docs_versions(site: &Site) -> Vec<Diagnostic> {
                     rule::DOCS_VERSION_UNRELEASED,
                     format!("the docs of {} are not recorded in {lock}", v.id),
                 )
-                .in_file(v.dir.join(&site.config.default_language).join("index.md"))
+                .in_file(version_file(site, &v.dir))
                 .help(format!(
                     "release it: `basepress release v{}.0` (or its newest patch release)",
                     v.id
@@ -116,6 +116,21 @@ fn docs_versions(site: &Site) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// A file of the docs version in `dir` to point at: its start page in the
+/// default language, else its first page, else the folder.
+fn version_file(site: &Site, dir: &std::path::Path) -> std::path::PathBuf {
+    let start = dir.join(&site.config.default_language).join("index.md");
+    let mut pages = site
+        .pages
+        .iter()
+        .map(|p| &p.source)
+        .filter(|s| s.starts_with(dir));
+    if site.pages.iter().any(|p| p.source == start) {
+        return start;
+    }
+    pages.next().cloned().unwrap_or_else(|| dir.to_path_buf())
 }
 
 /// Findings about released versions: changed, or gone; and bases not

@@ -240,6 +240,12 @@ fn a_version_folder_not_recorded_is_a_warning() {
         found[0]["location"]["file"],
         "versions/1.0/content/en/index.md"
     );
+    // Without a start page in the default language, a page it has.
+    p.remove("versions/1.0/content/en/index.md");
+    let (_, found) = findings(&p, "docs-version-unreleased");
+    let file = found[0]["location"]["file"].as_str().unwrap();
+    assert!(p.path(file).is_file(), "{file}");
+    assert!(file.starts_with("versions/1.0/content/"), "{file}");
 }
 
 #[test]
