@@ -87,7 +87,10 @@ pub fn load(
             }
         };
         match parse(&text, &source) {
-            Ok(strings) => {
+            Ok((strings, unknown)) => {
+                // The strings it gives count, unknown keys or not, so that
+                // what it lacks is told as lacking from it.
+                diagnostics.extend(unknown);
                 project.insert(code.to_string(), strings);
             }
             Err(d) => diagnostics.push(d),
@@ -157,8 +160,8 @@ pub fn load(
                 )
                 .in_file(file)
                 .help(format!(
-                    "add `{}: …` (and the others) in {}'s own words; the built-in src/load/i18n/en.yaml lists every string",
-                    missing[0], lang.name
+                    "add `{}: …` (and the others) in {}'s own words; `basepress init --languages {}` in an empty folder writes an i18n/{}.yaml with every string",
+                    missing[0], lang.name, lang.code, lang.code
                 )),
             );
         }
@@ -171,8 +174,12 @@ pub fn load(
 /// strings files (stop 33): a file without them still builds.
 const ADDED_LATER: &[&str] = &["not_in_language", "to_latest_home"];
 
-/// A strings file: a mapping of known keys to text.
-fn parse(text: &str, source: &Path) -> Result<BTreeMap<String, String>, Diagnostic> {
+/// A strings file: a mapping of known keys to text, and a finding for
+/// each key that is no interface string (left out).
+fn parse(
+    text: &str,
+    source: &Path,
+) -> Result<(BTreeMap<String, String>, Vec<Diagnostic>), Diagnostic> {
     let at = |line: Option<usize>, column: Option<usize>| match (line, column) {
         (Some(l), Some(c)) => Location::at(source, l, c),
         _ => Location::file(source),
@@ -187,7 +194,8 @@ fn parse(text: &str, source: &Path) -> Result<BTreeMap<String, String>, Diagnost
         .and_then(|d| d.into_iter().next())
         .map(|d| d.positions)
         .unwrap_or_default();
-    if let Some(key) = strings.keys().find(|k| !KEYS.contains(&k.as_str())) {
+    let mut unknown = Vec::new();
+    for key in strings.keys().filter(|k| !KEYS.contains(&k.as_str())) {
         let (l, c) = positions
             .get(&format!("/{}", yaml::pointer_segment(key)))
             .map_or((None, None), |(l, c)| (Some(l), Some(c)));
@@ -199,9 +207,13 @@ fn parse(text: &str, source: &Path) -> Result<BTreeMap<String, String>, Diagnost
         if let Some(k) = crate::diagnostics::closest(key, KEYS.iter().copied()) {
             d = d.help(format!("did you mean `{k}`?"));
         }
-        return Err(d);
+        unknown.push(d);
     }
-    Ok(strings)
+    let known = strings
+        .into_iter()
+        .filter(|(k, _)| KEYS.contains(&k.as_str()))
+        .collect();
+    Ok((known, unknown))
 }
 
 #[cfg(test)]
@@ -223,7 +235,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_located() {
-        let e = parse("menu: Menü\nmenue: x\n", Path::new("i18n/de.yaml")).unwrap_err();
+        let (known, unknown) = parse("menu: Menü\nmenue: x\n", Path::new("i18n/de.yaml")).unwrap();
+        assert_eq!(known.len(), 1, "the known keys are kept");
+        let e = unknown.into_iter().next().unwrap();
         assert_eq!(e.rule.id, "strings-invalid");
         let loc = e.location.unwrap();
         assert_eq!((loc.line, loc.column), (Some(2), Some(1)));
