@@ -52,10 +52,11 @@ fn removed_pages(site: &Site) -> Vec<Diagnostic> {
     let (Some(latest), Some(next)) = (index(VersionKind::Latest), index(VersionKind::Next)) else {
         return Vec::new();
     };
+    // An untranslated copy in next keeps the URL answering too.
     let in_next: std::collections::HashSet<(&str, &str)> = site
         .pages
         .iter()
-        .filter(|p| p.version == next && p.fallback_from.is_none())
+        .filter(|p| p.version == next)
         .map(|p| (p.lang.as_str(), p.rel.as_str()))
         .collect();
     site.pages

@@ -258,6 +258,18 @@ fn a_page_of_the_latest_missing_from_next_is_said() {
         found[0]["location"]["file"],
         "versions/1.1/content/en/upgrade.md"
     );
+    // Kept in the default language, next shows an untranslated copy at
+    // the same URL: it goes on answering.
+    p.write(
+        "content/en/upgrade.md",
+        "---\ntitle: Upgrade\n---\n# Upgrade next\n",
+    );
+    p.write(
+        "versions/1.1/content/es/upgrade.md",
+        "---\ntitle: Actualizar\n---\n# Actualizar\n",
+    );
+    let (_, found) = findings(&p, "version-page-removed");
+    assert!(found.is_empty(), "{found:#?}");
 }
 
 #[test]
