@@ -32,6 +32,17 @@ pub fn slugify(text: &str) -> String {
     }
 }
 
+/// The ids the default templates give elements of every page: a
+/// heading's generated id never takes one (`## Main` is `main-1`).
+pub const TEMPLATE_IDS: &[&str] = &[
+    "main",
+    "sidebar",
+    "search-hint",
+    "search-input",
+    "search-results",
+    "search-status",
+];
+
 /// The ids of a page's headings, unique: explicit ones (`{#id}`) as
 /// written, generated ones from the heading's text with `-1`, `-2`… added
 /// to the ones already taken.
@@ -277,6 +288,10 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
                 inside = Inside::Text;
             }
             (Inside::Code { .. }, _) => {}
+            // A footnote's definition is published with its label as id.
+            (_, Event::Start(Tag::FootnoteDefinition(label))) => {
+                doc.html_ids.push(label.to_string());
+            }
             (_, Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. })) => {
                 let (line, column) = position(range.start);
                 doc.links.push(Link {
@@ -326,7 +341,12 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             }
         }
     }
-    let mut ids = Ids::new(first.into_keys().map(str::to_string).collect());
+    // Generated ids avoid the ids the page has already: explicit ones,
+    // raw HTML's, footnotes', and the default templates'.
+    let mut taken: HashSet<String> = first.into_keys().map(str::to_string).collect();
+    taken.extend(doc.html_ids.iter().cloned());
+    taken.extend(TEMPLATE_IDS.iter().map(|id| id.to_string()));
+    let mut ids = Ids::new(taken);
     for (h, id) in headings.iter_mut().zip(explicit) {
         h.id = match id {
             Some((id, _)) => id,
@@ -555,6 +575,40 @@ mod tests {
         assert_eq!(d.headings[19_999].id, "same-19999");
         let unique: HashSet<_> = d.headings.iter().map(|h| &h.id).collect();
         assert_eq!(unique.len(), 20_000);
+    }
+
+    #[test]
+    fn generated_ids_skip_footnotes_raw_html_and_the_templates() {
+        let doc = analyze(
+            "## Notes\n\n## Main\n\n<a id=\"setup\"></a>\n\n## Setup\n\n## Search results\n\nx[^notes]\n\n[^notes]: n\n",
+            1,
+        );
+        let ids: Vec<&str> = doc.headings.iter().map(|h| h.id.as_str()).collect();
+        assert_eq!(ids, ["notes-1", "main-1", "setup-1", "search-results-1"]);
+    }
+
+    /// Every literal id of the default templates is in [`TEMPLATE_IDS`].
+    #[test]
+    fn template_ids_are_the_default_templates_ids() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/render/default");
+        let mut found = Vec::new();
+        for entry in walkdir::WalkDir::new(dir) {
+            let entry = entry.unwrap();
+            if !entry.file_type().is_file() {
+                continue;
+            }
+            let text = std::fs::read_to_string(entry.path()).unwrap();
+            for part in text.split(" id=\"").skip(1) {
+                let id = part.split('"').next().unwrap_or_default();
+                if !id.contains("{{") {
+                    found.push(id.to_string());
+                }
+            }
+        }
+        assert!(!found.is_empty());
+        for id in found {
+            assert!(TEMPLATE_IDS.contains(&id.as_str()), "{id}");
+        }
     }
 
     #[test]

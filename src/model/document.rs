@@ -197,7 +197,8 @@ pub struct Document {
     pub expanded: Option<String>,
     pub headings: Headings,
     /// The ids raw HTML gives its elements (`<a id="old-name">`, and the
-    /// `name` of an `<a>`), sorted: anchors as exact as a heading's id.
+    /// `name` of an `<a>`) and its footnotes have, sorted: anchors as
+    /// exact as a heading's id.
     pub html_ids: Vec<String>,
     /// Explicit heading ids (`{#id}`) that an earlier heading of the page
     /// has already: a link to them always lands on the first.
