@@ -149,6 +149,9 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                     Some(Some(path)) => path,
                     _ => platform.config.path(),
                 };
+                // A PATH from a Secret or a ConfigMap key is only known
+                // when the pod runs: a name not found may be on it.
+                let path_unknown = matches!(env.get("PATH"), Some(None));
                 let cwd = c.working_dir.as_deref().filter(|d| !d.is_empty());
                 let lookup = Lookup {
                     path,
@@ -186,8 +189,16 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         // (`cd "$DIR"`, `PATH=$HOME/bin:$PATH`): not known
                         // to be missing.
                         let not_found = |why: &CommandError| matches!(why, CommandError::NotFound);
+                        let on_unknown_path = path_unknown
+                            && call
+                                .scope
+                                .path
+                                .as_deref()
+                                .is_none_or(|p| p.contains("$PATH"));
                         let hidden = |name: &str, why: &CommandError| {
-                            not_found(why) && call.scope.may_hide(name)
+                            not_found(why)
+                                && (call.scope.may_hide(name)
+                                    || (on_unknown_path && !name.contains('/')))
                         };
                         let why = match platform.may_execute(program, lookup, uid, &gids) {
                             Ok(_) => file.and_then(|f| {

@@ -309,6 +309,15 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         let probe = format!("command: [sh, -c, '{script}']");
         assert_eq!(missing("", &probe, ""), Vec::<String>::new(), "{script}");
     }
+    // A PATH from a Secret is only known when the pod runs too.
+    let from_secret =
+        "            - {name: PATH, valueFrom: {secretKeyRef: {name: paths, key: path}}}\n";
+    assert_eq!(
+        missing(from_secret, "command: [their-tool]", ""),
+        Vec::<String>::new()
+    );
+    let found = missing(from_secret, "command: [/opt/nothing/here]", "");
+    assert!(found.len() == 1, "{found:?}");
     let probe =
         "command: [sh, -c, 'cd \"$APP_DIR\"; /opt/nothing/here; PATH=/usr/bin; their-tool']";
     let found = missing("", probe, "");
