@@ -894,6 +894,16 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
             }
             return;
         }
+        // `trap ACTION SIGNAL…` runs ACTION, a script, when a signal comes.
+        "trap" => {
+            let action = words.get(1).cloned().flatten();
+            if let Some(action) = action.filter(|a| {
+                words.len() > 2 && !a.is_empty() && a != "-" && a.parse::<u32>().is_err()
+            }) {
+                read_script(&action, depth + 1, out);
+            }
+            return;
+        }
         p if BUILTINS.contains(&p) || functions.iter().any(|f| f == p) => return,
         _ => {}
     }
@@ -1211,6 +1221,8 @@ mod tests {
             Some("/opt")
         );
         assert_eq!(scoped("env -- A=1 node x")[1].0, "node x");
+        let (p, _) = programs(&["sh", "-c", "trap 'curl a' EXIT; trap - TERM; trap '' INT"]);
+        assert_eq!(p[1..], ["curl a"]);
         let (p, _) = programs(&["sh", "-c", "command -pv curl || echo none; echo a | xargs -n 1 curl; su-exec node:node whystack-health live"]);
         assert_eq!(
             p[1..],
