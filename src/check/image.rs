@@ -182,6 +182,32 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         } else {
                             exec_location(w.object, &exec)
                         };
+                        // A bash builtin in the script of `sh`: fine if the
+                        // image's `sh` is bash, `not found` if it is dash.
+                        if let Some(shell) = &call.bash_only {
+                            let dash = platform
+                                .may_execute(shell, lookup, uid, &gids)
+                                .is_ok_and(|c| shell::base_name(&c.target) == "dash");
+                            if dash {
+                                out.push(
+                                    Diagnostic::new(
+                                        rule::PROBE_COMMAND_MISSING,
+                                        format!(
+                                            "container `{}` runs `{program}` (in the {} script), a builtin of bash, and `{shell}` in image {}:{version} for {} is dash, which has no `{program}`: dash fails with `{program}: not found`",
+                                            c.name,
+                                            exec.what,
+                                            ctx.site.config.image.name,
+                                            platform.name()
+                                        ),
+                                    )
+                                    .at(at)
+                                    .help(
+                                        "write it for a POSIX shell (`[ … ]` for `[[ … ]]`, `.` for `source`), or run the script with `bash -c` if the image has bash",
+                                    ),
+                                );
+                            }
+                            continue;
+                        }
                         // The program, and the script file a shell given one
                         // (`sh /probe.sh`) must read.
                         let file = shell::script_file(call);

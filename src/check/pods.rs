@@ -443,6 +443,10 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
             if !call.in_script && call.program().is_some_and(|p| own.contains(&p)) {
                 continue;
             }
+            // A bash builtin under `sh`: only the image tells what `sh` is.
+            if call.bash_only.is_some() {
+                continue;
+            }
             let at = if call.in_script {
                 script_at.clone()
             } else {

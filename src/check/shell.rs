@@ -22,13 +22,49 @@ const SHELLS: &[&str] = &[
     "busybox-sh",
 ];
 
-/// Commands of the shell itself: they run no program of the image.
+/// Commands of the shell itself (POSIX's, and `local`, which dash,
+/// ash and bash all have): they run no program of the image.
 const BUILTINS: &[&str] = &[
-    ":", "[", "[[", "alias", "bg", "break", "cd", "continue", "declare", "echo", "exit", "export",
-    "false", "fg", "getopts", "hash", "jobs", "kill", "let", "local", "printf", "pwd", "read",
-    "readonly", "return", "set", "shift", "test", "times", "trap", "true", "type", "typeset",
-    "ulimit", "umask", "unalias", "unset", "wait",
+    ":", "[", "alias", "bg", "break", "cd", "continue", "echo", "exit", "export", "false", "fg",
+    "getopts", "hash", "jobs", "kill", "local", "printf", "pwd", "read", "readonly", "return",
+    "set", "shift", "test", "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset",
+    "wait",
 ];
+
+/// Builtins and keywords of bash that POSIX shells such as dash lack: in
+/// dash, `[[ -f x ]]` fails with `[[: not found`.
+const BASH_ONLY: &[&str] = &[
+    "[[",
+    "bind",
+    "builtin",
+    "caller",
+    "compgen",
+    "complete",
+    "coproc",
+    "declare",
+    "dirs",
+    "disown",
+    "enable",
+    "fc",
+    "help",
+    "history",
+    "let",
+    "logout",
+    "mapfile",
+    "popd",
+    "pushd",
+    "readarray",
+    "shopt",
+    "source",
+    "suspend",
+    "time",
+    "typeset",
+];
+
+/// Shells that have every builtin of [`BASH_ONLY`] they are likely to
+/// be given (bash itself, and the Korn-like shells for `[[`, `let`,
+/// `typeset`).
+const BASH_LIKE: &[&str] = &["bash", "zsh", "ksh", "mksh"];
 
 /// Longest script basepress reads; a longer one is reported as too large
 /// to analyse.
@@ -48,6 +84,11 @@ pub struct Call {
     pub in_script: bool,
     /// The folder and `PATH` the script gave it, where it changed them.
     pub scope: Scope,
+    /// For a builtin of bash alone (`[[`, `declare`, `source`…) in the
+    /// script of a POSIX shell (`sh -c`): that shell as written. It runs
+    /// no program if the image's shell is bash, and fails (`not found`)
+    /// if it is dash: the image decides.
+    pub bash_only: Option<String>,
 }
 
 /// What a script changed of the process it runs commands in: the working
@@ -171,6 +212,8 @@ pub struct Calls {
     pub dynamic: Vec<String>,
     /// The scope of the command being followed.
     scope: Scope,
+    /// The shell whose script is being read, as written.
+    shell: Option<String>,
 }
 
 /// The last path segment of a program (`/bin/sh` → `sh`).
@@ -396,6 +439,7 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         argv,
         in_script,
         scope,
+        bash_only: None,
     });
     if let Some((inner, settings)) = inner {
         // `env PATH=… CMD` and `env -C DIR CMD` run CMD there.
@@ -443,7 +487,9 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         return;
     };
     if let Some(script) = script_of(&known) {
+        let outer = out.shell.replace(known[0].clone());
         read_script(script, depth, out);
+        out.shell = outer;
     } else if let Some(file) = script_file_of(&known) {
         out.dynamic.push(format!(
             "`{}` runs the commands of the file {file}",
@@ -512,7 +558,13 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     // pipeline, a substitution), or may not happen (a branch, a loop, a
     // function's body): each with its end and the scope before it.
     let mut regions: Vec<(usize, Scope, bool)> = Vec::new();
-    let mut kinds = vec!["command", "variable_assignment", "heredoc_body"];
+    let mut kinds = vec![
+        "command",
+        "variable_assignment",
+        "heredoc_body",
+        "test_command",
+        "declaration_command",
+    ];
     kinds.extend(ISOLATED);
     kinds.extend(MAYBE);
     for node in nodes_of_kinds(root, &kinds) {
@@ -534,6 +586,18 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         }
         if node.kind() == "heredoc_body" {
             heredoc_substitutions(node, src, depth, out);
+        } else if matches!(node.kind(), "test_command" | "declaration_command") {
+            // `[[ … ]]` and `declare`/`typeset`, which the parser reads
+            // as syntax of their own: bash's alone.
+            let text = node.utf8_text(src).unwrap_or_default();
+            let word = text.split_whitespace().next().unwrap_or_default();
+            if matches!(word, "[[" | "declare" | "typeset") {
+                let argv = text
+                    .split_whitespace()
+                    .map(|w| Some(w.to_string()))
+                    .collect();
+                bash_only(argv, out);
+            }
         } else if node.kind() == "command" {
             command(node, src, &functions, depth, out);
         } else if node.parent().is_none_or(|p| p.kind() != "command") {
@@ -559,6 +623,22 @@ const MAYBE: &[&str] = &[
     "c_style_for_statement",
     "function_definition",
 ];
+
+/// A builtin of bash alone: nothing under bash, a call the image decides
+/// on under another shell.
+fn bash_only(argv: Vec<Option<String>>, out: &mut Calls) {
+    let shell = out.shell.clone().unwrap_or_default();
+    if shell.is_empty() || BASH_LIKE.contains(&base_name(&shell)) {
+        return;
+    }
+    let scope = out.scope.clone();
+    out.calls.push(Call {
+        argv,
+        in_script: true,
+        scope,
+        bash_only: Some(shell),
+    });
+}
 
 /// The script with each backslash-newline removed where the shell
 /// removes it: everywhere but inside single quotes.
@@ -766,11 +846,28 @@ fn path_value(text: &str) -> Option<String> {
 /// The names of the functions a script defines: calls to them run no
 /// program.
 fn function_names(root: Node, src: &[u8]) -> Vec<String> {
-    nodes_of_kind(root, "function_definition")
+    let mut names: Vec<String> = nodes_of_kind(root, "function_definition")
         .into_iter()
         .filter_map(|node| node.child_by_field_name("name")?.utf8_text(src).ok())
         .map(str::to_string)
-        .collect()
+        .collect();
+    // And the aliases it defines (`alias ll='ls -l'`), which a shell
+    // expands in the lines after.
+    for node in nodes_of_kind(root, "command") {
+        let Some(name) = node.child_by_field_name("name") else {
+            continue;
+        };
+        if name.utf8_text(src).ok() != Some("alias") {
+            continue;
+        }
+        let mut c = node.walk();
+        for arg in node.children_by_field_name("argument", &mut c) {
+            if let Some((alias, _)) = literal(arg, src).as_deref().and_then(|a| a.split_once('=')) {
+                names.push(alias.to_string());
+            }
+        }
+    }
+    names
 }
 
 /// The nodes of `kind` in the tree below `root` (and `root` itself), in
@@ -875,9 +972,18 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
                 .push(format!("`{}` runs a command built at run time", text()));
             return;
         }
-        "." | "source" => {
+        "." => {
             out.dynamic
                 .push(format!("`{}` runs the commands of another file", text()));
+            return;
+        }
+        p if BASH_ONLY.contains(&p) => {
+            let source = p == "source";
+            bash_only(words, out);
+            if source {
+                out.dynamic
+                    .push(format!("`{}` runs the commands of another file", text()));
+            }
             return;
         }
         "cd" => {
@@ -1231,6 +1337,37 @@ mod tests {
                 "curl",
                 "su-exec node:node whystack-health live",
                 "whystack-health live"
+            ]
+        );
+    }
+
+    /// Bash's own builtins run no program under bash; under `sh` they are
+    /// calls the image decides on (dash has none of them).
+    #[test]
+    fn bash_builtins_depend_on_the_shell() {
+        let run = |shell: &str, script: &str| {
+            let words = [
+                Some(shell.to_string()),
+                Some("-c".into()),
+                Some(script.into()),
+            ];
+            calls(&words).calls[1..]
+                .iter()
+                .map(|c| (c.display(), c.bash_only.clone()))
+                .collect::<Vec<_>>()
+        };
+        let (p, _) = programs(&["sh", "-c", "alias ll='ls -l'\nll /tmp"]);
+        assert_eq!(p[1..], Vec::<String>::new());
+        let script = "[[ -f /x ]] && pushd /tmp && declare -a a; local v; curl x";
+        assert_eq!(run("bash", script), [("curl x".to_string(), None)]);
+        let sh = Some("/bin/sh".to_string());
+        assert_eq!(
+            run("/bin/sh", script),
+            [
+                ("[[ -f /x ]]".to_string(), sh.clone()),
+                ("pushd /tmp".to_string(), sh.clone()),
+                ("declare -a a".to_string(), sh),
+                ("curl x".to_string(), None),
             ]
         );
     }

@@ -309,6 +309,24 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         let probe = format!("command: [sh, -c, '{script}']");
         assert_eq!(missing("", &probe, ""), Vec::<String>::new(), "{script}");
     }
+    // The image's sh is dash: a bash builtin there is not found.
+    let found = missing(
+        "",
+        "command: [sh, -c, '[[ -d /tmp ]] && whystack-health live']",
+        "",
+    );
+    assert!(
+        found.len() == 1 && found[0].contains("is dash"),
+        "{found:?}"
+    );
+    assert_eq!(
+        missing(
+            "",
+            "command: [sh, -c, '[ -d /tmp ] && whystack-health live']",
+            ""
+        ),
+        Vec::<String>::new()
+    );
     // A PATH from a Secret is only known when the pod runs too.
     let from_secret =
         "            - {name: PATH, valueFrom: {secretKeyRef: {name: paths, key: path}}}\n";
