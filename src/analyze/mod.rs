@@ -336,6 +336,12 @@ fn targets(site: &Site, index: &LinkIndex, i: usize, doc: &Document) -> Vec<usiz
 pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     let (expanded, problems) = expand(site, page);
     let mut doc = markdown::analyze(expanded.as_deref().unwrap_or(&page.body), page.body_line);
+    if expanded.is_some() {
+        // Values are shorter or longer than `{{ name }}`: a column after
+        // one on its line is moved back to where it is written.
+        let spans = Variables::for_page(site, page).spans(&page.body);
+        written_columns(&mut doc, &spans, page.body_line);
+    }
     if expanded.is_none() && uses_variables(&page.body) && !problems.is_empty() {
         // Read as written, with `{{ … }}` in it, the body is not what would
         // be published: a reference whose definition holds a variable reads
@@ -344,6 +350,38 @@ pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     }
     doc.expanded = expanded;
     (doc, problems)
+}
+
+/// Moves the columns the analysis of the expanded body found back to the
+/// columns of the body as written, line by line (a value never holds a
+/// line break, so lines are the same).
+fn written_columns(doc: &mut Document, spans: &[crate::model::variables::Span], body_line: usize) {
+    use crate::model::variables::Span;
+    if spans.is_empty() {
+        return;
+    }
+    let on = |line: usize| -> Vec<Span> {
+        spans
+            .iter()
+            .filter(|s| s.line + body_line - 1 == line)
+            .copied()
+            .collect()
+    };
+    let fix = |line: usize, column: &mut usize| {
+        let here = on(line);
+        if !here.is_empty() {
+            *column = Span::column_written(&here, *column);
+        }
+    };
+    for l in &mut doc.links {
+        fix(l.line, &mut l.column);
+    }
+    for r in &mut doc.undefined_references {
+        fix(r.line, &mut r.column);
+    }
+    for r in &mut doc.repeated_ids {
+        fix(r.line, &mut r.column);
+    }
 }
 
 /// A page's Markdown with its `{{ variables }}` replaced, when it has

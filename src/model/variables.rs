@@ -144,6 +144,35 @@ impl Variables {
         }
     }
 
+    /// Where `expand` replaces a `{{ variable }}` in `text`: for each, its
+    /// 1-based line and column (in characters), its length as written and
+    /// the length of its value, in order; so that a column of the
+    /// expanded text maps back to the one written.
+    pub fn spans(&self, text: &str) -> Vec<Span> {
+        let mut spans = Vec::new();
+        for (i, line) in text.split_inclusive('\n').enumerate() {
+            let mut rest = line;
+            let mut col = 1;
+            while let Some(start) = rest.find("{{") {
+                let at = col + rest[..start].chars().count();
+                let after = &rest[start + 2..];
+                let Some(end) = after.find("}}") else { break };
+                let written = 2 + after[..end].chars().count() + 2;
+                if let Some(value) = self.value(after[..end].trim()) {
+                    spans.push(Span {
+                        line: i + 1,
+                        column: at,
+                        written,
+                        value: value.chars().count(),
+                    });
+                }
+                col = at + written;
+                rest = &after[end + 2..];
+            }
+        }
+        spans
+    }
+
     /// A `doc-variable-unknown` finding for each problem of a text that
     /// starts at `at` (line and column) in `file`.
     pub fn findings(
@@ -187,8 +216,61 @@ impl Variables {
     }
 }
 
+/// A `{{ variable }}` that [`Variables::expand`] replaces: where it is
+/// written, and how long it is written and replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub line: usize,
+    pub column: usize,
+    pub written: usize,
+    pub value: usize,
+}
+
+impl Span {
+    /// The column written of `column` of the expanded line, given the
+    /// spans of that line in order: inside a value, the variable's start.
+    pub fn column_written(spans: &[Span], column: usize) -> usize {
+        let mut shift: isize = 0;
+        for s in spans {
+            let start = (s.column as isize + shift) as usize;
+            if column < start {
+                break;
+            }
+            if column < start + s.value {
+                return s.column;
+            }
+            shift += s.value as isize - s.written as isize;
+        }
+        (column as isize - shift).max(1) as usize
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn written_columns_skip_back_over_values() {
+        let spans = [
+            Span {
+                line: 1,
+                column: 5,
+                written: 11,
+                value: 3,
+            },
+            Span {
+                line: 1,
+                column: 20,
+                written: 15,
+                value: 30,
+            },
+        ];
+        // Before the first, inside it, between, inside the second, after.
+        assert_eq!(Span::column_written(&spans, 2), 2);
+        assert_eq!(Span::column_written(&spans, 6), 5);
+        assert_eq!(Span::column_written(&spans, 8), 16);
+        assert_eq!(Span::column_written(&spans, 12), 20);
+        assert_eq!(Span::column_written(&spans, 42), 35);
+    }
+
     use super::*;
 
     fn vars() -> Variables {

@@ -521,6 +521,26 @@ fn links_across_languages_and_by_url_resolve() {
     assert!(html.contains("href=\"/es/\""), "{html}");
 }
 
+/// A finding after a `{{ variable }}` on its line points where the link
+/// is written, not where it is once the value is in.
+#[test]
+fn columns_after_a_variable_are_the_written_ones() {
+    let p = Project::new();
+    let line = "Base {{ site.base_url }} and [x](/nowhere/{{ version }}/) then [y](/gone/)";
+    p.write(
+        "content/en/index.md",
+        &format!("---\ntitle: Home\n---\n{line}\n"),
+    );
+    let (_, report) = p.check_json();
+    let found = findings_of(&report, "link-broken");
+    let columns: Vec<u64> = found
+        .iter()
+        .map(|f| f["location"]["column"].as_u64().unwrap())
+        .collect();
+    let written = |needle: &str| line[..line.find(needle).unwrap()].chars().count() as u64 + 1;
+    assert_eq!(columns, [written("[x]"), written("[y]")], "{report:#}");
+}
+
 /// A link's query is not part of what is checked, and is published as
 /// written, whatever form the link takes.
 #[test]
