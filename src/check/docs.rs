@@ -66,8 +66,32 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
     if prefixes.is_empty() {
         return out;
     }
+    // The body, and the title and description, which the page shows too
+    // (its `<h1>`, its `<title>`): each with where its text starts.
+    let mut texts = vec![(page.body.as_str(), (page.body_line, 1))];
+    texts.push((page.title.as_str(), page.values_at.title));
+    if let (Some(d), Some(at)) = (page.description.as_deref(), page.values_at.description) {
+        texts.push((d, at));
+    }
+    for (text, at) in texts {
+        env_mentions_in(site, page, version, text, at, &mut out);
+    }
+    out
+}
+
+/// The environment keys of `text` (starting at line and column `at` of
+/// the page's source) that the documented release does not read.
+fn env_mentions_in(
+    site: &Site,
+    page: &Page,
+    version: &semver::Version,
+    text: &str,
+    at: (usize, usize),
+    out: &mut Vec<Diagnostic>,
+) {
+    let prefixes = &site.images.env_prefixes;
     let word = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
-    for (i, line) in page.body.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         let mut from = 0;
         while from < line.len() {
             let rest = &line[from..];
@@ -117,8 +141,8 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
                 )
                 .at(Location::at(
                     &page.source,
-                    page.body_line + i,
-                    line[..start].chars().count() + 1,
+                    at.0 + i,
+                    line[..start].chars().count() + if i == 0 { at.1 } else { 1 },
                 ))
                 .help(format!(
                     "fix the key's spelling, document the release that reads it (front matter `base`), or, for a key the release really reads, add it to `env:` in {}",
@@ -127,5 +151,4 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
             );
         }
     }
-    out
 }

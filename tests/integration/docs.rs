@@ -109,6 +109,21 @@ fn env_keys_in_prose_must_be_read_by_the_documented_release() {
     let f = only(&p, "doc-env-key-unknown");
     assert!(f["message"].as_str().unwrap().contains(">=1.30.0"), "{f:#}");
 
+    // The front matter's title and description are shown too.
+    let p = agent_docs("description: Tune RUNNER_SECRET_STORE_MOD now\n", "Body.\n");
+    let f = only(&p, "doc-env-key-unknown");
+    assert_eq!(
+        (&f["location"]["line"], &f["location"]["column"]),
+        (&serde_json::json!(3), &serde_json::json!(19)),
+        "{f:#}"
+    );
+    p.write(
+        "content/es/index.md",
+        "---\ntitle: Afinar RUNNER_SECRET_STORE_MOD\n---\nBody.\n",
+    );
+    let f = only(&p, "doc-env-key-unknown");
+    assert_eq!(f["location"]["line"], 2, "{f:#}");
+
     // In a variable, the key is the variable's finding alone.
     let p = agent_docs("", "Drain: {{ env.RUNNER_DRAIN_TIMEOUT_MX }} ms.\n");
     let (_, report) = p.check_json();
