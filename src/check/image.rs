@@ -240,6 +240,9 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                                     why: Box::new(why),
                                 })
                             }),
+                            // Asked for first (`command -v X || exit 0`):
+                            // its absence is provided for.
+                            Err(why) if call.guarded && not_found(&why) => None,
                             Err(why) => (!hidden(program, &why)).then_some(why),
                         };
                         let Some(why) = why else {

@@ -497,7 +497,8 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
         format!("`{program}`")
     };
     let Some(fact) = fact else {
-        if ctx.image_read {
+        // Read already, or asked for first (`command -v X || exit 0`).
+        if ctx.image_read || call.guarded {
             return;
         }
         let first = ctx

@@ -89,6 +89,10 @@ pub struct Call {
     /// no program if the image's shell is bash, and fails (`not found`)
     /// if it is dash: the image decides.
     pub bash_only: Option<String>,
+    /// The script asks whether the program is there before it runs it
+    /// (`command -v curl >/dev/null || exit 0; curl …`): its absence is
+    /// provided for, not a failure.
+    pub guarded: bool,
 }
 
 /// What a script changed of the process it runs commands in: the working
@@ -214,6 +218,9 @@ pub struct Calls {
     scope: Scope,
     /// The shell whose script is being read, as written.
     shell: Option<String>,
+    /// The programs the scripts being read ask for (`command -v NAME`,
+    /// `which NAME`, `type NAME`, `hash NAME`).
+    guards: Vec<String>,
 }
 
 /// The last path segment of a program (`/bin/sh` → `sh`).
@@ -440,6 +447,7 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         in_script,
         scope,
         bash_only: None,
+        guarded: false,
     });
     if let Some((inner, settings)) = inner {
         // `env PATH=… CMD` and `env -C DIR CMD` run CMD there.
@@ -550,6 +558,8 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     }
     let src = script.as_bytes();
     let functions = function_names(root, src);
+    let guards = guard_names(root, src);
+    let first_call = out.calls.len();
     // Every `command` node, wherever it is: in lists, pipelines, `if`,
     // loops and command substitutions; and the `PATH` assignments between
     // them, in the order they run. What the script changes stays in it.
@@ -607,6 +617,45 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         }
     }
     out.scope = outer;
+    for call in &mut out.calls[first_call..] {
+        if call
+            .program()
+            .is_some_and(|p| guards.iter().any(|g| g == p))
+        {
+            call.guarded = true;
+        }
+    }
+}
+
+/// The programs a script asks for before it runs them: `command -v
+/// NAME`, `which NAME`, `type NAME`, `hash NAME`.
+fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    for node in nodes_of_kind(root, "command") {
+        let Some(name) = node
+            .child_by_field_name("name")
+            .and_then(|n| literal(n, src))
+        else {
+            continue;
+        };
+        let mut c = node.walk();
+        let args: Vec<Option<String>> = node
+            .children_by_field_name("argument", &mut c)
+            .map(|a| literal(a, src))
+            .collect();
+        let asks = match name.as_str() {
+            "command" => args
+                .iter()
+                .take_while(|a| a.as_deref().is_some_and(|a| a.starts_with('-')))
+                .any(|a| a.as_deref().is_some_and(|a| a.contains(['v', 'V']))),
+            "which" | "type" | "hash" => true,
+            _ => false,
+        };
+        if asks {
+            names.extend(args.into_iter().flatten().filter(|a| !a.starts_with('-')));
+        }
+    }
+    names
 }
 
 /// Parts of a script that run in a child process: a `cd` or a `PATH` set
@@ -637,6 +686,7 @@ fn bash_only(argv: Vec<Option<String>>, out: &mut Calls) {
         in_script: true,
         scope,
         bash_only: Some(shell),
+        guarded: false,
     });
 }
 
@@ -1338,6 +1388,31 @@ mod tests {
                 "su-exec node:node whystack-health live",
                 "whystack-health live"
             ]
+        );
+    }
+
+    #[test]
+    fn a_program_asked_for_first_is_guarded() {
+        let words = |script: &str| {
+            [
+                Some("sh".to_string()),
+                Some("-c".into()),
+                Some(script.into()),
+            ]
+        };
+        let guarded = |script: &str| -> Vec<(String, bool)> {
+            calls(&words(script)).calls[1..]
+                .iter()
+                .map(|c| (c.display(), c.guarded))
+                .collect()
+        };
+        assert_eq!(
+            guarded("command -v curl >/dev/null || exit 0; curl x; wget y"),
+            [("curl x".to_string(), true), ("wget y".to_string(), false)]
+        );
+        assert_eq!(
+            guarded("if which jq; then jq .; fi"),
+            [("which jq".to_string(), false), ("jq .".to_string(), true)]
         );
     }
 

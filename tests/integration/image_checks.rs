@@ -309,6 +309,15 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         let probe = format!("command: [sh, -c, '{script}']");
         assert_eq!(missing("", &probe, ""), Vec::<String>::new(), "{script}");
     }
+    // A program the script asks for first is allowed to be absent.
+    assert_eq!(
+        missing(
+            "",
+            "command: [sh, -c, 'command -v curl >/dev/null || exit 0; curl -s x']",
+            ""
+        ),
+        Vec::<String>::new()
+    );
     // The image's sh is dash: a bash builtin there is not found.
     let found = missing(
         "",
