@@ -4,7 +4,7 @@
 //! every platform of the image; and the image release data must say of
 //! the image what the image says of itself.
 
-use super::pods::{exec_location, image_repository, script_at, workloads, Workload};
+use super::pods::{call_at, exec_location, image_repository, script_at, workloads, Workload};
 use super::process::{execs, ContainerEnv, ImageProcess};
 use super::shell;
 use super::{Context, Subject};
@@ -178,7 +178,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                             cwd: &cwd,
                         };
                         let at = if call.in_script {
-                            script_at.clone()
+                            call_at(ctx.site, &script_at, call)
                         } else {
                             exec_location(w.object, &exec)
                         };

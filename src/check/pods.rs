@@ -448,7 +448,7 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
                 continue;
             }
             let at = if call.in_script {
-                script_at.clone()
+                call_at(ctx.site, &script_at, call)
             } else {
                 argv_at.clone()
             };
@@ -466,6 +466,42 @@ pub(super) fn script_at(object: &Object, exec: &Exec) -> Location {
         .and_then(|s| exec.argv.iter().position(|a| a.as_deref() == Some(s)))
         .and_then(|i| exec.words.get(i))
         .map_or_else(|| object.locate(&exec.pointer), |p| object.locate(p))
+}
+
+/// Where a call of a script is: its own line when the script is a
+/// literal block (`|`) of a base's file, whose lines are the script's;
+/// else where the script is written.
+pub(super) fn call_at(site: &Site, script: &Location, call: &Call) -> Location {
+    let (Some(k), Some(line)) = (call.line, script.line) else {
+        return script.clone();
+    };
+    let text = site.bases.iter().find_map(|b| {
+        let rel = script.file.strip_prefix(&b.dir).ok()?;
+        let name = rel.to_str()?.replace('\\', "/");
+        std::str::from_utf8(&b.file(&name)?.bytes).ok()
+    });
+    let Some(text) = text else {
+        return script.clone();
+    };
+    // A block scalar's position is its first line of text; the line
+    // before ends in its indicator (`|`, `|-`, `|+`, `|2`).
+    let all: Vec<&str> = text.lines().collect();
+    let (Some(before), Some(first)) = (
+        line.checked_sub(2).and_then(|i| all.get(i)),
+        all.get(line - 1),
+    ) else {
+        return script.clone();
+    };
+    let indicator = before.trim_end().rsplit(' ').next().unwrap_or_default();
+    let literal = indicator.starts_with('|')
+        && indicator[1..]
+            .chars()
+            .all(|c| matches!(c, '-' | '+' | '0'..='9'));
+    if !literal {
+        return script.clone();
+    }
+    let indent = first.chars().take_while(|c| *c == ' ').count();
+    Location::at(&script.file, line + k, indent + 1)
 }
 
 /// One command against the image data: it exists in this release, takes

@@ -93,6 +93,10 @@ pub struct Call {
     /// (`command -v curl >/dev/null || exit 0; curl …`): its absence is
     /// provided for, not a failure.
     pub guarded: bool,
+    /// The line of the container's script the call is on (0-based, as
+    /// written), for a call of a script; a call of a script inside it
+    /// (`sh -c '…'`, a substitution) is on the line of its command.
+    pub line: Option<usize>,
 }
 
 /// What a script changed of the process it runs commands in: the working
@@ -221,6 +225,8 @@ pub struct Calls {
     /// The programs the scripts being read ask for (`command -v NAME`,
     /// `which NAME`, `type NAME`, `hash NAME`).
     guards: Vec<String>,
+    /// The line of the container's script being read, where known.
+    line: Option<usize>,
 }
 
 /// The last path segment of a program (`/bin/sh` → `sh`).
@@ -448,6 +454,7 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         scope,
         bash_only: None,
         guarded: false,
+        line: out.line,
     });
     if let Some((inner, settings)) = inner {
         // `env PATH=… CMD` and `env -C DIR CMD` run CMD there.
@@ -529,7 +536,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     }
     // The shell joins a line ending in `\` with the next before it reads
     // words (`no\<newline>de` is `node`); the parser would not.
-    let script = join_continued_lines(script);
+    let (script, joined) = join_continued_lines(script);
     let Some(mut tree) = parser.parse(&script, None) else {
         out.dynamic.push("its script could not be parsed".into());
         return;
@@ -594,6 +601,13 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             regions.push((node.end_byte(), out.scope.clone(), isolated));
             continue;
         }
+        if depth == 0 {
+            // The line as written: the rows before it, and the lines the
+            // shell joined to others before it.
+            let at = node.start_byte();
+            out.line =
+                Some(node.start_position().row + joined.iter().filter(|&&j| j <= at).count());
+        }
         if node.kind() == "heredoc_body" {
             heredoc_substitutions(node, src, depth, out);
         } else if matches!(node.kind(), "test_command" | "declaration_command") {
@@ -617,6 +631,9 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         }
     }
     out.scope = outer;
+    if depth == 0 {
+        out.line = None;
+    }
     for call in &mut out.calls[first_call..] {
         if call
             .program()
@@ -687,14 +704,16 @@ fn bash_only(argv: Vec<Option<String>>, out: &mut Calls) {
         scope,
         bash_only: Some(shell),
         guarded: false,
+        line: out.line,
     });
 }
 
 /// The script with each backslash-newline removed where the shell
 /// removes it: everywhere but inside single quotes.
-fn join_continued_lines(script: &str) -> String {
+fn join_continued_lines(script: &str) -> (String, Vec<usize>) {
+    let mut joined = Vec::new();
     if !script.contains("\\\n") {
-        return script.to_string();
+        return (script.to_string(), joined);
     }
     let mut out = String::with_capacity(script.len());
     let mut chars = script.chars().peekable();
@@ -706,6 +725,8 @@ fn join_continued_lines(script: &str) -> String {
             '\\' if !single => {
                 if chars.peek() == Some(&'\n') {
                     chars.next();
+                    // Where a line was joined to the one before.
+                    joined.push(out.len());
                     continue;
                 }
                 out.push(c);
@@ -718,7 +739,7 @@ fn join_continued_lines(script: &str) -> String {
         }
         out.push(c);
     }
-    out
+    (out, joined)
 }
 
 /// The script with what the parser's grammar lacks written the way it

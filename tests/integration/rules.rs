@@ -156,6 +156,21 @@ fn lifecycle_hook_commands_are_checked_too() {
     assert!(message(&f).contains("no release of the image has it"));
 }
 
+/// A command of a script written as a literal block is reported on its
+/// own line, with the column its line starts at.
+#[test]
+fn a_script_command_is_reported_on_its_line() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          livenessProbe:",
+        "          lifecycle:\n            preStop:\n              exec:\n                command:\n                  - sh\n                  - -c\n                  - |\n                    set -e\n                    [ -d /tmp ] && \\\n                      echo ok\n                    drain-now --fast\n          livenessProbe:",
+    );
+    let line = a.line_of("statefulset.yaml", "drain-now --fast");
+    let f = a.finding_at("probe-command-missing", "statefulset.yaml", line);
+    assert_eq!(f["location"]["column"], 21, "{f:#}");
+}
+
 /// A ReplicaSet or ReplicationController runs pods like a Deployment:
 /// their commands are checked against the image, and a mount of a volume
 /// the pod lacks is refused as the API server refuses it.
