@@ -8,7 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::prov::Prov;
-use super::schema;
+use super::schema::{self, group_version};
 
 /// Group, version, kind, name and namespace of a resource.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -18,14 +18,6 @@ pub struct Id {
     pub kind: String,
     pub name: String,
     pub namespace: String,
-}
-
-/// Splits an apiVersion into group and version.
-pub fn group_version(api_version: &str) -> (&str, &str) {
-    match api_version.rsplit_once('/') {
-        Some((g, v)) => (g, v),
-        None => ("", api_version),
-    }
 }
 
 fn str_at<'a>(value: &'a Value, pointer: &str) -> &'a str {

@@ -27,8 +27,6 @@ impl Kind {
     }
 }
 
-use super::resource::group_version;
-
 #[rustfmt::skip]
 const KINDS: &[(&str, &[Kind])] = &[
     ("v1", &[N("Binding"), C("ComponentStatus"), N("ConfigMap"), N("Endpoints"), N("Event"), N("LimitRange"), C("Namespace"), C("Node"), C("PersistentVolume"), N("PersistentVolumeClaim"), N("Pod"), N("PodTemplate"), N("ReplicationController"), N("ResourceQuota"), N("Secret"), N("Service"), N("ServiceAccount")]),
@@ -71,6 +69,14 @@ const KINDS: &[(&str, &[Kind])] = &[
     ("storage.k8s.io/v1", &[C("CSIDriver"), C("CSINode"), C("StorageClass"), C("VolumeAttachment")]),
     ("storage.k8s.io/v1beta1", &[C("CSIDriver"), C("CSINode"), N("CSIStorageCapacity"), C("StorageClass"), C("VolumeAttachment")]),
 ];
+
+/// Splits an apiVersion into group and version (`v1` is the core group's).
+pub fn group_version(api_version: &str) -> (&str, &str) {
+    match api_version.rsplit_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    }
+}
 
 fn find(group: &str, version: &str, kind: &str) -> Option<Kind> {
     let (_, kinds) = KINDS

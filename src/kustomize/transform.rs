@@ -6,7 +6,8 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::prov::{Kids, Prov, Src};
-use super::resource::{group_version, Res};
+use super::resource::Res;
+use super::schema::group_version;
 
 /// Where a transformer writes in objects of some kinds: a slash path from
 /// the object root (`[]` after a name: a list, never created), and
