@@ -554,9 +554,13 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
                 format!("the image had it in {v}"),
                 format!("call a command that {} has", ctx.image_ref()),
             ),
+            // Without the image read, the data is all there is to go by.
             None => (
-                "no release of the image has it".to_string(),
-                "call a command the image has (see the image data)".to_string(),
+                "the image data gives it to no release".to_string(),
+                format!(
+                    "call a command the image data lists; if the image has it, add it to `commands:` in {} (with the image read, `image.source` in site.yaml, the image itself is checked)",
+                    ctx.site.config.image.releases.display()
+                ),
             ),
         };
         ctx.push(

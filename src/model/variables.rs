@@ -122,7 +122,10 @@ impl Variables {
                     Some(value) => out.push_str(value),
                     None => {
                         let mut message = format!("`{inner}` is not a variable pages can use");
-                        if let Some(near) = self.nearest(inner) {
+                        if inner == "image.digest" {
+                            // Known only from the image itself.
+                            message.push_str(": the digest is known once the image is read, so set `image.source` in site.yaml (or pass `--image SOURCE`)");
+                        } else if let Some(near) = self.nearest(inner) {
                             message.push_str(&format!(": did you mean `{{{{ {near} }}}}`?"));
                         }
                         problems.push(Problem {
@@ -289,6 +292,12 @@ mod tests {
             "VERSION=1.30.0 agent:1.30.0\n{{ x }}\n"
         );
         assert_eq!(v.expand("no variables").unwrap(), "no variables");
+    }
+
+    #[test]
+    fn the_digest_without_an_image_says_how_to_have_it() {
+        let e = vars().expand("{{ image.digest }}").unwrap_err();
+        assert!(e[0].message.contains("`image.source`"), "{}", e[0].message);
     }
 
     #[test]

@@ -153,7 +153,7 @@ fn lifecycle_hook_commands_are_checked_too() {
     );
     let line = a.line_of("statefulset.yaml", "[drain-now]");
     let f = a.finding_at("probe-command-missing", "statefulset.yaml", line);
-    assert!(message(&f).contains("no release of the image has it"));
+    assert!(message(&f).contains("the image data gives it to no release"));
 }
 
 /// A command of a script written as a literal block is reported on its
