@@ -49,6 +49,25 @@ impl Workload<'_> {
     }
 }
 
+/// Where the pod of a workload with a pod template is.
+const TEMPLATE: &str = "/spec/template/spec";
+
+/// A workload without claim templates, if it has a pod spec.
+fn made<'a>(
+    object: &'a Object,
+    pod_ptr: &'static str,
+    replicas: Option<i32>,
+    pod: Option<PodSpec>,
+) -> Option<Workload<'a>> {
+    Some(Workload {
+        object,
+        pod_ptr,
+        replicas,
+        claims: Vec::new(),
+        pod: pod?,
+    })
+}
+
 pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
     let mut out = Vec::new();
     for m in objects {
@@ -69,72 +88,29 @@ pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
                     pod: spec.template.spec?,
                 })
             }),
-            ("apps/v1", "Deployment") => typed::<Deployment>(v).0.and_then(|d| {
-                let spec = d.spec;
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec/template/spec",
-                    replicas: spec.replicas,
-                    claims: Vec::new(),
-                    pod: spec.template.spec?,
-                })
-            }),
-            ("apps/v1", "ReplicaSet") => typed::<ReplicaSet>(v).0.and_then(|r| {
-                let spec = r.spec;
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec/template/spec",
-                    replicas: spec.replicas,
-                    claims: Vec::new(),
-                    pod: spec.template?.spec?,
-                })
-            }),
-            ("v1", "ReplicationController") => typed::<ReplicationController>(v).0.and_then(|r| {
-                let spec = r.spec?;
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec/template/spec",
-                    replicas: spec.replicas,
-                    claims: Vec::new(),
-                    pod: spec.template?.spec?,
-                })
-            }),
-            ("apps/v1", "DaemonSet") => typed::<DaemonSet>(v).0.and_then(|d| {
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec/template/spec",
-                    replicas: None,
-                    claims: Vec::new(),
-                    pod: d.spec.template.spec?,
-                })
-            }),
-            ("batch/v1", "Job") => typed::<Job>(v).0.and_then(|j| {
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec/template/spec",
-                    replicas: None,
-                    claims: Vec::new(),
-                    pod: j.spec?.template.spec?,
-                })
-            }),
+            ("apps/v1", "Deployment") => typed::<Deployment>(v)
+                .0
+                .and_then(|d| made(m, TEMPLATE, d.spec.replicas, d.spec.template.spec)),
+            ("apps/v1", "ReplicaSet") => typed::<ReplicaSet>(v)
+                .0
+                .and_then(|r| made(m, TEMPLATE, r.spec.replicas, r.spec.template?.spec)),
+            ("v1", "ReplicationController") => typed::<ReplicationController>(v)
+                .0
+                .and_then(|r| r.spec)
+                .and_then(|spec| made(m, TEMPLATE, spec.replicas, spec.template?.spec)),
+            ("apps/v1", "DaemonSet") => typed::<DaemonSet>(v)
+                .0
+                .and_then(|d| made(m, TEMPLATE, None, d.spec.template.spec)),
+            ("batch/v1", "Job") => typed::<Job>(v)
+                .0
+                .and_then(|j| made(m, TEMPLATE, None, j.spec?.template.spec)),
             ("batch/v1", "CronJob") => typed::<CronJob>(v).0.and_then(|c| {
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec/jobTemplate/spec/template/spec",
-                    replicas: None,
-                    claims: Vec::new(),
-                    pod: c.spec.job_template.spec?.template.spec?,
-                })
+                let pod = c.spec.job_template.spec?.template.spec;
+                made(m, "/spec/jobTemplate/spec/template/spec", None, pod)
             }),
-            ("v1", "Pod") => typed::<Pod>(v).0.and_then(|p| {
-                Some(Workload {
-                    object: m,
-                    pod_ptr: "/spec",
-                    replicas: None,
-                    claims: Vec::new(),
-                    pod: p.spec?,
-                })
-            }),
+            ("v1", "Pod") => typed::<Pod>(v)
+                .0
+                .and_then(|p| made(m, "/spec", None, p.spec)),
             _ => None,
         };
         out.extend(w);
