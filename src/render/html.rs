@@ -173,8 +173,9 @@ pub fn code_block_html(block: &CodeBlock, highlight: Highlight<'_>) -> String {
     if !block.lang.is_empty() {
         html.push_str(&format!(" data-lang=\"{}\"", escape(&block.lang)));
     }
-    // Each `key=value` word of the info string (`file=`, `title=`, …),
-    // as a `data-` attribute; a key that is no attribute name is left out.
+    // Each `key=value` word of the info string (`file=`, `title=`, …) but
+    // `tab=` as a `data-` attribute; a key that is no attribute name is
+    // left out.
     let mut seen = Vec::new();
     for (key, value) in &block.attrs {
         let name = key.to_ascii_lowercase();
@@ -183,7 +184,8 @@ pub fn code_block_html(block: &CodeBlock, highlight: Highlight<'_>) -> String {
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !valid || name == "lang" || seen.contains(&name) {
+        // `tab=` makes the block a tab panel, which carries the name.
+        if !valid || matches!(name.as_str(), "lang" | "tab") || seen.contains(&name) {
             continue;
         }
         html.push_str(&format!(" data-{name}=\"{}\"", escape(value)));
@@ -279,6 +281,11 @@ mod tests {
         let h = html(body);
         assert_eq!(h.matches("<div class=\"tabs\">").count(), 2, "{h}");
         let first = &h[h.find("<div class=\"tabs\">").unwrap()..h.find("<p>After.").unwrap()];
+        assert_eq!(
+            first.matches("data-tab=").count(),
+            2,
+            "only the panels: {first}"
+        );
         assert!(
             first.contains("data-tab=\"GKE\"") && first.contains("data-tab=\"EKS\""),
             "{h}"
