@@ -561,6 +561,17 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
 /// `n`, ...), by JSON pointer, with the boolean YAML 1.1 gives them. Tools
 /// that read YAML 1.1 (Kustomize's kustomization reader) see booleans there.
 pub fn yaml11_booleans(text: &str) -> Vec<(String, bool)> {
+    yaml11_scalars(text)
+        .into_iter()
+        .filter_map(|(p, v)| v.as_bool().map(|b| (p, b)))
+        .collect()
+}
+
+/// The plain scalars of the first document as Go's YAML 1.1 reader takes
+/// them, where that is a boolean (`yes`, `on`) or a number ([`go_number`]:
+/// `010` is 8, `1_000` is 1000), by JSON pointer: what Kustomize's
+/// kustomization reader sees there.
+pub fn yaml11_scalars(text: &str) -> Vec<(String, Value)> {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     enum Frame {
         Map { path: String, key: Option<String> },
@@ -598,8 +609,12 @@ pub fn yaml11_booleans(text: &str) -> Vec<(String, bool)> {
             Event::DocumentEnd => break,
             Event::Scalar(value, style, _, tag) => {
                 if let Some(p) = next(&mut stack, Some(&value)) {
-                    if let (ScalarStyle::Plain, None, Some(b)) = (style, tag, word(&value)) {
-                        out.push((p, b));
+                    if let (ScalarStyle::Plain, None) = (style, tag) {
+                        if let Some(b) = word(&value) {
+                            out.push((p, Value::Bool(b)));
+                        } else if let Some(n) = go_number(&value) {
+                            out.push((p, Value::Number(n)));
+                        }
                     }
                 }
             }

@@ -365,10 +365,10 @@ impl<'a> Builder<'a, '_> {
             None => (Value::Object(Default::default()), Positions::default()),
         };
         // Kustomize reads the kustomization as YAML 1.1, where a plain
-        // `yes` or `on` is a boolean.
-        for (pointer, b) in yaml::yaml11_booleans(text) {
+        // `yes` or `on` is a boolean and `010` the number 8.
+        for (pointer, v) in yaml::yaml11_scalars(text) {
             if let Some(node) = value.pointer_mut(&pointer) {
-                *node = Value::Bool(b);
+                *node = v;
             }
         }
         let k: Kustomization = serde_path_to_error::deserialize(&value).map_err(|e| {
