@@ -547,9 +547,15 @@ pub fn fix(all: &mut [Res]) -> Result<(), String> {
                 }
             }
         }
-        // Writes of one referrer land before the next referrer reads.
+        // Writes of one referrer land before the next referrer reads. Two
+        // rules that rename one field (a Role's `resourceNames` naming a
+        // ConfigMap and a Secret of one name): Kustomize runs the rules in
+        // order, and the first renames it away from the later ones' reach.
+        let mut written = std::collections::HashSet::new();
         for (i, p, v) in writes.drain(..) {
-            write(&mut all[i], &p, v);
+            if written.insert(p.clone()) {
+                write(&mut all[i], &p, v);
+            }
         }
     }
     Ok(())
