@@ -34,8 +34,11 @@ pub enum Format {
 /// The longest a quoted value (between backticks or double quotes) may be
 /// in a printed message, in characters.
 const QUOTE_MAX: usize = 80;
-/// The longest a line of a printed message may be, in characters.
-const LINE_MAX: usize = 240;
+/// The longest a line of a printed message may be, in characters: room
+/// for the longest message's words and a few values cut to [`QUOTE_MAX`]
+/// (a missing command's names its container, command, image, platform,
+/// the reason and the digest), not for a whole input line.
+const LINE_MAX: usize = 640;
 /// The longest a line of a printed remedy may be: remedies list names
 /// (every variable a page can use), not lines of a file.
 const HELP_LINE_MAX: usize = 2_000;
