@@ -1311,6 +1311,13 @@ fn finish(all: &mut Vec<Res>) {
         };
         if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
             annotations.retain(|k, _| !BUILD_ANNOTATIONS.contains(&k.as_str()));
+            // Kustomize writes annotations back from a map of strings: a
+            // map, a list or a null there (made by a replacement) is "".
+            for v in annotations.values_mut() {
+                if matches!(v, Value::Null | Value::Object(_) | Value::Array(_)) {
+                    *v = Value::String(String::new());
+                }
+            }
         }
         let empty = match meta.get("annotations") {
             Some(Value::Object(m)) => m.is_empty(),

@@ -501,6 +501,16 @@ fn find(
     }
 }
 
+/// Whether a value read as `plain` still reads as a number of `n`'s kind
+/// (a whole number for a whole number).
+fn reads_as_number(n: &serde_json::Number, plain: &Value) -> bool {
+    if n.is_f64() {
+        plain.is_number()
+    } else {
+        plain.is_i64() || plain.is_u64()
+    }
+}
+
 /// Writes the value into every field `path` names in `res`.
 fn set_all(
     res: &mut Res,
@@ -536,8 +546,12 @@ fn set_all(
         };
         let mut value = picked.value.clone();
         if let Some(o) = options.filter(|o| !o.delimiter.is_empty()) {
-            let (Some(old), Some(new)) = (yaml::scalar_text(node), yaml::scalar_text(&value))
-            else {
+            // A field just created (or null) splits as empty text.
+            let old = match &*node {
+                Value::Null => Some(String::new()),
+                other => yaml::scalar_text(other),
+            };
+            let (Some(old), Some(new)) = (old, yaml::scalar_text(&value)) else {
                 return Err(format!(
                     "target field `{path}`: the delimiter option can only be used on a scalar"
                 ));
@@ -556,12 +570,32 @@ fn set_all(
                 *node_prov = picked.prov.clone();
             }
             scalar => {
-                // Kustomize keeps a scalar's type and writes the text.
+                // Kustomize keeps a scalar's type and writes the text: a
+                // number or a boolean must read as one still.
                 let text = yaml::scalar_text(&value).unwrap_or_default();
-                *scalar = if scalar.is_string() {
-                    Value::String(text)
-                } else {
-                    yaml::plain_scalar(&text)
+                let meta = |map: &str| {
+                    pointer
+                        .strip_prefix(map)
+                        .is_some_and(|key| !key.contains('/'))
+                };
+                let plain = yaml::plain_scalar(&text);
+                *scalar = match scalar {
+                    Value::String(_) => Value::String(text),
+                    // Kustomize keeps annotations as text, and an empty
+                    // label as an empty one.
+                    _ if meta("/metadata/annotations/") => Value::String(text),
+                    _ if meta("/metadata/labels/") && text.is_empty() => Value::String(text),
+                    Value::Number(n) if !reads_as_number(n, &plain) => {
+                        return Err(format!(
+                            "target field `{path}` is a number, and `{text}` is not one"
+                        ))
+                    }
+                    Value::Bool(_) if !plain.is_boolean() => {
+                        return Err(format!(
+                            "target field `{path}` is true or false, and `{text}` is neither"
+                        ))
+                    }
+                    _ => plain,
                 };
                 *node_prov = picked.prov.clone_leaf();
             }
