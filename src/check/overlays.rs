@@ -123,6 +123,22 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         .filter(|r| BASE_NAMES.contains(r))
         .collect();
     if named.is_empty() {
+        // A misspelled `resources:` is what a reader would fix first.
+        let misspelled = k.value.as_object().and_then(|m| {
+            let keys = m.keys().filter(|key| *key != "resources");
+            keys.map(String::as_str)
+                .find(|key| crate::diagnostics::closest(key, ["resources"].into_iter()).is_some())
+        });
+        let (pointer, help) = match misspelled {
+            Some(key) => (
+                format!("/{}", yaml::pointer_segment(key)),
+                format!("`{key}` is no kustomization field: did you mean `resources`?"),
+            ),
+            None => (
+                "/resources".to_string(),
+                "list the base folder the installation downloads: `resources: [base]`".to_string(),
+            ),
+        };
         out.push(
             Diagnostic::new(
                 rule::DOC_OVERLAY_INVALID,
@@ -131,8 +147,8 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                     base.folder()
                 ),
             )
-            .at(overlay.at(k.block, &k.positions, "/resources"))
-            .help("list the base folder the installation downloads: `resources: [base]`"),
+            .at(overlay.at(k.block, &k.positions, &pointer))
+            .help(help),
         );
         return out;
     }

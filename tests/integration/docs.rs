@@ -313,6 +313,22 @@ fn a_patch_with_a_field_the_pod_spec_lacks() {
         .contains("containers[agent].llamas"));
 }
 
+/// A misspelled `resources:` is named as such, where it is written.
+#[test]
+fn a_misspelled_resources_field_is_named() {
+    let k = OVERLAY.replace("resources:\n", "resourcez:\n");
+    let p = overlay_page(&k, None);
+    let f = only(&p, "doc-overlay-invalid");
+    assert_eq!(f["location"]["line"], page_line(&p, "resourcez:"));
+    assert!(
+        f["remedy"]
+            .as_str()
+            .unwrap()
+            .contains("did you mean `resources`"),
+        "{f:#}"
+    );
+}
+
 #[test]
 fn a_patch_the_page_does_not_show() {
     let p = overlay_page(
