@@ -1046,6 +1046,21 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
         "." => {
             out.dynamic
                 .push(format!("`{}` runs the commands of another file", text()));
+            // A file named by a path must be there for the shell to read,
+            // as the script file of `sh FILE` must (dash stops at once
+            // with `cannot open`): checked as that.
+            let file = words.get(1).cloned().flatten().filter(|f| f.contains('/'));
+            if let (Some(file), Some(shell)) = (file, out.shell.clone()) {
+                let scope = out.scope.clone();
+                out.calls.push(Call {
+                    argv: vec![Some(shell), Some(file)],
+                    in_script: true,
+                    scope,
+                    bash_only: None,
+                    guarded: false,
+                    line: out.line,
+                });
+            }
             return;
         }
         p if BASH_ONLY.contains(&p) => {
@@ -1569,7 +1584,8 @@ mod tests {
             "-c",
             "$CMD live; eval \"$X\"; . /etc/profile; node $ARG",
         ]);
-        assert_eq!(p[1..], ["node …"]);
+        // The sourced file is not read, but must be there to read.
+        assert_eq!(p[1..], ["sh /etc/profile", "node …"]);
         assert_eq!(d.len(), 3, "{d:?}");
         assert!(d[0].contains("$CMD live"), "{d:?}");
         assert!(d[1].contains("eval"), "{d:?}");

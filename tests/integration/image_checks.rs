@@ -311,6 +311,16 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         let probe = format!("command: [sh, -c, '{script}']");
         assert_eq!(missing("", &probe, ""), Vec::<String>::new(), "{script}");
     }
+    // A file a script sources by its path must be there to read.
+    let found = missing(
+        "",
+        "command: [sh, -c, '. /app/nope.sh; whystack-health live']",
+        "",
+    );
+    assert!(
+        found.len() == 1 && found[0].contains("/app/nope.sh"),
+        "{found:?}"
+    );
     // A program the script asks for first is allowed to be absent.
     assert_eq!(
         missing(
