@@ -325,6 +325,8 @@ mod generated {
         json: Option<(usize, u8)>,
         legacy_json: bool,
         inline: bool,
+        /// A replacement from a workload's name into workloads of its kind.
+        replacement: Option<(usize, u8)>,
     }
 
     #[derive(Debug, Clone)]
@@ -443,12 +445,13 @@ mod generated {
                 prop::option::of((0usize..4, 0u8..4)),
                 prop::option::of((0usize..4, 0u8..3)),
                 any::<(bool, bool)>(),
+                prop::option::of((0usize..4, 0u8..4)),
             ),
         )
             .prop_map(
                 |(
                     (namespace, prefix, suffix, mut common_labels, labels),
-                    (annotations, image, replicas, smp, json, (legacy_json, inline)),
+                    (annotations, image, replicas, smp, json, (legacy_json, inline), replacement),
                 )| {
                     common_labels.dedup_by_key(|(k, _)| *k);
                     let labels =
@@ -468,6 +471,7 @@ mod generated {
                         json,
                         legacy_json,
                         inline,
+                        replacement,
                     }
                 },
             )
@@ -674,6 +678,32 @@ mod generated {
         }
         if !patches.is_empty() {
             k += &format!("patches:\n{}", patches.concat());
+        }
+        if let Some((i, variant)) = t.replacement {
+            let w = workload(i);
+            let (field, options, reject) = match variant {
+                0 => ("metadata.annotations.copied", "create: true", String::new()),
+                1 => (
+                    "metadata.annotations.part",
+                    "create: true, delimiter: \"-\", index: 0",
+                    String::new(),
+                ),
+                2 => (
+                    "metadata.labels.copied",
+                    "create: true",
+                    format!("        reject: [{{name: {}}}]\n", w.name),
+                ),
+                _ => (
+                    "metadata.annotations.split",
+                    "create: true, delimiter: \"/\", index: 5",
+                    String::new(),
+                ),
+            };
+            k += &format!(
+                "replacements:\n  - source: {{kind: {kind}, name: {name}}}\n    targets:\n      - select: {{kind: {kind}}}\n{reject}        fieldPaths: [{field}]\n        options: {{{options}}}\n",
+                kind = w.kind,
+                name = w.name
+            );
         }
         if let (Some((i, variant)), true) = (t.json, t.legacy_json) {
             let w = workload(i);
