@@ -799,7 +799,20 @@ mod generated {
                 let extra = generators(&[own], &mut files, "overlay/", None);
                 merged = join_generators(&merged, &extra);
             }
-            k += &merged;
+            if t.inline && !merged.is_empty() {
+                // The overlay's generators from a component instead: they
+                // run after its own resources, before its transformers.
+                let component = format!(
+                    "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n{merged}"
+                );
+                files.insert(
+                    "components/gen/kustomization.yaml".into(),
+                    component.into_bytes(),
+                );
+                k += "components:\n  - ../components/gen\n";
+            } else {
+                k += &merged;
+            }
             files.insert("overlay/kustomization.yaml".into(), k.into_bytes());
             dir = "overlay".into();
         }
