@@ -639,6 +639,86 @@ pub fn yaml11_scalars(text: &str) -> Vec<(String, Value)> {
     out
 }
 
+/// The plain map keys of every document of `text` that Go's YAML reader
+/// takes for something other than a string (a number, `true`, `~`, and
+/// with `yaml11` also `yes`, `on`, `y`…), with their line and column.
+/// `kubectl kustomize` cannot build an object with such a key (`8080:
+/// http`): it stops at once.
+pub fn non_string_keys(text: &str, yaml11: bool) -> Vec<(usize, usize, String)> {
+    use saphyr_parser::{Event, Parser, ScalarStyle};
+    let not_text = |key: &str| {
+        let yaml11_word = matches!(
+            key,
+            "y" | "Y"
+                | "yes"
+                | "Yes"
+                | "YES"
+                | "on"
+                | "On"
+                | "ON"
+                | "n"
+                | "N"
+                | "no"
+                | "No"
+                | "NO"
+                | "off"
+                | "Off"
+                | "OFF"
+        );
+        matches!(
+            key,
+            "" | "~"
+                | "null"
+                | "Null"
+                | "NULL"
+                | "true"
+                | "True"
+                | "TRUE"
+                | "false"
+                | "False"
+                | "FALSE"
+        ) || go_number(key).is_some()
+            || (yaml11 && yaml11_word)
+    };
+    // For each open map, whether the next scalar is a key.
+    let mut maps: Vec<Option<bool>> = Vec::new();
+    let mut out = Vec::new();
+    for item in Parser::new_from_str(text) {
+        let Ok((event, span)) = item else {
+            break;
+        };
+        let is_key = matches!(maps.last(), Some(Some(true)));
+        // A node in a map flips it between key and value.
+        let step = |maps: &mut Vec<Option<bool>>| {
+            if let Some(Some(k)) = maps.last_mut() {
+                *k = !*k;
+            }
+        };
+        match event {
+            Event::Scalar(value, style, _, tag) => {
+                if is_key && style == ScalarStyle::Plain && tag.is_none() && not_text(&value) {
+                    out.push((span.start.line(), span.start.col() + 1, value.to_string()));
+                }
+                step(&mut maps);
+            }
+            Event::Alias(_) => step(&mut maps),
+            Event::MappingStart(..) => {
+                step(&mut maps);
+                maps.push(Some(true));
+            }
+            Event::SequenceStart(..) => {
+                step(&mut maps);
+                maps.push(None);
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                maps.pop();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Finds the first line holding `needle` as a YAML scalar (a list item, a
 /// value after `key:`, quoted or plain), returning its 1-based line and
 /// column. Used to point a finding about a value at its place in the file.
@@ -675,6 +755,21 @@ pub fn locate_scalar(text: &str, needle: &str) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn keys_that_are_not_text() {
+        let text =
+            "a: 1\n8080: http\n\"9090\": ok\nnested:\n  - {true: x, ~: y, y: z}\n---\n1.5: f\n";
+        let keys: Vec<(usize, usize, String)> = non_string_keys(text, false);
+        let names: Vec<&str> = keys.iter().map(|(_, _, k)| k.as_str()).collect();
+        assert_eq!(names, ["8080", "true", "~", "1.5"]);
+        assert_eq!((keys[0].0, keys[0].1), (2, 1));
+        let yaml11: Vec<String> = non_string_keys("on: 1\nvalue: y\n", true)
+            .into_iter()
+            .map(|(_, _, k)| k)
+            .collect();
+        assert_eq!(yaml11, ["on"]);
+    }
+
     use super::*;
 
     #[derive(Debug, Deserialize)]

@@ -176,6 +176,15 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
             file_location(file, e.line, e.column),
         )
     })?;
+    if let Some((line, column, key)) = yaml::non_string_keys(text, false).into_iter().next() {
+        return Err(non_string_key(
+            rule::MANIFEST_YAML_INVALID,
+            file,
+            path,
+            (line, column),
+            &key,
+        ));
+    }
     let origin = origin(file);
     let mut queue: std::collections::VecDeque<(Value, Prov)> = docs
         .into_iter()
@@ -266,6 +275,24 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
         out.push(Res::new(value, prov));
     }
     Ok(out)
+}
+
+/// A map key that YAML reads as a number, a boolean or null: Kubernetes
+/// keys are text, and `kubectl kustomize` stops on it.
+fn non_string_key(
+    rule: &'static Rule,
+    file: &SourceFile,
+    path: &str,
+    (line, column): (usize, usize),
+    key: &str,
+) -> Box<Error> {
+    let mut e = error(
+        rule,
+        format!("the key `{key}` in `{path}` reads as a number, a boolean or null, not text, and kubectl kustomize stops on it"),
+        file_location(file, Some(line), Some(column)),
+    );
+    e.help = Some(format!("quote the key: `\"{key}\": …`"));
+    e
 }
 
 /// Adds resources, refusing an id that is already there: `seen` holds the
@@ -360,6 +387,17 @@ impl<'a> Builder<'a, '_> {
             .map_err(invalid)?
             .into_iter()
             .next();
+        // Read as YAML 1.1, where `on:` and `y:` are booleans too.
+        if let Some((line, column, key)) = yaml::non_string_keys(text, true).into_iter().next() {
+            let name = file.origin.display().to_string();
+            return Err(non_string_key(
+                rule::KUSTOMIZATION_INVALID,
+                file,
+                &name,
+                (line, column),
+                &key,
+            ));
+        }
         let (mut value, positions) = match doc {
             Some(d) => (d.value, d.positions),
             None => (Value::Object(Default::default()), Positions::default()),
