@@ -82,7 +82,7 @@ fn user_refused(platform: &Platform, w: &Workload, c: &Container) -> Option<Stri
 /// The releases of the data file nearest to `version` (later ones first)
 /// that have command `name`, per the data file.
 fn nearest_with(data: &ImageReleases, version: &Version, name: &str) -> Option<Version> {
-    let has = |v: &Version| in_data(data, v, name);
+    let has = |v: &Version| data.command_at(v, name).is_some();
     // The data gives it to this release already: another release is no
     // remedy for a path, a folder or a mode the image gets wrong.
     if has(version) {
@@ -100,12 +100,6 @@ fn nearest_with(data: &ImageReleases, version: &Version, name: &str) -> Option<V
                 .find(|v| has(v))
         })
         .cloned()
-}
-
-/// Whether the image data gives a command of that name to `version`.
-fn in_data(data: &ImageReleases, version: &Version, name: &str) -> bool {
-    data.commands_at(version)
-        .any(|f| f.name == name || shell::base_name(&f.name) == shell::base_name(name))
 }
 
 /// Every command a container of the product image runs (probes, hooks,
@@ -290,7 +284,7 @@ fn missing(
         Some(v) => format!(
             "the image data gives it to release {v}: publish this base for a release whose image has it, or call a command that the {version} image has"
         ),
-        None if in_data(&ctx.site.images, version, program) => format!(
+        None if ctx.site.images.command_at(version, program).is_some() => format!(
             "the image data gives `{}` to {version}, so the image has it under another path or mode: call it by the path the image has it at, or fix the container's PATH, folder or user",
             shell::base_name(program)
         ),

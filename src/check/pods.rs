@@ -486,23 +486,14 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
     let Some(program) = call.program() else {
         return;
     };
-    let matches = |name: &str| name == program || base_name(name) == base_name(program);
     // With the image read, the image says what exists; the data's facts
     // of another release still say how the command is called.
-    let fact = ctx
-        .images
-        .commands_at(ctx.version)
-        .find(|f| matches(&f.name))
-        .or_else(|| {
-            let releases = ctx.images.releases.iter().rev();
-            ctx.image_read
-                .then(|| {
-                    releases
-                        .flat_map(|v| ctx.images.commands_at(v))
-                        .find(|f| matches(&f.name))
-                })
-                .flatten()
-        });
+    let fact = ctx.images.command_at(ctx.version, program).or_else(|| {
+        let mut releases = ctx.images.releases.iter().rev();
+        ctx.image_read
+            .then(|| releases.find_map(|v| ctx.images.command_at(v, program)))
+            .flatten()
+    });
     let how = if call.in_script {
         format!("`{program}` (in the {} script)", exec.what)
     } else {
@@ -517,7 +508,7 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
             .images
             .releases
             .iter()
-            .find(|v| ctx.images.commands_at(v).any(|f| matches(&f.name)));
+            .find(|v| ctx.images.command_at(v, program).is_some());
         let (why, help) = match first {
             Some(v) if v > ctx.version => (
                 format!("the image has it from {v}"),

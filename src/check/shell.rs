@@ -649,30 +649,48 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
 fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
     for node in nodes_of_kind(root, "command") {
-        let Some(name) = node
-            .child_by_field_name("name")
-            .and_then(|n| literal(n, src))
-        else {
+        let Some(words) = words_of(node, src) else {
             continue;
         };
-        let mut c = node.walk();
-        let args: Vec<Option<String>> = node
-            .children_by_field_name("argument", &mut c)
-            .map(|a| literal(a, src))
-            .collect();
+        let (Some(Some(name)), args) = (words.first(), &words[1..]) else {
+            continue;
+        };
         let asks = match name.as_str() {
-            "command" => args
-                .iter()
-                .take_while(|a| a.as_deref().is_some_and(|a| a.starts_with('-')))
-                .any(|a| a.as_deref().is_some_and(|a| a.contains(['v', 'V']))),
+            "command" => only_asks(args),
             "which" | "type" | "hash" => true,
             _ => false,
         };
         if asks {
-            names.extend(args.into_iter().flatten().filter(|a| !a.starts_with('-')));
+            names.extend(
+                args.iter()
+                    .flatten()
+                    .filter(|a| !a.starts_with('-'))
+                    .cloned(),
+            );
         }
     }
     names
+}
+
+/// Whether `command`'s options (`-v`, `-V`, `-pv`) make it print where a
+/// program is, running nothing.
+fn only_asks(args: &[Option<String>]) -> bool {
+    args.iter()
+        .map_while(|a| a.as_deref().filter(|a| a.starts_with('-')))
+        .any(|flags| flags.contains(['v', 'V']))
+}
+
+/// The words of a `command` node as the shell passes them: its name, then
+/// its arguments (`None` for one only known when the script runs).
+fn words_of(node: Node, src: &[u8]) -> Option<Vec<Option<String>>> {
+    let name = node.child_by_field_name("name")?;
+    let mut words = vec![literal(name, src)];
+    let mut c = node.walk();
+    words.extend(
+        node.children_by_field_name("argument", &mut c)
+            .map(|a| literal(a, src)),
+    );
+    Some(words)
 }
 
 /// Parts of a script that run in a child process: a `cd` or a `PATH` set
@@ -924,19 +942,13 @@ fn function_names(root: Node, src: &[u8]) -> Vec<String> {
         .collect();
     // And the aliases it defines (`alias ll='ls -l'`), which a shell
     // expands in the lines after.
-    for node in nodes_of_kind(root, "command") {
-        let Some(name) = node.child_by_field_name("name") else {
-            continue;
-        };
-        if name.utf8_text(src).ok() != Some("alias") {
-            continue;
-        }
-        let mut c = node.walk();
-        for arg in node.children_by_field_name("argument", &mut c) {
-            if let Some((alias, _)) = literal(arg, src).as_deref().and_then(|a| a.split_once('=')) {
-                names.push(alias.to_string());
-            }
-        }
+    for words in nodes_of_kind(root, "command")
+        .into_iter()
+        .filter_map(|node| words_of(node, src))
+        .filter(|words| words.first().is_some_and(|w| w.as_deref() == Some("alias")))
+    {
+        let definitions = words[1..].iter().flatten();
+        names.extend(definitions.filter_map(|a| Some(a.split_once('=')?.0.to_string())));
     }
     names
 }
@@ -974,32 +986,14 @@ fn nodes_of_kinds<'t>(root: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
 
 /// One `command` node of a script.
 fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut Calls) {
-    let Some(name) = node.child_by_field_name("name") else {
+    let Some(mut words) = words_of(node, src) else {
         return;
     };
-    let mut words: Vec<Option<String>> = vec![literal(name, src)];
-    let mut cursor = node.walk();
-    for arg in node.children_by_field_name("argument", &mut cursor) {
-        words.push(literal(arg, src));
-    }
     // `exec CMD`, `command CMD` and `env [NAME=VALUE]… CMD` run CMD.
     loop {
         match words.first() {
             Some(Some(w)) if w == "exec" || w == "command" => {
-                // `command -v`, `-V`, `-pv`: it prints where a command is,
-                // and runs nothing.
-                let prints = |a: &Option<String>| {
-                    a.as_deref()
-                        .and_then(|a| a.strip_prefix('-'))
-                        .is_some_and(|flags| flags.contains(['v', 'V']))
-                };
-                if w == "command"
-                    && words
-                        .iter()
-                        .skip(1)
-                        .take_while(|a| a.as_deref().is_some_and(|a| a.starts_with('-')))
-                        .any(prints)
-                {
+                if w == "command" && only_asks(&words[1..]) {
                     return;
                 }
                 let exec = w == "exec";

@@ -200,6 +200,17 @@ impl ImageReleases {
             .filter(move |c| holds_for(&c.versions, v))
     }
 
+    /// The fact of release `v` about the command a container calls as
+    /// `program`: by its name as written, or by its file name (`/bin/sh`
+    /// is `sh`).
+    pub fn command_at<'a>(&'a self, v: &'a Version, program: &str) -> Option<&'a CommandFact> {
+        fn file(name: &str) -> &str {
+            name.rsplit('/').next().unwrap_or(name)
+        }
+        self.commands_at(v)
+            .find(|f| f.name == program || file(&f.name) == file(program))
+    }
+
     /// The environment facts that hold for release `v`.
     pub fn env_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a EnvFact> {
         self.env.iter().filter(move |e| holds_for(&e.versions, v))
