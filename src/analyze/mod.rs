@@ -20,7 +20,7 @@ use crate::diagnostics::{rule, Diagnostic};
 use crate::model::document::Document;
 use crate::model::layout;
 use crate::model::site::{Page, Site};
-use crate::model::variables::{uses_variables, Variables};
+use crate::model::variables::{uses_variables, Span, Variables};
 use links::{LinkIndex, Target};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -335,13 +335,11 @@ fn targets(site: &Site, index: &LinkIndex, i: usize, doc: &Document) -> Vec<usiz
 /// [`analyze`] takes for every page.
 pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     let (expanded, problems) = expand(site, page);
+    let (expanded, spans): (Option<String>, Option<Vec<Span>>) = expanded.unzip();
     let mut doc = markdown::analyze(expanded.as_deref().unwrap_or(&page.body), page.body_line);
-    if expanded.is_some() {
-        // Values are shorter or longer than `{{ name }}`: a column after
-        // one on its line is moved back to where it is written.
-        let spans = Variables::for_page(site, page).spans(&page.body);
-        written_columns(&mut doc, &spans, page.body_line);
-    }
+    // Values are shorter or longer than `{{ name }}`: a column after one
+    // on its line is moved back to where it is written.
+    written_columns(&mut doc, &spans.unwrap_or_default(), page.body_line);
     if expanded.is_none() && uses_variables(&page.body) && !problems.is_empty() {
         // Read as written, with `{{ … }}` in it, the body is not what would
         // be published: a reference whose definition holds a variable reads
@@ -355,8 +353,7 @@ pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
 /// Moves the columns the analysis of the expanded body found back to the
 /// columns of the body as written, line by line (a value never holds a
 /// line break, so lines are the same).
-fn written_columns(doc: &mut Document, spans: &[crate::model::variables::Span], body_line: usize) {
-    use crate::model::variables::Span;
+fn written_columns(doc: &mut Document, spans: &[Span], body_line: usize) {
     if spans.is_empty() {
         return;
     }
@@ -384,11 +381,11 @@ fn written_columns(doc: &mut Document, spans: &[crate::model::variables::Span], 
     }
 }
 
-/// A page's Markdown with its `{{ variables }}` replaced, when it has
-/// any, and a finding for each unknown one, in its body or in its title
-/// and description (which [`expand_front_matter`] leaves as written when
-/// they have one).
-fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
+/// A page's Markdown with its `{{ variables }}` replaced (and where), when
+/// it has any, and a finding for each unknown one, in its body or in its
+/// title and description (which [`expand_front_matter`] leaves as written
+/// when they have one).
+fn expand(site: &Site, page: &Page) -> (Option<(String, Vec<Span>)>, Vec<Diagnostic>) {
     let title = Some(page.title.as_str()).filter(|t| uses_variables(t));
     let description = page.description.as_deref().filter(|d| uses_variables(d));
     if !uses_variables(&page.body) && title.is_none() && description.is_none() {
@@ -405,8 +402,8 @@ fn expand(site: &Site, page: &Page) -> (Option<String>, Vec<Diagnostic>) {
             findings.extend(vars.findings(problems, &page.source, at));
         }
     }
-    let expanded = match vars.expand(&page.body) {
-        Ok(b) => Some(b).filter(|b| *b != page.body),
+    let expanded = match vars.expand_with_spans(&page.body) {
+        Ok((b, spans)) => Some((b, spans)).filter(|(b, _)| *b != page.body),
         Err(problems) => {
             findings.extend(vars.findings(problems, &page.source, (page.body_line, 1)));
             None

@@ -88,8 +88,16 @@ impl Variables {
     /// Replaces every `{{ name }}` in `text`. `{{ "{{" }}` writes a literal
     /// `{{`.
     pub fn expand(&self, text: &str) -> Result<String, Vec<Problem>> {
+        self.expand_with_spans(text).map(|(out, _)| out)
+    }
+
+    /// [`Variables::expand`], with where it replaced each `{{ variable }}`,
+    /// in order, so that a column of the expanded text maps back to the
+    /// one written.
+    pub fn expand_with_spans(&self, text: &str) -> Result<(String, Vec<Span>), Vec<Problem>> {
+        let mut spans = Vec::new();
         if !uses_variables(text) {
-            return Ok(text.to_string());
+            return Ok((text.to_string(), spans));
         }
         let mut out = String::with_capacity(text.len());
         let mut problems = Vec::new();
@@ -118,8 +126,17 @@ impl Variables {
                     break;
                 };
                 let inner = after[..end].trim();
+                let written = 2 + after[..end].chars().count() + 2;
                 match self.value(inner) {
-                    Some(value) => out.push_str(value),
+                    Some(value) => {
+                        out.push_str(value);
+                        spans.push(Span {
+                            line: i + 1,
+                            column: at,
+                            written,
+                            value: value.chars().count(),
+                        });
+                    }
                     None => {
                         let mut message = format!("`{inner}` is not a variable pages can use");
                         if inner == "image.digest" {
@@ -135,45 +152,16 @@ impl Variables {
                         });
                     }
                 }
-                col = at + 2 + after[..end].chars().count() + 2;
+                col = at + written;
                 rest = &after[end + 2..];
             }
             out.push_str(rest);
         }
         if problems.is_empty() {
-            Ok(out)
+            Ok((out, spans))
         } else {
             Err(problems)
         }
-    }
-
-    /// Where `expand` replaces a `{{ variable }}` in `text`: for each, its
-    /// 1-based line and column (in characters), its length as written and
-    /// the length of its value, in order; so that a column of the
-    /// expanded text maps back to the one written.
-    pub fn spans(&self, text: &str) -> Vec<Span> {
-        let mut spans = Vec::new();
-        for (i, line) in text.split_inclusive('\n').enumerate() {
-            let mut rest = line;
-            let mut col = 1;
-            while let Some(start) = rest.find("{{") {
-                let at = col + rest[..start].chars().count();
-                let after = &rest[start + 2..];
-                let Some(end) = after.find("}}") else { break };
-                let written = 2 + after[..end].chars().count() + 2;
-                if let Some(value) = self.value(after[..end].trim()) {
-                    spans.push(Span {
-                        line: i + 1,
-                        column: at,
-                        written,
-                        value: value.chars().count(),
-                    });
-                }
-                col = at + written;
-                rest = &after[end + 2..];
-            }
-        }
-        spans
     }
 
     /// A `doc-variable-unknown` finding for each problem of a text that
