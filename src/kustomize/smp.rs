@@ -18,10 +18,12 @@
 //!   `metadata.ownerReferences` by `uid`.
 //! - A Service's `ports` merge by `port` and `protocol`, and the
 //!   `webhooks` of a webhook configuration by `name`.
-//! - Every other list is replaced whole, and so is every list of a kind
-//!   without a pod spec. That is right for ConfigMaps and custom resources;
-//!   kustomize may merge a keyed list of another built-in kind, which this
-//!   module replaces.
+//! - The few other lists the schema keys (a Node's `podCIDRs` as a set and
+//!   its `addresses` by `type`, a Pod's `podIPs` by `ip`, a CSINode's
+//!   `drivers` by `name`, the `conditions` of the kinds whose status has
+//!   them) merge likewise. Every other list is replaced whole: these are
+//!   all the `x-kubernetes-patch-merge-key` lists of Kubernetes 1.21's
+//!   schema, the one kustomize embeds.
 //! - `$patch: delete` deletes a map or a list item; as an item without the
 //!   merge key it deletes the whole list. `$patch: replace` replaces a map,
 //!   or (as an item without the merge key) the whole list. As kustomize does,
@@ -207,6 +209,12 @@ fn list_strategy(kind: &str, known: bool, path: &[&str]) -> ListStrategy {
             | "APIService",
             ["status", "conditions"],
         ) => return Keyed(("type", None)),
+        // The other keyed lists of the schema, outside pod specs.
+        ("Node", ["spec", "podCIDRs"]) => return Set,
+        ("Node", ["status", "addresses"]) => return Keyed(("type", None)),
+        ("Pod", ["status", "podIPs"]) => return Keyed(("ip", None)),
+        ("CSINode", ["spec", "drivers"]) => return Keyed(("name", None)),
+        ("ComponentStatus", ["conditions"]) => return Keyed(("type", None)),
         (_, [.., "metadata", "finalizers"]) => return Set,
         (_, [.., "metadata", "ownerReferences"]) => return Keyed(("uid", None)),
         _ => {}
