@@ -103,8 +103,20 @@ pub fn apply_strategic(
     let base = std::mem::take(&mut res.value);
     let base_prov = res.prov.clone_leaf();
     let base_prov = std::mem::replace(&mut res.prov, base_prov);
-    let Some((mut value, mut new_prov)) = smp::merge_owned(base, base_prov, &patch, &patch_prov)?
-    else {
+    let api = base.get("apiVersion").cloned();
+    let merged = match smp::merge_owned(base, base_prov, &patch, &patch_prov) {
+        Ok(merged) => merged,
+        Err(e) => {
+            // The build stops here; the object keeps its id for the
+            // message that names it.
+            res.value = kept;
+            if let Some(api) = api {
+                res.value["apiVersion"] = api;
+            }
+            return Err(e);
+        }
+    };
+    let Some((mut value, mut new_prov)) = merged else {
         return Ok(false);
     };
     if value.as_object().is_none_or(|m| m.is_empty()) {

@@ -1214,6 +1214,20 @@ images:
         let errors = kustomize::build(&f, "base").unwrap_err();
         assert_eq!(errors[0].rule.id, "kustomize-generator-key-invalid");
         assert_eq!(errors[0].location, at("bases/v1/config.env", 2, 1));
+        // A patch that cannot merge names the object it was merged into.
+        let mut f = files();
+        let bad = "resources: [../base]\npatches:\n  - patch: |\n      apiVersion: apps/v1\n      kind: StatefulSet\n      metadata: {name: agent}\n      spec:\n        template:\n          spec:\n            containers: {name: agent}\n";
+        f.insert(
+            "overlay/kustomization.yaml",
+            SourceFile::new(bad, "content/en/x.md"),
+        );
+        let errors = kustomize::build(&f, "overlay").unwrap_err();
+        assert_eq!(errors[0].rule.id, "kustomize-patch-invalid");
+        assert!(
+            errors[0].message.contains("StatefulSet") && errors[0].message.contains("agent"),
+            "{}",
+            errors[0].message
+        );
     }
 
     /// Building the repository's bases and a few dozen overlays of them
