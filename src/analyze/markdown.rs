@@ -92,7 +92,7 @@ pub fn info_words(kind: &CodeBlockKind) -> (String, Vec<(String, String)>) {
         .to_ascii_lowercase();
     let attrs = words
         .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.trim_matches('"').to_string()))
+        .map(|(k, v)| (k.to_string(), v.trim_matches(['"', '\'']).to_string()))
         .collect();
     (lang, attrs)
 }

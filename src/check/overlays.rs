@@ -40,6 +40,13 @@ const BASE_ONLY: &[&str] = &[
     rule::SECRET_IN_BASE.id,
 ];
 
+/// The file a code block shows (`file=NAME`, `file=./NAME`), as the
+/// overlay's folder holds it.
+fn file_name(block: &CodeBlock) -> Option<&str> {
+    let name = block.attr("file")?;
+    Some(name.strip_prefix("./").unwrap_or(name)).filter(|n| !n.is_empty())
+}
+
 /// The folder of the overlay in the build.
 const OVERLAY: &str = "overlay";
 
@@ -62,7 +69,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let blocks: Vec<&CodeBlock> = doc
         .code_blocks
         .iter()
-        .filter(|b| b.attr("file").is_some())
+        .filter(|b| file_name(b).is_some())
         .collect();
     if blocks.is_empty() {
         return Vec::new();
@@ -110,7 +117,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         f.line_offset = block.line.saturating_sub(1);
         f.column_offset = block.indent;
         files.insert(
-            &format!("{OVERLAY}/{}", block.attr("file").unwrap_or_default()),
+            &format!("{OVERLAY}/{}", file_name(block).unwrap_or_default()),
             f,
         );
     }
@@ -229,7 +236,15 @@ impl<'a> Overlay<'a> {
         self.blocks
             .iter()
             .copied()
-            .find(|b| b.attr("file") == Some(name))
+            .find(|b| file_name(b) == Some(name))
+    }
+
+    /// The overlay's kustomization: a block named as Kustomize names the
+    /// file (`kustomization.yaml`, `kustomization.yml`, `Kustomization`).
+    fn kustomization_block(&self) -> Option<&'a CodeBlock> {
+        kustomize::KUSTOMIZATION_FILES
+            .iter()
+            .find_map(|name| self.block(name))
     }
 
     /// Where the node at `pointer` of a YAML block is, in the page.
@@ -243,7 +258,7 @@ impl<'a> Overlay<'a> {
     fn kustomization(&self, out: &mut Vec<Diagnostic>) -> Option<Kustomization<'a>> {
         let mut seen = HashSet::new();
         for b in &self.blocks {
-            let name = b.attr("file").unwrap_or_default();
+            let name = file_name(b).unwrap_or_default();
             if !seen.insert(name) {
                 out.push(
                     Diagnostic::new(
@@ -255,7 +270,7 @@ impl<'a> Overlay<'a> {
                 return None;
             }
         }
-        let Some(block) = self.block(crate::model::layout::KUSTOMIZATION) else {
+        let Some(block) = self.kustomization_block() else {
             let first = self.blocks.first()?;
             out.push(
                 Diagnostic::new(

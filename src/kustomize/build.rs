@@ -37,7 +37,8 @@ use crate::yaml::{self, Positions};
 const MAX_DEPTH: usize = 32;
 
 /// File names Kustomize accepts for a kustomization.
-const KUSTOMIZATION_FILES: &[&str] = &["kustomization.yaml", "kustomization.yml", "Kustomization"];
+pub const KUSTOMIZATION_FILES: &[&str] =
+    &["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 type Result<T> = std::result::Result<T, Box<Error>>;
 

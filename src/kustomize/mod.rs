@@ -42,6 +42,7 @@ pub const RULES: &[&Rule] = &[
     rule::KUSTOMIZE_BUILD_INVALID,
     rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
 ];
+pub use build::KUSTOMIZATION_FILES;
 pub use files::{Files, MemFiles, SourceFile};
 
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};

@@ -254,6 +254,33 @@ fn a_correct_overlay_passes() {
     assert_eq!(code, 0, "{report:#}");
 }
 
+/// `file=` names the file as a reader saves it: quoted, with `./`, or
+/// under any name Kustomize reads as the kustomization.
+#[test]
+fn overlay_file_names_as_kustomize_reads_them() {
+    let patch = format!(
+        "{PATCH_HEAD}      containers:\n        - name: agnet\n          image: whystack-agent\n"
+    );
+    for (kustomization, patch_file) in [
+        ("file='kustomization.yaml'", "file=patch.yaml"),
+        ("file=./kustomization.yaml", "file=./patch.yaml"),
+        ("file=kustomization.yml", "file=\"patch.yaml\""),
+        ("file=Kustomization", "file=patch.yaml"),
+    ] {
+        let body = format!(
+            "Intro.\n\n```yaml {patch_file}\n{patch}```\n\n```yaml {kustomization}\n{OVERLAY}patches:\n  - path: ./patch.yaml\n```\n"
+        );
+        let p = agent_docs("", &body);
+        // Built and checked: the misspelled container is found.
+        let f = only(&p, "doc-patch-unknown-name");
+        assert_eq!(
+            f["location"]["line"],
+            page_line(&p, "name: agnet"),
+            "{kustomization}"
+        );
+    }
+}
+
 #[test]
 fn a_patch_for_a_misspelled_container() {
     let patch = format!("{PATCH_HEAD}      containers:\n        - name: agnet\n          env:\n            - name: AWS_REGION\n              value: us-east-1\n");
