@@ -176,18 +176,22 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         } else {
                             exec_location(w.object, &exec)
                         };
-                        // A bash builtin in the script of `sh`: fine if the
-                        // image's `sh` is bash, `not found` if it is dash.
+                        // Bash's alone (a builtin, an option, a syntax) in
+                        // the script of `sh`: fine if the image's `sh` is
+                        // bash; under dash it fails, unless a program of
+                        // that name is on the PATH (`time`).
                         if let Some(shell) = &call.bash_only {
                             let dash = platform
                                 .may_execute(shell, lookup, uid, &gids)
                                 .is_ok_and(|c| shell::base_name(&c.target) == "dash");
-                            if dash {
+                            let a_program =
+                                platform.may_execute(program, lookup, uid, &gids).is_ok();
+                            if dash && !a_program {
                                 out.push(
                                     Diagnostic::new(
                                         rule::PROBE_COMMAND_MISSING,
                                         format!(
-                                            "container `{}` runs `{program}` (in the {} script), a builtin of bash, and `{shell}` in image {}:{version} for {} is dash, which has no `{program}`: dash fails with `{program}: not found`",
+                                            "container `{}` runs `{program}` (in the {} script), which only bash has, and `{shell}` in image {}:{version} for {} is dash: dash fails there (`not found`, `Illegal option` or `Syntax error`) and the script does not do its work",
                                             c.name,
                                             exec.what,
                                             ctx.site.config.image.name,
@@ -196,7 +200,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                                     )
                                     .at(at)
                                     .help(
-                                        "write it for a POSIX shell (`[ … ]` for `[[ … ]]`, `.` for `source`), or run the script with `bash -c` if the image has bash",
+                                        "write it for a POSIX shell (`[ … ]` for `[[ … ]]`, `.` for `source`, no arrays, no `-o pipefail`, `>file 2>&1` for `&>file`), or run the script with `bash -c` if the image has bash",
                                     ),
                                 );
                             }

@@ -84,8 +84,10 @@ pub struct Call {
     pub in_script: bool,
     /// The folder and `PATH` the script gave it, where it changed them.
     pub scope: Scope,
-    /// For a builtin of bash alone (`[[`, `declare`, `source`…) in the
-    /// script of a POSIX shell (`sh -c`): that shell as written. It runs
+    /// For what only bash has (a builtin such as `[[`, `declare`,
+    /// `source`; an option, `-o pipefail`; a syntax, `a=(x)`, `<<<`,
+    /// `&>`) in the script of a POSIX shell (`sh -c`): that shell as
+    /// written. It runs
     /// no program if the image's shell is bash, and fails (`not found`)
     /// if it is dash: the image decides.
     pub bash_only: Option<String>,
@@ -227,6 +229,12 @@ pub struct Calls {
     guards: Vec<String>,
     /// The line of the container's script being read, where known.
     line: Option<usize>,
+    /// The functions and aliases of the scripts being read (a `trap`'s
+    /// action may call them).
+    functions: Vec<String>,
+    /// The first call after the script sourced a file (`. /lib.sh`): a
+    /// name not found from there on may be a function of that file.
+    sourced_at: Option<usize>,
 }
 
 /// The last path segment of a program (`/bin/sh` → `sh`).
@@ -341,6 +349,11 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
         0,
     ),
     ("su-exec", &[], 1),
+    ("time", &["-f", "-o", "--format", "--output"], 0),
+    ("ionice", &["-c", "-n", "--class", "--classdata"], 0),
+    ("taskset", &[], 1),
+    ("chrt", &[], 1),
+    ("prlimit", &[], 0),
     ("gosu", &[], 1),
     ("dumb-init", &["-r", "--rewrite"], 0),
 ];
@@ -355,6 +368,20 @@ fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String>
         return Ok(None);
     };
     let name = base_name(program);
+    // `busybox timeout 5 CMD`: the applet wraps as the program would.
+    if name == "busybox" && argv.len() > 1 {
+        return wrapped(&argv[1..]);
+    }
+    // Given a process id (`taskset -p`, `chrt -p`, `ionice -p`,
+    // `prlimit -p`), they change a running process and run nothing.
+    let pid_form = matches!(name, "taskset" | "chrt" | "ionice" | "prlimit")
+        && argv[1..]
+            .iter()
+            .flatten()
+            .any(|w| w == "-p" || w == "--pid");
+    if pid_form {
+        return Ok(None);
+    }
     let Some(&(_, takes_value, before)) = WRAPPERS.iter().find(|(w, _, _)| *w == name) else {
         return Ok(None);
     };
@@ -469,6 +496,11 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
                 if let Some(dir) = settings.get(i + 1) {
                     out.scope.cd(dir);
                 }
+            } else if let Some(dir) = w
+                .strip_prefix("--chdir=")
+                .or_else(|| w.strip_prefix("-C").filter(|d| !d.is_empty()))
+            {
+                out.scope.cd(dir);
             }
             // Without PATH (`env -i`, `env -u PATH`), env's exec searches
             // the C library's default: /bin and /usr/bin.
@@ -503,11 +535,25 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
     };
     if let Some(script) = script_of(&known) {
         let outer = out.shell.replace(known[0].clone());
+        let options: Vec<&str> = known[1..]
+            .iter()
+            .map(String::as_str)
+            .take_while(|w| *w != script)
+            .collect();
+        if sets_pipefail(&options) {
+            bash_only(vec![Some("-o pipefail".into())], out);
+        }
         read_script(script, depth, out);
         out.shell = outer;
     } else if let Some(file) = script_file_of(&known) {
         out.dynamic.push(format!(
             "`{}` runs the commands of the file {file}",
+            known.join(" ").chars().take(60).collect::<String>()
+        ));
+    } else if SHELLS.contains(&base_name(&known[0])) && (in_script || known.len() > 1) {
+        // `… | sh`, `sh -s`, `sh <<EOF`: the commands come on its input.
+        out.dynamic.push(format!(
+            "`{}` reads the commands it runs from its input",
             known.join(" ").chars().take(60).collect::<String>()
         ));
     }
@@ -564,9 +610,12 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         return;
     }
     let src = script.as_bytes();
-    let functions = function_names(root, src);
+    let inherited = out.functions.len();
+    out.functions.extend(function_names(root, src));
     let guards = guard_names(root, src);
     let first_call = out.calls.len();
+    // Nothing after a top-level `exec CMD` or `exit` runs.
+    let end = reachable_end(root, src);
     // Every `command` node, wherever it is: in lists, pipelines, `if`,
     // loops and command substitutions; and the `PATH` assignments between
     // them, in the order they run. What the script changes stays in it.
@@ -584,7 +633,11 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     ];
     kinds.extend(ISOLATED);
     kinds.extend(MAYBE);
+    kinds.extend(BASH_SYNTAX);
     for node in nodes_of_kinds(root, &kinds) {
+        if node.start_byte() >= end {
+            break;
+        }
         while let Some((end, saved, isolated)) = regions.pop() {
             if node.start_byte() < end {
                 regions.push((end, saved, isolated));
@@ -596,11 +649,6 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                 saved.maybe(&out.scope)
             };
         }
-        if ISOLATED.contains(&node.kind()) || MAYBE.contains(&node.kind()) {
-            let isolated = ISOLATED.contains(&node.kind());
-            regions.push((node.end_byte(), out.scope.clone(), isolated));
-            continue;
-        }
         if depth == 0 {
             // The line as written: the rows before it, and the lines the
             // shell joined to others before it.
@@ -608,7 +656,19 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             out.line =
                 Some(node.start_position().row + joined.iter().filter(|&&j| j <= at).count());
         }
-        if node.kind() == "heredoc_body" {
+        if BASH_SYNTAX.contains(&node.kind()) {
+            if let Some(form) = bash_syntax(node, src) {
+                bash_only(vec![Some(form)], out);
+            }
+        }
+        if ISOLATED.contains(&node.kind()) || MAYBE.contains(&node.kind()) {
+            let isolated = ISOLATED.contains(&node.kind());
+            regions.push((node.end_byte(), out.scope.clone(), isolated));
+            continue;
+        }
+        if BASH_SYNTAX.contains(&node.kind()) {
+            // Read above; the commands inside are nodes of their own.
+        } else if node.kind() == "heredoc_body" {
             heredoc_substitutions(node, src, depth, out);
         } else if matches!(node.kind(), "test_command" | "declaration_command") {
             // `[[ … ]]` and `declare`/`typeset`, which the parser reads
@@ -623,14 +683,23 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                 bash_only(argv, out);
             }
         } else if node.kind() == "command" {
-            command(node, src, &functions, depth, out);
+            command(node, src, depth, out);
         } else if node.parent().is_none_or(|p| p.kind() != "command") {
             if let Some(path) = path_assignment(node, src) {
                 out.scope.set_path(path);
             }
+            // `NAME+=VALUE` appends in bash; dash runs it as a command.
+            let text = node.utf8_text(src).unwrap_or_default();
+            if node
+                .child_by_field_name("name")
+                .is_some_and(|n| text[n.end_byte() - node.start_byte()..].starts_with("+="))
+            {
+                bash_only(vec![Some(text.chars().take(40).collect())], out);
+            }
         }
     }
     out.scope = outer;
+    out.functions.truncate(inherited);
     if depth == 0 {
         out.line = None;
     }
@@ -642,34 +711,206 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             call.guarded = true;
         }
     }
+    // After `. FILE`, a name may be a function FILE defines: its absence
+    // from the image is no failure the script shows.
+    if depth == 0 {
+        if let Some(at) = out.sourced_at.take() {
+            for call in out.calls.iter_mut().skip(at) {
+                if call.program().is_some_and(|p| !p.contains('/')) {
+                    call.guarded = true;
+                }
+            }
+        }
+    }
 }
 
-/// The programs a script asks for before it runs them: `command -v
-/// NAME`, `which NAME`, `type NAME`, `hash NAME`.
-fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
-    let mut names = Vec::new();
-    for node in nodes_of_kind(root, "command") {
-        let Some(words) = words_of(node, src) else {
+/// Whether a shell's options (`set -o pipefail`, `-euo pipefail`,
+/// `sh -o pipefail -c …`) turn on `pipefail`: each `o` of a cluster takes
+/// the next word as its option's name.
+fn sets_pipefail(options: &[&str]) -> bool {
+    let mut owed = 0usize;
+    for word in options {
+        if owed > 0 {
+            owed -= 1;
+            if *word == "pipefail" {
+                return true;
+            }
             continue;
+        }
+        match word.strip_prefix('-') {
+            Some(letters) if !letters.starts_with('-') => {
+                owed += letters.chars().filter(|&l| l == 'o').count();
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Where what runs of a script ends: after the first top-level `exec
+/// CMD` (the shell becomes CMD) or `exit`, nothing runs; the end of the
+/// script if there is none.
+fn reachable_end(root: Node, src: &[u8]) -> usize {
+    let mut c = root.walk();
+    let last = root.named_children(&mut c).find(|n| {
+        n.kind() == "command"
+            && words_of(*n, src).is_some_and(|w| match w.first() {
+                Some(Some(name)) if name == "exit" => true,
+                Some(Some(name)) if name == "exec" => w.len() > 1,
+                _ => false,
+            })
+    });
+    last.map_or(usize::MAX, |n| n.end_byte())
+}
+
+/// Syntax of bash that POSIX shells such as dash refuse or read
+/// otherwise (the nodes [`bash_syntax`] looks at).
+const BASH_SYNTAX: &[&str] = &[
+    "array",
+    "herestring_redirect",
+    "process_substitution",
+    "compound_statement",
+    "function_definition",
+    "expansion",
+    "file_redirect",
+];
+
+/// The form, as written, when `node` is bash's alone: an array
+/// (`a=(x y)`), a here-string (`<<<`), a process substitution (`<(…)`),
+/// `((…))`, `function NAME`, `${x:0:1}`, `${x/a/b}`, `${x^^}`, `${!x}`,
+/// `&>`.
+fn bash_syntax(node: Node, src: &[u8]) -> Option<String> {
+    let text = node.utf8_text(src).ok()?;
+    let bash = match node.kind() {
+        "array" | "herestring_redirect" | "process_substitution" => true,
+        "compound_statement" => text.starts_with("(("),
+        "function_definition" => text.starts_with("function"),
+        "file_redirect" => text.starts_with("&>"),
+        "expansion" => {
+            let inner = text.strip_prefix("${")?;
+            let name_end = inner
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(inner.len());
+            let op = &inner[name_end..];
+            inner.starts_with('!')
+                || op.starts_with(['/', '^', ','])
+                || (op.starts_with(':')
+                    && op[1..].starts_with(|c: char| c.is_ascii_digit() || c == ' '))
+        }
+        _ => false,
+    };
+    let first_line = text.lines().next().unwrap_or_default();
+    bash.then(|| first_line.chars().take(40).collect())
+}
+
+/// The programs a script asks for before it runs them, planning for
+/// their absence: `command -v NAME`, `which NAME`, `type NAME`, `hash
+/// NAME`, and the files it tests (`[ -x PATH ]`, `test -f PATH`, `[[ -e
+/// PATH ]]`). A question whose "absent" answer makes the script exit
+/// with a failure (`command -v X || exit 1`) plans for nothing: without
+/// X the probe fails all the same.
+fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
+    const FILE_TESTS: &[&str] = &["-x", "-f", "-e", "-s", "-r", "-L", "-h"];
+    let mut names = Vec::new();
+    for node in nodes_of_kinds(root, &["command", "test_command"]) {
+        let words = match node.kind() {
+            "test_command" => node
+                .utf8_text(src)
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(|w| Some(w.to_string()))
+                .collect(),
+            _ => match words_of(node, src) {
+                Some(words) => words,
+                None => continue,
+            },
         };
         let (Some(Some(name)), args) = (words.first(), &words[1..]) else {
             continue;
         };
-        let asks = match name.as_str() {
-            "command" => only_asks(args),
-            "which" | "type" | "hash" => true,
-            _ => false,
+        let asked: Vec<String> = match name.as_str() {
+            "command" if only_asks(args) => args
+                .iter()
+                .flatten()
+                .filter(|a| !a.starts_with('-'))
+                .cloned()
+                .collect(),
+            "which" | "type" | "hash" => args
+                .iter()
+                .flatten()
+                .filter(|a| !a.starts_with('-'))
+                .cloned()
+                .collect(),
+            "[" | "[[" | "test" => args
+                .windows(2)
+                .filter(|w| w[0].as_deref().is_some_and(|op| FILE_TESTS.contains(&op)))
+                .filter_map(|w| w[1].clone())
+                .collect(),
+            _ => continue,
         };
-        if asks {
-            names.extend(
-                args.iter()
-                    .flatten()
-                    .filter(|a| !a.starts_with('-'))
-                    .cloned(),
-            );
+        if !fails_when_absent(node, src) {
+            names.extend(asked);
         }
     }
     names
+}
+
+/// Whether the script exits with a failure when the question `node`
+/// (`command -v X`, `[ -x P ]`) answers "no": `… || exit 1`, `if ! …;
+/// then …; exit 1; fi`, `if …; then …; else exit 1; fi`.
+fn fails_when_absent(node: Node, src: &[u8]) -> bool {
+    let mut n = node;
+    let mut negated = false;
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "redirected_statement" => n = p,
+            "negated_command" => {
+                negated = !negated;
+                n = p;
+            }
+            _ => break,
+        }
+    }
+    let Some(parent) = n.parent() else {
+        return false;
+    };
+    match parent.kind() {
+        "list" => {
+            let operator = n.next_sibling().map(|o| o.kind());
+            let on_no = if negated { "&&" } else { "||" };
+            operator == Some(on_no)
+                && n.next_named_sibling()
+                    .is_some_and(|r| exits_failing(r, src))
+        }
+        "if_statement" => {
+            let mut c = parent.walk();
+            let kids: Vec<Node> = parent.children(&mut c).collect();
+            if negated {
+                // The statements between `then` and `elif`/`else`/`fi`.
+                kids.iter()
+                    .skip_while(|k| k.kind() != "then")
+                    .skip(1)
+                    .take_while(|k| !matches!(k.kind(), "elif_clause" | "else_clause" | "fi"))
+                    .any(|k| exits_failing(*k, src))
+            } else {
+                kids.iter()
+                    .filter(|k| k.kind() == "else_clause")
+                    .any(|k| exits_failing(*k, src))
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Whether `node` holds an `exit` with a failing status (`exit 1`).
+fn exits_failing(node: Node, src: &[u8]) -> bool {
+    nodes_of_kind(node, "command").into_iter().any(|c| {
+        words_of(c, src).is_some_and(|w| {
+            w.first().is_some_and(|n| n.as_deref() == Some("exit"))
+                && w.get(1)
+                    .is_some_and(|a| a.as_deref().is_some_and(|a| a != "0"))
+        })
+    })
 }
 
 /// Whether `command`'s options (`-v`, `-V`, `-pv`) make it print where a
@@ -879,7 +1120,9 @@ fn path_assignment(node: Node, src: &[u8]) -> Option<Option<String>> {
         // `PATH=`: empty, so only paths with a `/` run.
         return Some(Some(String::new()));
     };
-    Some(path_value(value))
+    // `PATH+=VALUE` (bash) appends.
+    let appends = node.utf8_text(src).is_ok_and(|t| t.starts_with("PATH+="));
+    Some(path_value(value).map(|v| if appends { format!("$PATH{v}") } else { v }))
 }
 
 /// The value a `PATH=` assignment's text gives, quotes removed, with
@@ -905,14 +1148,13 @@ fn path_value(text: &str) -> Option<String> {
                 rest = &rest[next.len_utf8()..];
             }
             '$' => {
-                let (name, after) = if let Some(braced) = rest.strip_prefix('{') {
-                    let end = braced.find('}')?;
-                    let inner = &braced[..end];
-                    // `${PATH:-x}` and `${PATH-x}`: PATH is set in a
-                    // container, so its value.
-                    let name = inner.split([':', '-']).next().unwrap_or(inner);
-                    (name, &braced[end + 1..])
-                } else {
+                if let Some(braced) = rest.strip_prefix('{') {
+                    let end = closing_brace(braced)?;
+                    out.push_str(&path_expansion(&braced[..end])?);
+                    rest = &braced[end + 1..];
+                    continue;
+                }
+                let (name, after) = {
                     let end = rest
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                         .unwrap_or(rest.len());
@@ -930,6 +1172,44 @@ fn path_value(text: &str) -> Option<String> {
     }
     let home = out.split(':').any(|dir| dir.starts_with('~'));
     (!home && !double).then_some(out)
+}
+
+/// Where the `}` that closes a `${` is in `text` (what follows the `{`),
+/// counting the `${ … }` nested in it.
+fn closing_brace(text: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'$' if bytes.get(i + 1) == Some(&b'{') => {
+                depth += 1;
+                i += 1;
+            }
+            b'}' if depth == 0 => return Some(i),
+            b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// What `${INNER}` gives in a `PATH=` value: `$PATH` for `${PATH}`,
+/// `${PATH:-x}` and `${PATH:=x}` (a container's PATH is set), the word of
+/// `${PATH:+WORD}` (the idiom `/opt/bin${PATH:+:$PATH}`); `None` for
+/// another variable or another expansion of it.
+fn path_expansion(inner: &str) -> Option<String> {
+    let op = inner.strip_prefix("PATH")?;
+    match op {
+        "" => Some("$PATH".into()),
+        _ if ["-", ":-", "=", ":="].iter().any(|p| op.starts_with(p)) => Some("$PATH".into()),
+        _ => {
+            let word = op.strip_prefix(":+").or_else(|| op.strip_prefix('+'))?;
+            path_value(word)
+        }
+    }
 }
 
 /// The names of the functions a script defines: calls to them run no
@@ -985,7 +1265,7 @@ fn nodes_of_kinds<'t>(root: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
 }
 
 /// One `command` node of a script.
-fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut Calls) {
+fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
     let Some(mut words) = words_of(node, src) else {
         return;
     };
@@ -1055,14 +1335,62 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
                     line: out.line,
                 });
             }
+            out.sourced_at.get_or_insert(out.calls.len());
+            return;
+        }
+        // `time CMD` (bash's keyword, else a program) runs CMD.
+        "time" => {
+            bash_only(vec![Some(program.clone())], out);
+            let rest: Vec<_> = words
+                .into_iter()
+                .skip(1)
+                .skip_while(|w| w.as_deref() == Some("-p"))
+                .collect();
+            follow(rest, true, depth + 1, out);
             return;
         }
         p if BASH_ONLY.contains(&p) => {
             let source = p == "source";
+            // `pushd DIR` moves the commands after it, as `cd` does.
+            match p {
+                "pushd" => match words
+                    .iter()
+                    .skip(1)
+                    .find(|w| w.as_deref().is_none_or(|w| !w.starts_with(['-', '+'])))
+                {
+                    Some(Some(dir)) => out.scope.cd(dir),
+                    _ => out.scope.cd_unknown(),
+                },
+                "popd" => out.scope.cd_unknown(),
+                _ => {}
+            }
             bash_only(words, out);
             if source {
                 out.dynamic
                     .push(format!("`{}` runs the commands of another file", text()));
+                out.sourced_at.get_or_insert(out.calls.len());
+            }
+            return;
+        }
+        // `set -o pipefail` (and `-euo pipefail`): bash's option, which
+        // dash refuses (`Illegal option -o pipefail`) before the script
+        // runs anything.
+        "set" => {
+            let known: Vec<&str> = words.iter().skip(1).flatten().map(String::as_str).collect();
+            if sets_pipefail(&known) {
+                bash_only(vec![Some("set -o pipefail".into())], out);
+            }
+            return;
+        }
+        // `alias NAME=VALUE`: NAME runs VALUE's command.
+        "alias" => {
+            for value in words
+                .iter()
+                .skip(1)
+                .flatten()
+                .filter_map(|d| d.split_once('='))
+            {
+                read_script(value.1, depth + 1, out);
             }
             return;
         }
@@ -1090,7 +1418,7 @@ fn command(node: Node, src: &[u8], functions: &[String], depth: usize, out: &mut
             }
             return;
         }
-        p if BUILTINS.contains(&p) || functions.iter().any(|f| f == p) => return,
+        p if BUILTINS.contains(&p) || out.functions.iter().any(|f| f == p) => return,
         _ => {}
     }
     // `PATH=… CMD` gives CMD alone that PATH.
@@ -1198,7 +1526,7 @@ mod tests {
         words.iter().map(|s| s.to_string()).collect()
     }
 
-    fn programs(words: &[&str]) -> (Vec<String>, Vec<String>) {
+    pub(super) fn programs(words: &[&str]) -> (Vec<String>, Vec<String>) {
         let words: Vec<Option<String>> = argv(words).into_iter().map(Some).collect();
         let c = calls(&words);
         (c.calls.iter().map(Call::display).collect(), c.dynamic)
@@ -1461,8 +1789,9 @@ mod tests {
                 .map(|c| (c.display(), c.bash_only.clone()))
                 .collect::<Vec<_>>()
         };
+        // An alias runs its command, not a program of its name.
         let (p, _) = programs(&["sh", "-c", "alias ll='ls -l'\nll /tmp"]);
-        assert_eq!(p[1..], Vec::<String>::new());
+        assert_eq!(p[1..], ["ls -l"]);
         let script = "[[ -f /x ]] && pushd /tmp && declare -a a; local v; curl x";
         assert_eq!(run("bash", script), [("curl x".to_string(), None)]);
         let sh = Some("/bin/sh".to_string());
@@ -1565,10 +1894,11 @@ mod tests {
             assert_eq!(d.len(), 1, "{argv_:?}: {d:?}");
             assert!(d[0].contains("runs the commands of the file"), "{d:?}");
         }
-        // Reading its script from standard input or -c is not a file.
-        for argv_ in [&["sh", "-s"][..], &["sh", "-c", "true"]] {
-            assert!(programs(argv_).1.is_empty(), "{argv_:?}");
-        }
+        // Reading its script from -c is not a file; from its input, the
+        // commands are named as not known.
+        assert!(programs(&["sh", "-c", "true"]).1.is_empty());
+        let (_, d) = programs(&["sh", "-s"]);
+        assert!(d.len() == 1 && d[0].contains("from its input"), "{d:?}");
     }
 
     #[test]
@@ -1701,5 +2031,213 @@ mod scope_tests {
         assert!(c.dynamic[0].contains("only known when the pod runs"));
         let argv = [Some("tool".to_string()), None];
         assert!(calls(&argv).dynamic.is_empty());
+    }
+    fn in_sh(script: &str) -> Calls {
+        calls(&[
+            Some("sh".to_string()),
+            Some("-c".into()),
+            Some(script.into()),
+        ])
+    }
+
+    /// `(program, bash_only, guarded)` of each call of `sh -c SCRIPT`.
+    fn read(script: &str) -> Vec<(String, bool, bool)> {
+        in_sh(script).calls[1..]
+            .iter()
+            .map(|c| (c.display(), c.bash_only.is_some(), c.guarded))
+            .collect()
+    }
+
+    #[test]
+    fn path_idioms_are_read_as_the_shell_expands_them() {
+        for (text, want) in [
+            ("/opt/bin${PATH:+:$PATH}", Some("/opt/bin:$PATH")),
+            ("\"/opt/bin${PATH:+:${PATH}}\"", Some("/opt/bin:$PATH")),
+            ("${PATH:=/bin}:/x", Some("$PATH:/x")),
+            ("${PATH#/usr}", None),
+            ("${HOME:+/h}", None),
+        ] {
+            assert_eq!(path_value(text).as_deref(), want, "{text}");
+        }
+        let path = |script: &str| {
+            in_sh(script)
+                .calls
+                .last()
+                .and_then(|c| c.scope.path.clone())
+        };
+        assert_eq!(
+            path("PATH+=:/opt/bin\nx").as_deref(),
+            Some("$PATH:/opt/bin")
+        );
+        let cwd = |words: &[&str]| {
+            let words: Vec<Option<String>> = words.iter().map(|w| Some(w.to_string())).collect();
+            calls(&words).calls.last().and_then(|c| c.scope.cwd.clone())
+        };
+        assert_eq!(
+            cwd(&["bash", "-c", "pushd /srv >/dev/null && ./run"]).as_deref(),
+            Some("/srv")
+        );
+        assert_eq!(
+            cwd(&["env", "--chdir=/srv", "./run"]).as_deref(),
+            Some("/srv")
+        );
+        assert_eq!(cwd(&["env", "-C/srv", "./run"]).as_deref(), Some("/srv"));
+    }
+
+    /// What only bash has, written for `sh`: the image decides (dash
+    /// refuses it); under `bash -c`, nothing to check.
+    #[test]
+    fn bash_syntax_and_options_depend_on_the_shell() {
+        for script in [
+            "set -euo pipefail\nx",
+            "set -o pipefail; x",
+            "a=(one two); x",
+            "function f { x; }\nf",
+            "read -r m <<< live; x",
+            "((i++)); x",
+            "echo ${v:0:1}; x",
+            "echo ${v/a/b}; x",
+            "x &> /dev/null",
+            "diff <(x) y",
+            "PATH+=:/opt; x",
+        ] {
+            let got = read(script);
+            assert!(got.iter().any(|(_, bash, _)| *bash), "{script}: {got:?}");
+            let words = [
+                Some("bash".to_string()),
+                Some("-c".into()),
+                Some(script.into()),
+            ];
+            assert!(
+                calls(&words).calls.iter().all(|c| c.bash_only.is_none()),
+                "{script}"
+            );
+        }
+        for script in [
+            "set -eu; x",
+            "echo ${v:-a} ${v#p} $((1+2)); x",
+            "f() { x; }\nf",
+            "x > /dev/null 2>&1",
+        ] {
+            let got = read(script);
+            assert!(got.iter().all(|(_, bash, _)| !bash), "{script}: {got:?}");
+        }
+        let words: Vec<Option<String>> = ["sh", "-o", "pipefail", "-c", "x"]
+            .iter()
+            .map(|w| Some(w.to_string()))
+            .collect();
+        assert!(calls(&words).calls.iter().any(|c| c.bash_only.is_some()));
+    }
+
+    #[test]
+    fn functions_aliases_and_sourced_files() {
+        // A trap's action may call a function of the script.
+        let got = read("cleanup() { rm -f /tmp/x; }\ntrap cleanup EXIT\nwhystack-health live");
+        assert_eq!(
+            got.iter().map(|c| c.0.as_str()).collect::<Vec<_>>(),
+            ["rm -f /tmp/x", "whystack-health live"]
+        );
+        // An alias's command is checked.
+        let got = read("alias hc='nosuch-tool live'\nhc");
+        assert_eq!(got[0].0, "nosuch-tool live");
+        // After `. FILE`, a name may be a function of FILE.
+        let got = read(". /app/lib.sh\ncheck_health live\n/bin/x");
+        let check = got.iter().find(|c| c.0 == "check_health live").unwrap();
+        assert!(check.2, "{got:?}");
+        assert!(!got.iter().find(|c| c.0 == "/bin/x").unwrap().2);
+        assert!(!read("check_health live")[0].2);
+    }
+
+    #[test]
+    fn nothing_runs_after_exec_or_exit() {
+        let names = |script: &str| read(script).into_iter().map(|c| c.0).collect::<Vec<_>>();
+        assert_eq!(
+            names("exec whystack-health live\nnosuch-tool"),
+            ["whystack-health live"]
+        );
+        assert_eq!(names("a\nexit 0\nb"), ["a"]);
+        // `exec` with redirections alone goes on; a conditional exit too.
+        assert_eq!(names("exec >/dev/null 2>&1\na"), ["a"]);
+        assert_eq!(names("[ -f x ] && exit 0\na"), ["a"]);
+    }
+
+    #[test]
+    fn a_guard_that_fails_without_the_program_plans_for_nothing() {
+        let guarded = |script: &str, name: &str| {
+            read(script)
+                .into_iter()
+                .find(|c| c.0.starts_with(name))
+                .map(|c| c.2)
+        };
+        assert_eq!(
+            guarded("command -v hc >/dev/null || exit 0\nhc live", "hc"),
+            Some(true)
+        );
+        assert_eq!(
+            guarded("command -v hc >/dev/null || exit 1\nhc live", "hc"),
+            Some(false)
+        );
+        assert_eq!(
+            guarded(
+                "type hc >/dev/null 2>&1 || { echo no; exit 1; }\nhc live",
+                "hc"
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            guarded(
+                "if ! command -v hc >/dev/null; then echo no >&2; exit 1; fi\nhc live",
+                "hc"
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            guarded("if command -v hc; then hc live; else exit 3; fi", "hc live"),
+            Some(false)
+        );
+        assert_eq!(
+            guarded("if command -v hc; then hc live; fi", "hc live"),
+            Some(true)
+        );
+        // A file test plans for the file's absence.
+        assert_eq!(
+            guarded(
+                "if [ -x /opt/hc ]; then exec /opt/hc live; fi\nexit 0",
+                "/opt/hc"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            guarded("[[ -x /opt/hc ]] && /opt/hc live", "/opt/hc"),
+            Some(true)
+        );
+    }
+
+    #[test]
+    fn more_wrappers_run_their_command() {
+        for words in [
+            &["time", "-p", "x", "a"][..],
+            &["ionice", "-c3", "x", "a"],
+            &["ionice", "-c", "3", "x", "a"],
+            &["taskset", "-c", "0,1", "x", "a"],
+            &["chrt", "-f", "10", "x", "a"],
+            &["prlimit", "--nofile=1024", "x", "a"],
+            &["busybox", "timeout", "5", "x", "a"],
+        ] {
+            let (p, _) = super::tests::programs(words);
+            assert_eq!(p.last().map(String::as_str), Some("x a"), "{words:?}");
+        }
+        let (p, _) = super::tests::programs(&["taskset", "-p", "3", "1"]);
+        assert_eq!(p.len(), 1);
+        let got = read("time nosuch-tool live");
+        assert_eq!(got.last().map(|c| c.0.as_str()), Some("nosuch-tool live"));
+    }
+
+    #[test]
+    fn a_script_on_a_shells_input_is_named() {
+        for script in ["echo 'x' | sh", "sh -s <<'EOF'\nx\nEOF\n"] {
+            assert!(!in_sh(script).dynamic.is_empty(), "{script}");
+        }
+        assert!(in_sh("sh -c 'x'").dynamic.is_empty());
     }
 }

@@ -348,6 +348,31 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         ),
         Vec::<String>::new()
     );
+    // So is bash's `-o pipefail`, which dash refuses before anything runs.
+    let found = missing(
+        "",
+        "command: [sh, -c, 'set -euo pipefail; whystack-health live']",
+        "",
+    );
+    assert!(
+        found.len() == 1 && found[0].contains("is dash"),
+        "{found:?}"
+    );
+    // A guard that exits with a failure plans for nothing; the common
+    // PATH idiom keeps the image's PATH; nothing runs after `exec`.
+    let found = missing(
+        "",
+        "command: [sh, -c, 'command -v curl >/dev/null || exit 1; curl -s x']",
+        "",
+    );
+    assert!(found.len() == 1 && found[0].contains("`curl`"), "{found:?}");
+    for script in [
+        "PATH=\"/opt/tools/bin${PATH:+:$PATH}\"; whystack-health live",
+        "exec whystack-health live\nnosuch-tool --fallback",
+    ] {
+        let probe = format!("command: [sh, -c, {script:?}]");
+        assert_eq!(missing("", &probe, ""), Vec::<String>::new(), "{script}");
+    }
     // A PATH from a Secret is only known when the pod runs too.
     let from_secret =
         "            - {name: PATH, valueFrom: {secretKeyRef: {name: paths, key: path}}}\n";
