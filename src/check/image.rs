@@ -5,12 +5,12 @@
 //! the image what the image says of itself.
 
 use super::pods::{call_at, exec_location, image_repository, script_at, workloads, Workload};
-use super::process::{execs, ContainerEnv, ImageProcess};
+use super::process::{execs, ContainerEnv, ImageProcess, Mounted, Mounts};
 use super::shell;
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
 use crate::model::images::ImageReleases;
-use crate::oci::{CommandError, Image, Lookup, Platform};
+use crate::oci::{can_execute, can_read, CommandError, Entry, Image, Kind, Lookup, Platform};
 use k8s_openapi::api::core::v1::Container;
 use semver::Version;
 
@@ -119,6 +119,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                 continue;
             }
             let env = ContainerEnv::of(subject.objects, w.object.namespace(), c);
+            let mounts = Mounts::of(subject.objects, w.object.namespace(), &w.pod, c);
             for platform in &image.platforms {
                 if let Some(why) = user_refused(platform, &w, c) {
                     out.push(
@@ -224,9 +225,16 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                                 && (call.scope.may_hide(name)
                                     || (on_unknown_path && !name.contains('/')))
                         };
-                        let why = match platform.may_execute(program, lookup, uid, &gids) {
-                            Ok(_) => file.and_then(|f| {
-                                let why = platform.may_read(f, lookup, uid, &gids).err()?;
+                        let who = (uid, &gids[..]);
+                        // The main process runs before it writes to its
+                        // volumes; a probe or a hook after.
+                        let at_start = exec.what == "command";
+                        let here = |p: &str, read| {
+                            run_here(platform, (&mounts, at_start), p, lookup, who, read)
+                        };
+                        let why = match here(program, false) {
+                            Ok(()) => file.and_then(|f| {
+                                let why = here(f, true).err()?;
                                 // A file is read from the folder, never on PATH.
                                 let from_folder = if f.starts_with('/') {
                                     f.to_string()
@@ -241,25 +249,182 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                             // Asked for first (`command -v X || exit 0`):
                             // its absence is provided for.
                             Err(why) if call.guarded && not_found(&why) => None,
+
                             Err(why) => (!hidden(program, &why)).then_some(why),
                         };
                         let Some(why) = why else {
                             continue;
                         };
-                        out.push(missing(
+                        let mut d = missing(
                             ctx,
                             (version, platform, image),
                             (program, exec.what, &c.name, call.in_script),
                             (uid, lookup),
                             &why,
                             at,
-                        ));
+                        );
+                        let looked_for = match &why {
+                            CommandError::ScriptFile { file, .. } => file.as_str(),
+                            _ => program,
+                        };
+                        if let Some((why, help)) =
+                            absent_from(&mounts, looked_for, lookup, at_start)
+                        {
+                            d.message = format!("{}; {why}", d.message);
+                            d = d.help(help);
+                        }
+                        out.push(d);
                     }
                 }
             }
         }
     }
     out
+}
+
+/// Whether `uid`/`gids` may run `program` (or, `read`, read the script
+/// file a shell is given) in the container: the files of its volumes
+/// (a ConfigMap's keys, with their mode and `#!` line) over the image's.
+fn run_here(
+    platform: &Platform,
+    (mounts, at_start): (&Mounts, bool),
+    program: &str,
+    lookup: Lookup,
+    (uid, gids): (u32, &[u32]),
+    read: bool,
+) -> Result<(), CommandError> {
+    let image = |program: &str, lookup: Lookup| match read {
+        true => platform.may_read(program, lookup, uid, gids),
+        false => platform.may_execute(program, lookup, uid, gids).map(|_| ()),
+    };
+    if mounts.is_empty() {
+        return image(program, lookup);
+    }
+    let file_verdict = |path: &str, m: Mounted| match m {
+        Mounted::Unknown => Ok(()),
+        Mounted::Absent { .. } => Err(CommandError::NotFound),
+        Mounted::File {
+            mode,
+            gid,
+            text,
+            from,
+        } => {
+            let entry = Entry {
+                kind: Kind::File,
+                mode,
+                uid: 0,
+                gid,
+                size: 0,
+                link: None,
+                shebang: None,
+            };
+            let path = format!("{path} ({from})");
+            if read {
+                return match can_read(&entry, uid, gids) {
+                    true => Ok(()),
+                    false => Err(CommandError::NotReadable { path, entry }),
+                };
+            }
+            if !can_execute(&entry, uid, gids) {
+                return Err(CommandError::NotExecutable { path, entry });
+            }
+            // A script: the kernel runs its `#!` interpreter from the image.
+            let line = text
+                .as_deref()
+                .and_then(|t| t.lines().next()?.strip_prefix("#!"));
+            let Some(line) = line.map(str::trim) else {
+                return Ok(());
+            };
+            let mut words = line.split_whitespace();
+            let interpreter = words.next().unwrap_or_default();
+            let mut programs = vec![interpreter];
+            if shell::base_name(interpreter) == "env" {
+                programs.extend(words.find(|w| !w.starts_with('-')));
+            }
+            for p in programs {
+                if let Err(why) = platform.may_execute(p, lookup, uid, gids) {
+                    return Err(CommandError::Interpreter {
+                        script: path,
+                        line: line.to_string(),
+                        program: p.to_string(),
+                        why: Box::new(why),
+                    });
+                }
+            }
+            Ok(())
+        }
+    };
+    if program.contains('/') || read {
+        let path = absolute(program, lookup.cwd);
+        return match mounts.at(&path, at_start) {
+            Some(m) => file_verdict(&path, m),
+            None => image(program, lookup),
+        };
+    }
+    // A name: the first folder of PATH that has it, a volume's or the
+    // image's.
+    let dirs: Vec<String> = lookup
+        .path
+        .split(':')
+        .map(|d| absolute(d, lookup.cwd))
+        .collect();
+    if dirs
+        .iter()
+        .all(|d| mounts.at(&format!("{d}/{program}"), at_start).is_none())
+    {
+        return image(program, lookup);
+    }
+    for dir in &dirs {
+        let path = format!("{}/{program}", dir.trim_end_matches('/'));
+        match mounts.at(&path, at_start) {
+            Some(Mounted::Absent { .. }) => continue,
+            Some(m) => return file_verdict(&path, m),
+            None => match image(
+                program,
+                Lookup {
+                    path: dir,
+                    cwd: lookup.cwd,
+                },
+            ) {
+                Err(CommandError::NotFound) => continue,
+                verdict => return verdict,
+            },
+        }
+    }
+    Err(CommandError::NotFound)
+}
+
+/// Which volume lacks `program`, when one that the build knows covers
+/// where it is looked for.
+fn absent_from(
+    mounts: &Mounts,
+    program: &str,
+    lookup: Lookup,
+    at_start: bool,
+) -> Option<(String, &'static str)> {
+    match mounts.at(&absolute(program, lookup.cwd), at_start) {
+        Some(Mounted::Absent { why, help }) if program.contains('/') => Some((why, help)),
+        _ => None,
+    }
+}
+
+/// `path` from the folder `cwd`, with `.` and `..` resolved as written.
+fn absolute(path: &str, cwd: &str) -> String {
+    let joined = match path.starts_with('/') {
+        true => path.to_string(),
+        false => format!("{cwd}/{path}"),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 /// The finding of a command the image does not let the container run.

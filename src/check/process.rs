@@ -306,6 +306,190 @@ pub(super) fn env_source<'o>(
         .find(|o| o.kind() == kind && o.name() == name && o.namespace() == namespace)
 }
 
+/// What a container finds at a path one of its volumes covers, as the
+/// kubelet mounts it over the image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Mounted {
+    /// A file of a ConfigMap's or Secret's keys: its mode, group owner and
+    /// text, and the volume it comes from.
+    File {
+        mode: u32,
+        gid: u32,
+        text: Option<String>,
+        from: String,
+    },
+    /// The volume holds no file there: `why` (the ConfigMap has no such
+    /// key, the emptyDir is empty when the container starts) and what to
+    /// do about it.
+    Absent { why: String, help: &'static str },
+    /// What is there is only known when the pod runs (an emptyDir, a
+    /// claim, a Secret the installer creates, a `subPath`).
+    Unknown,
+}
+
+/// A container's volume mounts, each with what it holds.
+pub(super) struct Mounts {
+    /// `(mount path, files)`: `None` for content only known when the pod
+    /// runs; else each file's path below the mount, mode and text.
+    mounts: Vec<(String, Option<MountFiles>)>,
+}
+
+struct MountFiles {
+    files: Vec<(String, u32, Option<String>)>,
+    gid: u32,
+    from: String,
+    /// An emptyDir no init container fills: empty when the container
+    /// starts, and only known later (its process may write to it).
+    fresh: bool,
+}
+
+impl Mounts {
+    /// The mounts of container `c` of a pod in `namespace` with volumes
+    /// `pod.volumes`, their ConfigMaps and Secrets read from `objects`.
+    pub fn of(
+        objects: &[Object],
+        namespace: Option<&str>,
+        pod: &k8s_openapi::api::core::v1::PodSpec,
+        c: &Container,
+    ) -> Mounts {
+        let fs_group = pod
+            .security_context
+            .as_ref()
+            .and_then(|s| s.fs_group)
+            .and_then(|g| u32::try_from(g).ok())
+            .unwrap_or(0);
+        let mut mounts = Vec::new();
+        for m in c.volume_mounts.iter().flatten() {
+            let volume = pod.volumes.iter().flatten().find(|v| v.name == m.name);
+            let subpath =
+                m.sub_path.as_deref().is_some_and(|s| !s.is_empty()) || m.sub_path_expr.is_some();
+            let filled = |name: &str| {
+                pod.init_containers.iter().flatten().any(|i| {
+                    i.name != c.name && i.volume_mounts.iter().flatten().any(|m| m.name == name)
+                })
+            };
+            let files = volume.filter(|_| !subpath).and_then(|v| {
+                if v.empty_dir.is_some() && !filled(&v.name) {
+                    return Some(MountFiles {
+                        files: Vec::new(),
+                        gid: fs_group,
+                        from: format!("emptyDir `{}` mounted at {}", v.name, m.mount_path),
+                        fresh: true,
+                    });
+                }
+                // (kind, name, items, default mode)
+                let (kind, name, items, default_mode) = match (&v.config_map, &v.secret) {
+                    (Some(cm), _) => ("ConfigMap", cm.name.clone(), &cm.items, cm.default_mode),
+                    (_, Some(s)) => (
+                        "Secret",
+                        s.secret_name.clone().unwrap_or_default(),
+                        &s.items,
+                        s.default_mode,
+                    ),
+                    _ => return None,
+                };
+                let object = env_source(objects, namespace, kind, &name)?;
+                // A Secret of a base is filled by the installer: its keys
+                // are only known when the pod runs, unless `items` names
+                // the files.
+                if kind == "Secret" && items.is_none() {
+                    return None;
+                }
+                let mode = |m: Option<i32>| {
+                    m.or(default_mode)
+                        .and_then(|m| u32::try_from(m).ok())
+                        .unwrap_or(0o644)
+                };
+                let data = object_data(object);
+                let text = |key: &str| {
+                    data.iter()
+                        .find(|(k, _, _)| k == key)
+                        .and_then(|(_, v, _)| v.clone())
+                };
+                let files = match items {
+                    Some(items) => items
+                        .iter()
+                        .map(|i| (i.path.clone(), mode(i.mode), text(&i.key)))
+                        .collect(),
+                    None => {
+                        let binary = object.value["binaryData"].as_object();
+                        data.iter()
+                            .map(|(k, v, _)| (k.clone(), mode(None), v.clone()))
+                            .chain(
+                                binary
+                                    .into_iter()
+                                    .flatten()
+                                    .map(|(k, _)| (k.clone(), mode(None), None)),
+                            )
+                            .collect()
+                    }
+                };
+                Some(MountFiles {
+                    files,
+                    gid: fs_group,
+                    from: format!("{kind} `{name}` mounted at {}", m.mount_path),
+                    fresh: false,
+                })
+            });
+            mounts.push((m.mount_path.trim_end_matches('/').to_string(), files));
+        }
+        Mounts { mounts }
+    }
+
+    /// What the container finds at the absolute path `path`, when one of
+    /// its volumes covers it (the deepest mount wins); `None` when the
+    /// image's own file is there. `at_start`: for the container's main
+    /// process, before it has written anything.
+    pub fn at(&self, path: &str, at_start: bool) -> Option<Mounted> {
+        let (root, files) = self
+            .mounts
+            .iter()
+            .filter(|(root, _)| {
+                path == root || root.is_empty() || path.starts_with(&format!("{root}/"))
+            })
+            .max_by_key(|(root, _)| root.len())?;
+        let Some(files) = files else {
+            return Some(Mounted::Unknown);
+        };
+        if files.fresh {
+            return Some(match at_start {
+                true => Mounted::Absent {
+                    why: format!("the {} is empty when the container starts", files.from),
+                    help: "call a file of the image outside the volume's mount, or fill the volume from an init container",
+                },
+                false => Mounted::Unknown,
+            });
+        }
+        let below = path[root.len()..].trim_start_matches('/');
+        if let Some((_, mode, text)) = files.files.iter().find(|(p, _, _)| p == below) {
+            return Some(Mounted::File {
+                mode: *mode,
+                gid: files.gid,
+                text: text.clone(),
+                from: files.from.clone(),
+            });
+        }
+        // A folder of the volume (`items` with `path: sub/x`), or nothing.
+        let folder = files
+            .files
+            .iter()
+            .any(|(p, _, _)| below.is_empty() || p.starts_with(&format!("{below}/")));
+        Some(if folder {
+            Mounted::Unknown
+        } else {
+            Mounted::Absent {
+                why: format!("the {} has no such key", files.from),
+                help: "add the key to the ConfigMap (or the item to the volume's `items`), or call the file by the name it has there",
+            }
+        })
+    }
+
+    /// Whether any volume is mounted at all.
+    pub fn is_empty(&self) -> bool {
+        self.mounts.is_empty()
+    }
+}
+
 /// The value of `key` in ConfigMap `name` (a `configMapKeyRef`), when the
 /// build has it.
 pub(super) fn config_map_value(

@@ -296,6 +296,11 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         found.len() == 1 && found[0].contains("`apps/runner/docker-entrypoint.sh`"),
         "{found:?}"
     );
+    // (/tmp is an emptyDir: nothing is there when the container starts)
+    assert!(
+        found[0].contains("empty when the container starts"),
+        "{found:?}"
+    );
     // Arguments without a command go to the image's entrypoint.
     let found = missing("", live, "          args: [missing-tool]\n");
     assert_eq!(found, Vec::<String>::new());
@@ -397,6 +402,86 @@ fn commands_are_looked_up_as_the_container_runs_them() {
 /// is still called as the data says (its arguments, liveness against
 /// readiness); and a command the data gives to this release, not found
 /// where the base calls it, is not told to wait for another release.
+/// A probe's script from a ConfigMap volume is the ConfigMap's file, with
+/// the volume's mode and the `#!` line the key holds; a volume whose
+/// files are only known when the pod runs decides nothing.
+#[test]
+fn scripts_mounted_from_a_volume_are_the_volumes_files() {
+    let (p, _) = project("v1.29.0", "v1.29.0");
+    let dir = "bases/v1.29.0";
+    p.write(
+        &format!("{dir}/check.sh"),
+        "#!/bin/sh\nexec whystack-health live\n",
+    );
+    p.write(&format!("{dir}/other.sh"), "#!/bin/nosuch-shell\nexit 0\n");
+    let k = std::fs::read_to_string(p.path(&format!("{dir}/kustomization.yaml"))).unwrap();
+    p.write(
+        &format!("{dir}/kustomization.yaml"),
+        &k.replacen(
+            "configMapGenerator:\n",
+            "configMapGenerator:\n  - name: probe-scripts\n    files: [check.sh, other.sh]\n",
+            1,
+        ),
+    );
+    let sts = format!("{dir}/statefulset.yaml");
+    let original = std::fs::read_to_string(p.path(&sts)).unwrap();
+    let missing = |volume: &str, probe: &str| {
+        let text = original
+            .replacen("command: [whystack-health, live]", probe, 1)
+            .replacen(
+                "            - name: tmp\n              mountPath: /tmp\n",
+                "            - name: tmp\n              mountPath: /tmp\n            - name: probe\n              mountPath: /opt/probe\n",
+                1,
+            )
+            .replacen(
+                "      volumes:\n",
+                &format!("      volumes:\n        - name: probe\n          {volume}\n"),
+                1,
+            );
+        p.write(&sts, &text);
+        let (code, report, err) = check(&p, Some(&layout_source(&p)));
+        assert!(code == 0 || code == 1, "{err}");
+        findings_of(&report, "probe-command-missing")
+            .into_iter()
+            .map(|f| message(f).to_string())
+            .collect::<Vec<_>>()
+    };
+    let executable = "configMap: {name: probe-scripts, defaultMode: 0755}";
+    assert_eq!(
+        missing(executable, "command: [/opt/probe/check.sh]"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        missing(
+            "configMap: {name: probe-scripts}",
+            "command: [sh, /opt/probe/check.sh]"
+        ),
+        Vec::<String>::new()
+    );
+    let found = missing(
+        "configMap: {name: probe-scripts}",
+        "command: [/opt/probe/check.sh]",
+    );
+    assert!(
+        found.len() == 1 && found[0].contains("may not be executed"),
+        "{found:?}"
+    );
+    let found = missing(executable, "command: [/opt/probe/nope.sh]");
+    assert!(
+        found.len() == 1 && found[0].contains("has no such key"),
+        "{found:?}"
+    );
+    let found = missing(executable, "command: [/opt/probe/other.sh]");
+    assert!(
+        found.len() == 1 && found[0].contains("nosuch-shell"),
+        "{found:?}"
+    );
+    assert_eq!(
+        missing("emptyDir: {}", "command: [/opt/probe/hc, live]"),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn the_image_decides_what_exists_and_the_data_how_it_is_called() {
     let (p, _) = project("v1.29.0", "v1.29.0");
