@@ -74,9 +74,48 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
         texts.push((d, at));
     }
     for (text, at) in texts {
-        env_mentions_in(site, page, version, text, at, &mut out);
+        env_mentions_in(site, page, version, &without_comments(text), at, &mut out);
     }
     out
+}
+
+/// GitHub Actions' own variables, which share the `RUNNER_` prefix of
+/// many agents' keys: a CI example that names them names no key of the
+/// image.
+const CI_VARIABLES: &[&str] = &[
+    "RUNNER_ARCH",
+    "RUNNER_DEBUG",
+    "RUNNER_ENVIRONMENT",
+    "RUNNER_NAME",
+    "RUNNER_OS",
+    "RUNNER_PERFLOG",
+    "RUNNER_TEMP",
+    "RUNNER_TOOL_CACHE",
+    "RUNNER_TRACKING_ID",
+    "RUNNER_WORKSPACE",
+];
+
+/// `text` with its HTML comments (`<!-- … -->`, which no reader sees)
+/// blanked, one space per character, so lines and columns stay.
+fn without_comments(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("<!--") {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("<!--") {
+        out.push_str(&rest[..open]);
+        let comment = &rest[open..];
+        let len = comment.find("-->").map_or(comment.len(), |e| e + 3);
+        out.extend(
+            comment[..len]
+                .chars()
+                .map(|c| if c == '\n' { '\n' } else { ' ' }),
+        );
+        rest = &comment[len..];
+    }
+    out.push_str(rest);
+    out.into()
 }
 
 /// The environment keys of `text` (starting at line and column `at` of
@@ -101,8 +140,9 @@ fn env_mentions_in(
                 break;
             };
             let start = from + pos;
+            // The whole word: `RUNNER_X_MSx` is a misspelled key too.
             let end = line[start..]
-                .find(|c: char| !word(c))
+                .find(|c: char| !(word(c) || c.is_ascii_alphanumeric()))
                 .map_or(line.len(), |e| start + e);
             let token = &line[start..end];
             let bounded = line[..start]
@@ -117,7 +157,17 @@ fn env_mentions_in(
             if !bounded || variable || prefixes.iter().any(|p| p == token) {
                 continue;
             }
-            if site.images.env_fact(version, token).is_some() {
+            if site.images.env_fact(version, token).is_some() || CI_VARIABLES.contains(&token) {
+                continue;
+            }
+            // `RUNNER_LEARNED_*`: the keys that start so.
+            let pattern = line[end..].starts_with('*');
+            if pattern
+                && site
+                    .images
+                    .env_at(version)
+                    .any(|e| e.key.starts_with(token))
+            {
                 continue;
             }
             let other = site.images.env.iter().find(|e| e.key == token);

@@ -138,6 +138,33 @@ fn env_keys_in_prose_must_be_read_by_the_documented_release() {
     );
 }
 
+/// A key is the whole word; a pattern, a comment no reader sees and the
+/// CI system's own `RUNNER_` variables are no keys of the image.
+#[test]
+fn env_key_mentions_are_whole_words_a_reader_sees() {
+    let p = agent_docs("", "See `RUNNER_DRAIN_TIMEOUT_MSx`.\n");
+    let f = only(&p, "doc-env-key-unknown");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("`RUNNER_DRAIN_TIMEOUT_MSx`"),
+        "{f:#}"
+    );
+    for body in [
+        "The `RUNNER_SECRET_STORE_*` keys choose the store.\n",
+        "<!-- TODO: document RUNNER_NEW_KEY\nand RUNNER_OTHER -->\nText.\n",
+        "```sh\ncd \"$RUNNER_TEMP\" && echo \"$RUNNER_OS\"\n```\n",
+    ] {
+        let p = agent_docs("", body);
+        let (code, report) = p.check_json();
+        assert_eq!(code, 0, "{body}: {report:#}");
+    }
+    // A pattern no key matches is still reported.
+    let p = agent_docs("", "The `RUNNER_NOTHING_*` keys.\n");
+    only(&p, "doc-env-key-unknown");
+}
+
 #[test]
 fn a_page_documents_a_published_base() {
     let p = agent_docs("base: v1.28.0\n", "Old.\n");
