@@ -167,7 +167,7 @@ pub mod rule {
             "Write the bare image name (e.g. `whystack-agent`); overlays set `images:` with newName and digest.";
         IMAGE_PIN_MISMATCH = "image-pin-mismatch", Check, Error,
             "A container of the product's image pins a tag or digest that is not the image of the release whose base it runs on (another release, a tag with a `v`, a tag that is no release, a digest of another image), so the checks of that release do not hold for what runs.",
-            "Pin the release the base is for: `newTag` without a `v` (`1.30.0`), or its digest (`{{ image.digest }}`).";
+            "Pin the release the base is for: `newTag` without a `v` (in a page, `newTag: {{ version }}`), or its digest.";
         STORAGE_CLASS_SET = "storage-class-set", Check, Error,
             "A volume claim names a StorageClass, which differs from cluster to cluster.",
             "Remove storageClassName; the cluster default applies, and an overlay can patch it in.";

@@ -152,11 +152,16 @@ fn pinned_release(ctx: &mut Ctx, w: &Workload, ptr: &str, image: &str) {
                 releases.join(", ")
             )
         };
+        // In a page, `{{ version }}` is the release the page documents.
+        let help = format!(
+            "pin the release the base is for: `newTag: {version}` (in a page, `newTag: {{{{ version }}}}`), or its digest"
+        );
         let d = Diagnostic::new(
             rule::IMAGE_PIN_MISMATCH,
             format!("`{image}` pins tag {tag} on the base of release {version}: {why}"),
         )
-        .at(at());
+        .at(at())
+        .help(help);
         ctx.push(d);
         return;
     }
@@ -173,7 +178,10 @@ fn pinned_release(ctx: &mut Ctx, w: &Workload, ptr: &str, image: &str) {
                 record.digest.as_deref().unwrap_or("no index digest")
             ),
         )
-        .at(at());
+        .at(at())
+        .help(format!(
+            "pin the digest of the {version} image (`basepress image inspect` shows it), or `newTag: {version}`"
+        ));
         ctx.push(d);
     }
 }

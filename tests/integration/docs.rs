@@ -499,6 +499,12 @@ fn an_overlay_pins_the_image_of_the_release_it_documents() {
         let message = f["message"].as_str().unwrap();
         assert!(message.contains(says), "{tag}: {message}");
         assert_eq!(f["location"]["file"], "content/es/index.md");
+        // The remedy names the page's release, and the variable for it.
+        let remedy = f["remedy"].as_str().unwrap();
+        assert!(
+            remedy.contains("newTag: 1.30.0") && remedy.contains("{{ version }}"),
+            "{remedy}"
+        );
     }
     // A patch that writes the image itself.
     let patch = format!(
