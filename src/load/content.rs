@@ -453,15 +453,18 @@ pub(super) fn load_page(
         .map(|i| i + 2);
     let base = match &fm.base {
         None => None,
+        // The folder's name (`v1.30.0`), or the release as its image tag
+        // writes it (`1.30.0`).
         Some(b) => Some(
-            b.strip_prefix('v')
-                .and_then(|v| semver::Version::parse(v).ok())
+            semver::Version::parse(b.strip_prefix('v').unwrap_or(b))
+                .ok()
                 .ok_or_else(|| {
                     Diagnostic::new(
                         rule::FRONT_MATTER_INVALID,
                         format!("`base: {b}` is not a base folder name like v1.30.0"),
                     )
                     .at(Location::line(&source, base_line.unwrap_or(1)))
+                    .help("name the release the page documents as its base folder is named under bases/: `base: v1.30.0`")
                 })?,
         ),
     };

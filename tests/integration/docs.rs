@@ -102,12 +102,23 @@ fn env_keys_in_prose_must_be_read_by_the_documented_release() {
         .unwrap()
         .contains("RUNNER_SECRET_STORE_MODE"));
 
-    // RUNNER_LOG_FORMAT exists from 1.30.0: fine on the latest, not on 1.29.0.
+    // RUNNER_LOG_FORMAT exists from 1.30.0: fine on the latest, not on
+    // 1.29.0 (named as its folder is, or as its tag).
     let p = agent_docs("", "`RUNNER_LOG_FORMAT=json`\n");
     assert_eq!(p.check_json().0, 0);
-    let p = agent_docs("base: v1.29.0\n", "`RUNNER_LOG_FORMAT=json`\n");
-    let f = only(&p, "doc-env-key-unknown");
-    assert!(f["message"].as_str().unwrap().contains(">=1.30.0"), "{f:#}");
+    for base in ["base: v1.29.0\n", "base: 1.29.0\n"] {
+        let p = agent_docs(base, "`RUNNER_LOG_FORMAT=json`\n");
+        let f = only(&p, "doc-env-key-unknown");
+        assert!(f["message"].as_str().unwrap().contains(">=1.30.0"), "{f:#}");
+    }
+    let p = agent_docs("base: latest\n", "Text.\n");
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let f = &findings_of(&report, "front-matter-invalid")[0];
+    assert!(
+        f["remedy"].as_str().unwrap().contains("base: v1.30.0"),
+        "{f:#}"
+    );
 
     // The front matter's title and description are shown too.
     let p = agent_docs("description: Tune RUNNER_SECRET_STORE_MOD now\n", "Body.\n");
