@@ -335,19 +335,43 @@ fn targets(site: &Site, index: &LinkIndex, i: usize, doc: &Document) -> Vec<usiz
 /// [`analyze`] takes for every page.
 pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
     let (expanded, problems) = expand(site, page);
-    let (expanded, spans): (Option<String>, Option<Vec<Span>>) = expanded.unzip();
-    let mut doc = markdown::analyze(expanded.as_deref().unwrap_or(&page.body), page.body_line);
+    let (text, spans, complete) = match expanded {
+        Expanded::Same => (None, Vec::new(), true),
+        Expanded::Whole(text, spans) => (Some(text), spans, true),
+        Expanded::Partly(text, spans) => (Some(text), spans, false),
+    };
+    let mut doc = markdown::analyze(text.as_deref().unwrap_or(&page.body), page.body_line);
     // Values are shorter or longer than `{{ name }}`: a column after one
     // on its line is moved back to where it is written.
-    written_columns(&mut doc, &spans.unwrap_or_default(), page.body_line);
-    if expanded.is_none() && uses_variables(&page.body) && !problems.is_empty() {
-        // Read as written, with `{{ … }}` in it, the body is not what would
-        // be published: a reference whose definition holds a variable reads
-        // as undefined. The unknown variable is the finding to fix first.
+    written_columns(&mut doc, &spans, page.body_line);
+    if !complete {
+        // With an unknown `{{ … }}` left in it, the body is not what would
+        // be published: a reference whose definition holds a variable
+        // reads as undefined, an example holding it is no example. The
+        // unknown variable is the finding to fix first; the examples
+        // without one are still checked (an overlay only if all of its
+        // files are).
         doc.undefined_references.clear();
+        let held = |b: &crate::model::document::CodeBlock| b.code.contains("{{");
+        let overlay_held = doc
+            .code_blocks
+            .iter()
+            .any(|b| held(b) && b.attr("file").is_some());
+        doc.code_blocks
+            .retain(|b| !held(b) && !(overlay_held && b.attr("file").is_some()));
     }
-    doc.expanded = expanded;
+    doc.expanded = text.filter(|_| complete);
     (doc, problems)
+}
+
+/// A page body after its `{{ variables }}` were replaced.
+enum Expanded {
+    /// It has none, or they change nothing.
+    Same,
+    /// Every one replaced, and where.
+    Whole(String, Vec<Span>),
+    /// The known ones replaced; an unknown one left as written.
+    Partly(String, Vec<Span>),
 }
 
 /// Moves the columns the analysis of the expanded body found back to the
@@ -385,11 +409,11 @@ fn written_columns(doc: &mut Document, spans: &[Span], body_line: usize) {
 /// it has any, and a finding for each unknown one, in its body or in its
 /// title and description (which [`expand_front_matter`] leaves as written
 /// when they have one).
-fn expand(site: &Site, page: &Page) -> (Option<(String, Vec<Span>)>, Vec<Diagnostic>) {
+fn expand(site: &Site, page: &Page) -> (Expanded, Vec<Diagnostic>) {
     let title = Some(page.title.as_str()).filter(|t| uses_variables(t));
     let description = page.description.as_deref().filter(|d| uses_variables(d));
     if !uses_variables(&page.body) && title.is_none() && description.is_none() {
-        return (None, Vec::new());
+        return (Expanded::Same, Vec::new());
     }
     let vars = Variables::for_page(site, page);
     let mut findings = Vec::new();
@@ -402,12 +426,14 @@ fn expand(site: &Site, page: &Page) -> (Option<(String, Vec<Span>)>, Vec<Diagnos
             findings.extend(vars.findings(problems, &page.source, at));
         }
     }
-    let expanded = match vars.expand_with_spans(&page.body) {
-        Ok((b, spans)) => Some((b, spans)).filter(|(b, _)| *b != page.body),
-        Err(problems) => {
-            findings.extend(vars.findings(problems, &page.source, (page.body_line, 1)));
-            None
-        }
+    let (body, spans, problems) = vars.expand_partly(&page.body);
+    let expanded = if !problems.is_empty() {
+        findings.extend(vars.findings(problems, &page.source, (page.body_line, 1)));
+        Expanded::Partly(body, spans)
+    } else if body == page.body {
+        Expanded::Same
+    } else {
+        Expanded::Whole(body, spans)
     };
     (expanded, findings)
 }

@@ -95,9 +95,20 @@ impl Variables {
     /// in order, so that a column of the expanded text maps back to the
     /// one written.
     pub fn expand_with_spans(&self, text: &str) -> Result<(String, Vec<Span>), Vec<Problem>> {
+        let (out, spans, problems) = self.expand_partly(text);
+        match problems.is_empty() {
+            true => Ok((out, spans)),
+            false => Err(problems),
+        }
+    }
+
+    /// [`Variables::expand_with_spans`] that goes on past a problem: the
+    /// known variables replaced, an unknown one left as written, and the
+    /// problems.
+    pub fn expand_partly(&self, text: &str) -> (String, Vec<Span>, Vec<Problem>) {
         let mut spans = Vec::new();
         if !uses_variables(text) {
-            return Ok((text.to_string(), spans));
+            return (text.to_string(), spans, Vec::new());
         }
         let mut out = String::with_capacity(text.len());
         let mut problems = Vec::new();
@@ -138,6 +149,7 @@ impl Variables {
                         });
                     }
                     None => {
+                        out.push_str(&rest[start..start + 2 + end + 2]);
                         let mut message = format!("`{inner}` is not a variable pages can use");
                         if inner == "image.digest" {
                             // Known only from the image itself.
@@ -157,11 +169,7 @@ impl Variables {
             }
             out.push_str(rest);
         }
-        if problems.is_empty() {
-            Ok((out, spans))
-        } else {
-            Err(problems)
-        }
+        (out, spans, problems)
     }
 
     /// A `doc-variable-unknown` finding for each problem of a text that

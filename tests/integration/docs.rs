@@ -292,6 +292,41 @@ fn a_correct_overlay_passes() {
     assert_eq!(code, 0, "{report:#}");
 }
 
+/// An unknown variable is the one finding: the examples without it are
+/// still read with the known variables replaced, and one holding it is
+/// not taken for invalid YAML.
+#[test]
+fn an_unknown_variable_leaves_the_other_examples_alone() {
+    let k = OVERLAY.replace(
+        "    digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+        "    newTag: {{ version }}\n",
+    );
+    let body = format!(
+        "Download {{{{ lastest }}}}.\n\n```yaml file=kustomization.yaml\n{k}```\n\n```yaml\ntag: {{{{ lastest }}}}\n```\n"
+    );
+    let p = agent_docs("", &body);
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rules,
+        ["doc-variable-unknown", "doc-variable-unknown"],
+        "{report:#}"
+    );
+    // The overlay is still checked when it holds no unknown variable.
+    let body = format!(
+        "Download {{{{ lastest }}}}.\n\n```yaml file=kustomization.yaml\n{}```\n",
+        k.replace("{{ version }}", "1.28.0")
+    );
+    let p = agent_docs("", &body);
+    only(&p, "image-pin-mismatch");
+}
+
 /// `file=` names the file as a reader saves it: quoted, with `./`, or
 /// under any name Kustomize reads as the kustomization.
 #[test]
