@@ -358,7 +358,7 @@ pub fn page(site: &Site, page: &Page) -> (Document, Vec<Diagnostic>) {
             .iter()
             .any(|b| held(b) && b.attr("file").is_some());
         doc.code_blocks
-            .retain(|b| !held(b) && !(overlay_held && b.attr("file").is_some()));
+            .retain(|b| !(held(b) || overlay_held && b.attr("file").is_some()));
     }
     doc.expanded = text.filter(|_| complete);
     (doc, problems)
