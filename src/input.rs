@@ -150,6 +150,18 @@ pub fn stays_inside(path: &Path) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
+/// The lines of a text file as editors write them: after a byte-order
+/// mark, ended by `\n`, `\r\n` or a lone `\r` (an old Mac editor's),
+/// so that no line break is ever taken for part of a line.
+pub fn text_lines(text: &str) -> impl Iterator<Item = &str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let text = text.strip_suffix('\r').unwrap_or(text);
+    text.split('\n')
+        .flat_map(|l| l.strip_suffix('\r').unwrap_or(l).split('\r'))
+        .filter(move |_| !text.is_empty())
+}
+
 /// The text of an input, or a finding of `rule` at the line and column of
 /// the first byte that is not UTF-8.
 pub fn utf8(bytes: Vec<u8>, file: &Path, rule: &'static Rule) -> Result<String, Diagnostic> {

@@ -23,7 +23,7 @@ pub fn parse(text: &str) -> Result<Lock, Diagnostic> {
     let mut lock = Lock::default();
     // The line each version's file is on.
     let mut lines = std::collections::HashMap::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in crate::input::text_lines(&text).enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
@@ -74,6 +74,13 @@ mod tests {
         let rendered = lock.render();
         assert!(rendered.ends_with(&format!("v1.29.0 a.yaml {sha}\nv1.30.0 b.yaml {sha}\n")));
         assert_eq!(parse(&rendered).unwrap(), lock);
+
+        // Any line break an editor writes, and a byte-order mark: a lock
+        // whose comment line ends in a lone CR loses no version.
+        for (cut, bom) in [("\r", ""), ("\r\n", "\u{feff}"), ("\n", "\u{feff}")] {
+            let text = format!("{bom}# c{cut}v1.30.0 b.yaml {sha}{cut}v1.29.0 a.yaml {sha}{cut}");
+            assert_eq!(parse(&text).unwrap(), lock, "{cut:?}");
+        }
 
         let e = parse("v1.29.0 a.yaml nothex\n").unwrap_err();
         assert_eq!(e.rule.id, "lock-invalid");

@@ -70,7 +70,7 @@ pub fn load_lock(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> BTreeMap<Lin
             return out;
         }
     };
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in crate::input::text_lines(&text).enumerate() {
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
