@@ -23,7 +23,7 @@ pub fn parse(text: &str) -> Result<Lock, Diagnostic> {
     let mut lock = Lock::default();
     // The line each version's file is on.
     let mut lines = std::collections::HashMap::new();
-    for (i, line) in crate::input::text_lines(&text).enumerate() {
+    for (i, line) in crate::input::text_lines(text).enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
