@@ -62,14 +62,8 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
         .iter()
         .filter_map(|(name, text)| {
             let (what, line) = nesting::too_deep(text)?;
-            let d = Diagnostic::new(
-                rule::TEMPLATE_INVALID,
-                format!(
-                    "`{name}` nests {what} more than {} deep",
-                    nesting::MAX_NESTING
-                ),
-            )
-            .help("split the template into macros or included templates");
+            let d = Diagnostic::new(rule::TEMPLATE_INVALID, format!("`{name}` {what}"))
+                .help("split the template into macros or included templates, and loop over the site's data rather than long ranges");
             Some(match site.templates.iter().find(|t| &t.name == name) {
                 Some(t) => d.at(crate::diagnostics::Location::line(&t.source, line)),
                 None => d,

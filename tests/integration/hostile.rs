@@ -295,9 +295,22 @@ fn templates_that_never_stop_are_an_error_naming_them() {
 
 #[test]
 fn a_deeply_nested_template_is_an_error_not_a_crash() {
-    for text in [
-        "{% if true %}".repeat(20_000) + "x" + &"{% endif %}".repeat(20_000),
-        format!("{{{{ {}1{} }}}}", "(".repeat(20_000), ")".repeat(20_000)),
+    for (text, says) in [
+        (
+            "{% if true %}".repeat(20_000) + "x" + &"{% endif %}".repeat(20_000),
+            "more than 64 deep",
+        ),
+        (
+            format!("{{{{ {}1{} }}}}", "(".repeat(20_000), ")".repeat(20_000)),
+            "more than 64 deep",
+        ),
+        // A long chain of operators overflowed the parser's stack; a loop
+        // of 30 million steps ran for minutes.
+        (format!("{{{{ 1{} }}}}", " + 1".repeat(20_000)), "operators"),
+        (
+            "{% for i in range(end=30000000) %}x{% endfor %}".to_string(),
+            "loops over ranges",
+        ),
     ] {
         let p = Project::new();
         p.write("templates/page.html", &text);
@@ -306,7 +319,7 @@ fn a_deeply_nested_template_is_an_error_not_a_crash() {
         assert!(
             findings(&report, "template-invalid")
                 .iter()
-                .any(|(f, m)| f == "templates/page.html" && m.contains("more than 64 deep")),
+                .any(|(f, m)| f == "templates/page.html" && m.contains(says)),
             "{report:#}"
         );
     }
