@@ -132,6 +132,9 @@ fn env_mentions_in(
     let word = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
     for (i, line) in text.lines().enumerate() {
         let mut from = 0;
+        // Characters before `counted` (a byte offset), counted once as
+        // the scan moves right: a column per match would be quadratic.
+        let (mut counted, mut chars) = (0usize, 0usize);
         while from < line.len() {
             let rest = &line[from..];
             // The nearest place a prefix starts: a substring search each,
@@ -192,7 +195,11 @@ fn env_mentions_in(
                 .at(Location::at(
                     &page.source,
                     at.0 + i,
-                    line[..start].chars().count() + if i == 0 { at.1 } else { 1 },
+                    {
+                        chars += line[counted..start].chars().count();
+                        counted = start;
+                        chars + if i == 0 { at.1 } else { 1 }
+                    },
                 ))
                 .help(format!(
                     "fix the key's spelling, document the release that reads it (front matter `base`), or, for a key the release really reads, add it to `env:` in {}",

@@ -171,6 +171,14 @@ fn env_key_mentions_are_whole_words_a_reader_sees() {
         let (code, report) = p.check_json();
         assert_eq!(code, 0, "{body}: {report:#}");
     }
+    // Several on one line, after letters of two bytes: each at its column.
+    let p = agent_docs("", "Ça `RUNNER_NOPE_A` é `RUNNER_NOPE_B`.\n");
+    let (_, report) = p.check_json();
+    let columns: Vec<u64> = findings_of(&report, "doc-env-key-unknown")
+        .iter()
+        .map(|f| f["location"]["column"].as_u64().unwrap())
+        .collect();
+    assert_eq!(columns, [5, 23], "{report:#}");
     // A pattern no key matches is still reported.
     let p = agent_docs("", "The `RUNNER_NOTHING_*` keys.\n");
     only(&p, "doc-env-key-unknown");
