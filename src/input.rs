@@ -105,7 +105,16 @@ pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
         .map_err(|why| match why {
             Refused::Io(e) => e,
             Refused::Missing => std::io::ErrorKind::NotFound.into(),
-            other => std::io::Error::other(format!("{other:?}")),
+            Refused::Link(_) => {
+                std::io::Error::other("it is a symbolic link, which basepress does not follow")
+            }
+            Refused::NotFile(what) => {
+                std::io::Error::other(format!("it is {what}, not a regular file"))
+            }
+            Refused::TooLarge => std::io::Error::other(format!(
+                "it has more than the {MAX_FILE_BYTES} bytes basepress reads"
+            )),
+            Refused::Outside => std::io::Error::other("it is outside the folder read"),
         })
 }
 
@@ -130,7 +139,8 @@ pub fn dir_state(root: &Path, dir: &Path) -> Result<bool, Diagnostic> {
                 kind(&m)
             ),
         )
-        .in_file(&rel)),
+        .in_file(&rel)
+        .help("make it a folder (move the file away, and create the folder in its place)")),
     }
 }
 
@@ -240,6 +250,8 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
         "a folder"
     } else if m.file_type().is_symlink() {
         "a symbolic link"
+    } else if m.is_file() {
+        "a file"
     } else {
         "not a regular file"
     }
@@ -516,7 +528,22 @@ mod tests {
         let e = read(root, &root.join("real/pipe.md")).unwrap_err();
         assert_eq!(e.rule.id, "input-not-a-file");
         assert!(e.message.contains("FIFO"), "{}", e.message);
-        assert!(read_file(&root.join("real/pipe.md")).is_err());
+        // Files outside the project say why in words.
+        let e = read_file(&root.join("real/pipe.md")).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+        let e = read_file(&root.join("real/b.md")).unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        // A file where a folder is expected is called a file.
+        let e = dir_state(root, &root.join("real/sub/a.md")).unwrap_err();
+        assert!(
+            e.message.contains("is a file, where a folder"),
+            "{}",
+            e.message
+        );
+        assert!(e
+            .help
+            .as_deref()
+            .is_some_and(|h| h.contains("make it a folder")));
         let e = read(root, &root.join("real")).unwrap_err();
         assert_eq!(e.rule.id, "input-not-a-file");
 
