@@ -175,7 +175,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let built = match built {
         Ok(built) => built,
         Err(errors) => {
-            out.extend(errors.iter().map(kustomize::Error::diagnostic));
+            out.extend(errors.iter().filter_map(|e| overlay_error(&overlay, e)));
             return out;
         }
     };
@@ -206,6 +206,35 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         out.push(d);
     }
     out
+}
+
+/// A finding of the overlay's failed build, as the page's: what cannot be
+/// read of a page's example is the example's fault, not the project's
+/// (`doc-overlay-invalid`, exit 1, not an input error); a block that is
+/// not YAML is `doc-yaml-invalid` already.
+fn overlay_error(overlay: &Overlay, e: &kustomize::Error) -> Option<Diagnostic> {
+    let d = e.diagnostic();
+    if e.rule.class != crate::diagnostics::Class::Input {
+        return Some(d);
+    }
+    let in_block = |b: &&&CodeBlock| {
+        e.location.file == overlay.page.source
+            && e.location
+                .line
+                // (an error at the end of the text is on the closing fence)
+                .is_some_and(|l| l + 1 >= b.line && l <= b.line + b.code.lines().count())
+    };
+    let block = overlay.blocks.iter().find(in_block);
+    if block.is_some_and(|b| b.is_yaml() && yaml::documents(&b.code).is_err()) {
+        return None;
+    }
+    let mut page = Diagnostic::new(
+        rule::DOC_OVERLAY_INVALID,
+        format!("the overlay cannot be built: {}", e.message),
+    )
+    .at(e.location.clone());
+    page.help = d.help.clone().or(Some(e.rule.remedy.to_string()));
+    Some(page)
 }
 
 /// The overlay's kustomization block, parsed.

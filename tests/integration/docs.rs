@@ -335,6 +335,37 @@ fn an_unknown_variable_leaves_the_other_examples_alone() {
     only(&p, "image-pin-mismatch");
 }
 
+/// A page's example that Kustomize cannot read is the page's finding
+/// (exit 1), once: not an input error of the project.
+#[test]
+fn an_overlay_kustomize_cannot_read_is_the_pages_finding() {
+    let body = format!(
+        "Intro.\n\n```yaml file=x.yaml\nmetadata:\n  name: [x\n```\n\n```yaml file=kustomization.yaml\n{OVERLAY}  - x.yaml\n```\n"
+    );
+    let body = body.replace(
+        "resources:\n  - base\n",
+        "resources:\n  - base\n  - x.yaml\n",
+    );
+    let p = agent_docs("", &body.replace("  - x.yaml\n```", "```"));
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["doc-yaml-invalid"], "{report:#}");
+    let p = agent_docs(
+        "",
+        &format!("Intro.\n\n```yaml file=kustomization.yaml\n{OVERLAY}lllabels: {{}}\n```\n"),
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let f = only(&p, "doc-overlay-invalid");
+    assert_eq!(f["location"]["line"], page_line(&p, "lllabels"), "{f:#}");
+}
+
 /// `file=` names the file as a reader saves it: quoted, with `./`, or
 /// under any name Kustomize reads as the kustomization.
 #[test]
