@@ -118,6 +118,31 @@ pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
         })
 }
 
+/// Opens a file named on the command line or inside an image source,
+/// following links as the user's own path does, and never waiting: a
+/// FIFO, a socket or a device is refused (`it is a FIFO …`) instead of
+/// blocking the run until something writes to it.
+pub fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    #[cfg(unix)]
+    let file: std::fs::File = {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        rustix::fs::open(path, flags, Mode::empty())
+            .map_err(std::io::Error::from)?
+            .into()
+    };
+    #[cfg(not(unix))]
+    let file = std::fs::File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(format!(
+            "it is {}, not a regular file",
+            kind(&meta)
+        )));
+    }
+    Ok(file)
+}
+
 /// Whether `dir` (below `root`) is a folder to read inputs from: `Ok(true)`
 /// for a real folder, `Ok(false)` when nothing is there, and a finding
 /// when it is a symbolic link or not a folder.

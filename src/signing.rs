@@ -183,7 +183,7 @@ pub fn verify(
 /// Reads a small text file (a key or a signature), refusing large ones.
 fn read_small(path: &Path) -> std::io::Result<String> {
     use std::io::Read;
-    let file = std::fs::File::open(path)?;
+    let file = crate::input::open_regular(path)?;
     let mut text = String::new();
     file.take(MAX_KEY_BYTES + 1).read_to_string(&mut text)?;
     if text.len() as u64 > MAX_KEY_BYTES {

@@ -221,7 +221,7 @@ fn too_large(limit: u64) -> Fetch {
 fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Fetch> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)?
+    crate::input::open_regular(path)?
         .take(limit + 1)
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {

@@ -172,6 +172,26 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
         )
         .help("name the image data file relative to the project folder, without `..` (e.g. `image-releases.yaml`)"));
     }
+    // A layout or an archive named in site.yaml is an input of the
+    // project like the others: inside it.
+    if let Some(source) = config.image.source.as_deref() {
+        let path = match crate::oci::parse_source(source) {
+            Ok(crate::oci::SourceRef::Layout { dir, .. }) => Some(dir),
+            Ok(crate::oci::SourceRef::Archive { file, .. }) => Some(file),
+            _ => None,
+        };
+        if let Some(path) = path.filter(|p| !crate::input::stays_inside(p)) {
+            return Err(fail_at(
+                "/image/source",
+                source,
+                format!(
+                    "`image.source` names `{}`, which is not a path inside the project",
+                    path.display()
+                ),
+            )
+            .help("keep the image layout or archive in the project and name it relative to it, without `..` (e.g. `oci:images/agent`); an image elsewhere is given with `--image`"));
+        }
+    }
     let name = &config.image.name;
     if name.is_empty() || name.contains([':', '@', '/']) {
         return Err(fail_at(

@@ -16,7 +16,6 @@ use super::{build_platform, Error, Image, LayerJob, Options, SourceRef, Store};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
@@ -46,7 +45,7 @@ struct ImageEntry {
 
 impl Archive {
     fn index(path: &Path) -> Result<Archive, Error> {
-        let file = File::open(path).map_err(|e| {
+        let file = crate::input::open_regular(path).map_err(|e| {
             Error::unavailable(format!(
                 "the archive {} cannot be opened: {e}",
                 path.display()
@@ -56,7 +55,7 @@ impl Archive {
         let input = Seekable::new(file)
             .map_err(|e| Error::unavailable(format!("{what} cannot be read: {e}")))?;
         let mut head = [0u8; 2];
-        let mut probe = File::open(path)
+        let mut probe = crate::input::open_regular(path)
             .map_err(|e| Error::unavailable(format!("{what} cannot be read: {e}")))?;
         if probe.read_exact(&mut head).is_ok() && head == [0x1f, 0x8b] {
             return Err(Error::unsupported(format!(
@@ -152,7 +151,7 @@ impl Archive {
     }
 
     fn open(&self, m: &Member) -> Result<impl Read + Send, Error> {
-        let mut f = File::open(&self.path).map_err(|e| {
+        let mut f = crate::input::open_regular(&self.path).map_err(|e| {
             Error::unavailable(format!(
                 "the archive {} cannot be opened: {e}",
                 self.path.display()

@@ -4,7 +4,6 @@
 
 use super::spec::{self, Descriptor, Document, MAX_MANIFEST_BYTES};
 use super::{read_verified, Error, Store, Top};
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -61,7 +60,7 @@ impl Layout {
     /// one, when no tag is asked for and there is one).
     pub fn resolve_tag(&self, tag: Option<&str>) -> Result<Top, Error> {
         let path = self.dir.join("index.json");
-        let file = File::open(&path)
+        let file = crate::input::open_regular(&path)
             .map_err(|e| Error::corrupt(format!("{} cannot be read: {e}", path.display())))?;
         let mut bytes = Vec::new();
         file.take(MAX_MANIFEST_BYTES + 1)
@@ -161,7 +160,7 @@ fn ref_matches(name: &str, tag: &str) -> bool {
 impl Store for Layout {
     fn read_blob(&self, desc: &Descriptor, limit: u64) -> Result<Vec<u8>, Error> {
         let path = self.blob_path(&desc.digest)?;
-        let file = File::open(&path).map_err(|e| {
+        let file = crate::input::open_regular(&path).map_err(|e| {
             Error::corrupt(format!(
                 "the blob {} is missing from the layout ({}: {e})",
                 desc.digest,
@@ -173,7 +172,7 @@ impl Store for Layout {
 
     fn open_blob(&self, key: &str, _size: u64) -> Result<Box<dyn Read + Send + '_>, Error> {
         let path = self.blob_path(key)?;
-        let file = File::open(&path).map_err(|e| {
+        let file = crate::input::open_regular(&path).map_err(|e| {
             Error::corrupt(format!(
                 "the blob {key} is missing from the layout ({}: {e})",
                 path.display()

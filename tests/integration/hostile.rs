@@ -106,6 +106,68 @@ fn a_fifo_anywhere_is_an_error_and_never_a_hang() {
     }
 }
 
+/// The image source of site.yaml, and the files the command line names,
+/// are read as carefully: inside the project, and a FIFO is refused, not
+/// waited on.
+#[cfg(unix)]
+#[test]
+fn image_sources_and_named_files_never_hang_or_leave_the_project() {
+    if !have("mkfifo") {
+        return;
+    }
+    let with_source = |p: &Project, source: &str| {
+        let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+        p.write(
+            "site.yaml",
+            &site.replace(
+                "  releases: image-releases.yaml\n",
+                &format!("  releases: image-releases.yaml\n  source: {source}\n"),
+            ),
+        );
+    };
+    let p = Project::new();
+    with_source(&p, "docker-archive:../../../etc/passwd");
+    let (code, report) = check(&p);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["location"]["file"] == "site.yaml"
+                && f["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not a path inside the project")),
+        "{report:#}"
+    );
+    for source in ["docker-archive:img.tar", "oci:layout"] {
+        let p = Project::new();
+        replace_with_fifo(&p.path("img.tar"));
+        replace_with_fifo(&p.path("layout/index.json"));
+        std::fs::write(
+            p.path("layout/oci-layout"),
+            r#"{"imageLayoutVersion":"1.0.0"}"#,
+        )
+        .unwrap();
+        with_source(&p, source);
+        let (code, report) = check(&p);
+        assert_ne!(code, 0, "{source}: {report:#}");
+        assert!(report.to_string().contains("FIFO"), "{source}: {report:#}");
+    }
+    let p = Project::new();
+    replace_with_fifo(&p.path("key"));
+    let root = p.root().to_string_lossy().into_owned();
+    let o = run_bounded(&[
+        "check",
+        "--root",
+        &root,
+        "--signing-key",
+        &p.path("key").to_string_lossy(),
+    ]);
+    assert_ne!(o.status.code(), Some(0));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_device_is_refused_and_the_cap_is_what_is_read() {
