@@ -62,16 +62,6 @@ pub fn file_source(source: &str) -> Result<(String, String), String> {
     }
 }
 
-/// Whether `key` is a valid environment variable name, as Kubernetes
-/// validates the keys of an env file.
-pub fn is_env_var_name(key: &str) -> bool {
-    let mut chars = key.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || "-._".contains(c))
-        && chars.all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-}
-
 /// Whether `key` is a valid ConfigMap or Secret key.
 pub fn is_config_key(key: &str) -> bool {
     !key.is_empty()
@@ -108,12 +98,14 @@ pub fn env_pairs(
             continue;
         }
         let (key, value) = line.split_once('=').unwrap_or((line, ""));
-        if !is_env_var_name(key) {
+        // Kustomize takes any key; the API server takes a ConfigMap's
+        // or Secret's keys (`2FA_ENABLED` too).
+        if !is_config_key(key) {
             return Err((
                 i + 1,
                 rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
                 format!(
-                    "{key:?} is not a valid environment variable name: use letters, digits, `-`, `.` and `_`, not starting with a digit"
+                    "{key:?} is not a valid ConfigMap or Secret key, which the API server would refuse: use letters, digits, `-`, `.` and `_`"
                 ),
             ));
         }
@@ -311,9 +303,6 @@ mod tests {
         );
         assert!(file_source("=a").is_err() && file_source("a=").is_err());
         assert!(file_source("a=b=c").is_err());
-        assert!(
-            is_env_var_name("RUNNER_X.y-1") && !is_env_var_name("1A") && !is_env_var_name("A B")
-        );
         assert!(is_config_key("a.b_c-1") && !is_config_key("..a") && !is_config_key("a/b"));
     }
 
