@@ -161,6 +161,54 @@ struct Builder<'a, 'c> {
     stack: Vec<String>,
 }
 
+/// Renames the key `e` says is unknown to the field it names in another
+/// case (`unknown field `Literals`, expected one of `name`, `literals`…`),
+/// when there is one; whether it did.
+fn rename_folded(value: &mut Value, e: &serde_path_to_error::Error<serde_json::Error>) -> bool {
+    let message = e.inner().to_string();
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return false;
+    };
+    let Some((unknown, expected)) = rest.split_once('`') else {
+        return false;
+    };
+    let Some(field) = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .find(|f| f.eq_ignore_ascii_case(unknown))
+    else {
+        return false;
+    };
+    let mut node = &mut *value;
+    for seg in e.path().iter() {
+        let next = match seg {
+            serde_path_to_error::Segment::Seq { index } => node.get_mut(*index),
+            serde_path_to_error::Segment::Map { key } if key != unknown => {
+                node.get_mut(key.as_str())
+            }
+            _ => Some(node),
+        };
+        match next {
+            Some(n) => node = n,
+            None => return false,
+        }
+    }
+    let Some(map) = node.as_object_mut() else {
+        return false;
+    };
+    if map.contains_key(field) {
+        return false;
+    }
+    match map.remove(unknown) {
+        Some(v) => {
+            map.insert(field.to_string(), v);
+            true
+        }
+        None => false,
+    }
+}
+
 /// Parses the resource documents of a file.
 fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
     let text = text(file).map_err(|m| {
@@ -410,7 +458,17 @@ impl<'a> Builder<'a, '_> {
                 *node = v;
             }
         }
-        let k: Kustomization = serde_path_to_error::deserialize(&value).map_err(|e| {
+        // Go's decoder, which Kustomize reads with, takes a field's name in
+        // any case (`patchesJSON6902`, `Literals`): each such key is
+        // renamed to the field's, as serde names it, and read again.
+        let mut renames = 0;
+        let k: Kustomization = loop {
+            match serde_path_to_error::deserialize::<_, Kustomization>(&value) {
+                Err(e) if renames < 64 && rename_folded(&mut value, &e) => renames += 1,
+                other => break other,
+            }
+        }
+        .map_err(|e| {
             let mut pointer = String::new();
             for seg in e.path().iter() {
                 match seg {
