@@ -1409,10 +1409,17 @@ fn finish(all: &mut Vec<Res>) {
         if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
             annotations.retain(|k, _| !BUILD_ANNOTATIONS.contains(&k.as_str()));
             // Kustomize writes annotations back from a map of strings: a
-            // map, a list or a null there (made by a replacement) is "".
+            // map, a list or a null there (made by a replacement) is "",
+            // a number or a boolean (a JSON patch's, a List item's) its
+            // text.
             for v in annotations.values_mut() {
-                if matches!(v, Value::Null | Value::Object(_) | Value::Array(_)) {
-                    *v = Value::String(String::new());
+                match v {
+                    Value::Null | Value::Object(_) | Value::Array(_) => {
+                        *v = Value::String(String::new())
+                    }
+                    Value::Number(n) => *v = Value::String(n.to_string()),
+                    Value::Bool(b) => *v = Value::String(b.to_string()),
+                    Value::String(_) => {}
                 }
             }
         }
