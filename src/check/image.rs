@@ -4,7 +4,7 @@
 //! every platform of the image; and the image release data must say of
 //! the image what the image says of itself.
 
-use super::pods::{call_at, exec_location, image_repository, script_at, workloads, Workload};
+use super::pods::{call_at, exec_location, script_at, workloads, Workload};
 use super::process::{execs, ContainerEnv, ImageProcess, Mounted, Mounts};
 use super::shell;
 use super::{Context, Subject};
@@ -115,7 +115,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for w in workloads(subject.objects) {
         for (_, ptr, c) in w.containers() {
-            if image_repository(c.image.as_deref().unwrap_or("")) != product {
+            if !subject.is_product(product, c.image.as_deref().unwrap_or("")) {
                 continue;
             }
             let env = ContainerEnv::of(subject.objects, w.object.namespace(), c);

@@ -207,6 +207,10 @@ pub struct Subject<'a> {
     /// Empty when Kustomize would refuse the build (the reasons are
     /// findings of their own).
     pub objects: &'a [crate::kustomize::Object],
+    /// The repositories an overlay's `images:` renames the product's image
+    /// to (`newName: registry.example.com/team/runner`): its containers
+    /// are still the product's.
+    pub renamed: Vec<String>,
 }
 
 impl<'a> Subject<'a> {
@@ -218,7 +222,18 @@ impl<'a> Subject<'a> {
             .get(i)
             .and_then(Option::as_ref)
             .map_or(&[][..], |b| b.objects.as_slice());
-        Some(Subject { base, objects })
+        Some(Subject {
+            base,
+            objects,
+            renamed: Vec::new(),
+        })
+    }
+
+    /// Whether `image` is the product's (`product`), by its repository's
+    /// name or as the overlay renamed it.
+    pub fn is_product(&self, product: &str, image: &str) -> bool {
+        let repository = pods::image_repository(image);
+        repository == product || self.renamed.iter().any(|r| r == repository)
     }
 }
 

@@ -186,9 +186,20 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let empty = HashSet::new();
     let before = ctx.known.get(b).unwrap_or(&empty);
     let anchor = overlay.at(k.block, &k.positions, "");
+    let product = &site.config.image.name;
+    let renamed = k.value["images"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|i| i["name"].as_str().map(super::pods::image_repository) == Some(product))
+        .filter_map(|i| i["newName"].as_str())
+        .map(|n| super::pods::image_repository(n).to_string())
+        .filter(|n| n != product)
+        .collect();
     let subject = super::Subject {
         base,
         objects: &built.objects,
+        renamed,
     };
     for mut d in super::base_checks(ctx, &subject, true) {
         if before.contains(&key(&d)) || BASE_ONLY.contains(&d.rule.id) {

@@ -195,6 +195,7 @@ pub(super) fn image_repository(image: &str) -> &str {
 struct Ctx<'a> {
     site: &'a Site,
     base: &'a Base,
+    subject: &'a Subject<'a>,
     /// Every object of the build: the ConfigMaps and Secrets a container
     /// reads its environment from are among them.
     objects: &'a [Object],
@@ -278,6 +279,7 @@ pub fn check(context: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let mut ctx = Ctx {
         site,
         base,
+        subject,
         objects: subject.objects,
         images: &site.images,
         version: &base.version,
@@ -312,7 +314,7 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
                 .at(at),
             );
         }
-        let of_product = image_repository(image) == product;
+        let of_product = ctx.subject.is_product(&product, image);
         if of_product {
             pinned_release(ctx, w, &ptr, image);
         }

@@ -601,6 +601,30 @@ fn an_overlay_pins_the_image_of_the_release_it_documents() {
     assert_eq!(f["location"]["line"], page_line(&p, "image: registry"));
 }
 
+/// An overlay that renames the image's repository (a customer's mirror
+/// under another name) still runs the product: its pin and its settings
+/// are checked as they are under the product's own name.
+#[test]
+fn an_overlay_that_renames_the_image_still_runs_the_product() {
+    for new_name in [
+        "registry.example.com/team/whystack-agent",
+        "registry.example.com/team/runner",
+    ] {
+        let k = OVERLAY
+            .replace("registry.example.com/whystack-agent", new_name)
+            .replace(
+                "    digest: sha256:0000000000000000000000000000000000000000000000000000000000000000\n",
+                "    newTag: \"1.29.0\"\n",
+            );
+        let p = overlay_page(&k, None);
+        let f = only(&p, "image-pin-mismatch");
+        assert!(
+            f["message"].as_str().unwrap().contains("another release"),
+            "{new_name}: {f:#}"
+        );
+    }
+}
+
 /// Every overlay the bundled docs show builds with `kubectl kustomize` on
 /// the base it documents, and basepress's strategic merge gives the same
 /// pod template as kubectl's.
