@@ -8,6 +8,7 @@
 //! reads files or changes anything. [`finish`] applies the exceptions of
 //! site.yaml, sorts and drops repeated findings, once, for every stage.
 
+mod commands;
 mod docs;
 mod image;
 pub mod leaks;
@@ -182,6 +183,13 @@ pub const CHECKS: &[Check] = &[
             rule::DOC_YAML_INVALID,
             rule::DOC_ENV_KEY_UNKNOWN,
         ]],
+        reraises: &[],
+    },
+    Check {
+        id: "commands",
+        about: "the kubectl commands of a page name the namespace, the objects and the containers of the base it documents",
+        scope: Scope::Page(commands::check_page),
+        rules: &[&[rule::DOC_COMMAND_MISMATCH]],
         reraises: &[],
     },
     Check {

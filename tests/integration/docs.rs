@@ -601,6 +601,74 @@ fn an_overlay_pins_the_image_of_the_release_it_documents() {
     assert_eq!(f["location"]["line"], page_line(&p, "image: registry"));
 }
 
+/// The kubectl commands a page shows look where the base puts its
+/// objects, by their names.
+#[test]
+fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
+    let block = |cmd: &str| format!("Intro.\n\n```sh\n{cmd}\n```\n");
+    let findings = |cmd: &str| {
+        let p = agent_docs("", &block(cmd));
+        let (_, report) = p.check_json();
+        findings_of(&report, "doc-command-mismatch")
+            .into_iter()
+            .map(|f| {
+                (
+                    f["severity"].as_str().unwrap().to_string(),
+                    f["location"]["column"].as_u64().unwrap(),
+                    f["message"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for fine in [
+        "kubectl -n whystack-agent logs whystack-agent-0 -c agent | grep x",
+        "$ kubectl --namespace=whystack-agent rollout status statefulset/whystack-agent",
+        "kubectl -n kube-system logs coredns-abc",
+        "kubectl get nodes",
+        "kubectl -A get pods",
+    ] {
+        assert_eq!(findings(fine), [], "{fine}");
+    }
+    let got = findings("kubectl logs whystack-agent-0 -c agent");
+    assert!(
+        got.len() == 1 && got[0].0 == "warning" && got[0].2.contains("without a namespace"),
+        "{got:?}"
+    );
+    let got = findings("kubectl -n whystack logs whystack-agent-0");
+    assert!(
+        got.len() == 1 && got[0].0 == "error" && got[0].1 == 12,
+        "{got:?}"
+    );
+    let got = findings("kubectl -n whystack-agent logs whystack-agent-1");
+    assert!(
+        got.len() == 1 && got[0].2.contains("did you mean `whystack-agent-0`"),
+        "{got:?}"
+    );
+    let got = findings("kubectl -n whystack-agent exec whystack-agent-0 -c agnet -- true");
+    assert!(
+        got.len() == 1 && got[0].2.contains("did you mean `agent`"),
+        "{got:?}"
+    );
+    let got = findings("kubectl -n whystack-agent get sts/whystack-agnet");
+    assert!(
+        got.len() == 1 && got[0].2.contains("`whystack-agent`"),
+        "{got:?}"
+    );
+    // A page whose overlay moves the base: its namespace and names.
+    let k = format!("{OVERLAY}namespace: agent-b\nnamePrefix: b-\n");
+    let body = format!(
+        "```yaml file=kustomization.yaml\n{k}```\n\n```sh\nkubectl -n agent-b logs b-whystack-agent-0\nkubectl -n whystack-agent logs b-whystack-agent-0\n```\n"
+    );
+    let p = agent_docs("", &body);
+    let (_, report) = p.check_json();
+    let found = findings_of(&report, "doc-command-mismatch");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert!(
+        found[0]["message"].as_str().unwrap().contains("`agent-b`"),
+        "{report:#}"
+    );
+}
+
 /// An overlay that renames the image's repository (a customer's mirror
 /// under another name) still runs the product: its pin and its settings
 /// are checked as they are under the product's own name.
