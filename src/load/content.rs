@@ -577,6 +577,20 @@ fn split_front_matter(text: &str) -> Option<(&str, &str, usize)> {
 
 fn load_static(root: &Path, assets: &mut Vec<Asset>, diagnostics: &mut Vec<Diagnostic>) {
     for (path, rel) in walk_files(root, &root.join("static"), diagnostics) {
+        // Published under its name: a name a URL cannot hold (a space, a
+        // line break, a byte that is not UTF-8) would be unreachable, or
+        // published under another name, and no object store takes it.
+        if let Some(bad) = rel.split('/').find(|s| !is_url_safe(s)) {
+            diagnostics.push(
+                Diagnostic::new(
+                    rule::CONTENT_LAYOUT,
+                    format!("`{}` cannot be part of a URL", bad.escape_debug()),
+                )
+                .in_file(relative(root, &path))
+                .help("name static files and folders with ASCII letters, digits, `.`, `_` and `-` only"),
+            );
+            continue;
+        }
         match read_input(root, &path) {
             Ok(bytes) => assets.push(Asset {
                 source: relative(root, &path),

@@ -408,6 +408,20 @@ fn names_that_differ_only_in_case_are_an_error() {
     }
 }
 
+/// A static file is published under its name: one a URL cannot hold is
+/// found by check, not by deploy.
+#[test]
+fn static_names_a_url_cannot_hold_are_an_error() {
+    for name in ["static/a b.png", "static/a\nb.png", "static/dir?/x.css"] {
+        let p = Project::new();
+        p.write(name, "x");
+        let (code, report) = check(&p);
+        assert_eq!(code, 1, "{name:?}: {report:#}");
+        let found = findings(&report, "content-layout");
+        assert!(found.iter().any(|(f, _)| f == name), "{name:?}: {report:#}");
+    }
+}
+
 #[test]
 fn pre_releases_are_versions_as_semver_orders_them() {
     let p = Project::new();
