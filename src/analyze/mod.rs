@@ -641,7 +641,37 @@ pub fn published_paths(site: &Site) -> (BTreeSet<String>, Vec<Diagnostic>) {
         claim(a.url.clone(), Owner::file(&a.source), &mut diagnostics);
     }
     diagnostics.extend(case_conflicts(&owners));
+    diagnostics.extend(file_folder_conflicts(&owners));
     (owners.into_keys().collect(), diagnostics)
+}
+
+/// Site paths one input publishes as a file and another needs as a folder
+/// (`static/en/next/secrets` and the page at `/en/next/secrets/`): no disk
+/// holds both, and the build would fail as it writes them.
+fn file_folder_conflicts(owners: &BTreeMap<String, Owner>) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (path, owner) in owners {
+        let folder = format!("{path}/");
+        let Some((inner, other)) = owners.range(folder.clone()..).next() else {
+            continue;
+        };
+        if !inner.starts_with(&folder) {
+            continue;
+        }
+        let mut d = Diagnostic::new(
+            rule::OUTPUT_CONFLICT,
+            format!(
+                "`{}` would be published as the file `{path}`, and `{}` needs `{path}` to be a folder (for `{inner}`)",
+                owner.name, other.name
+            ),
+        )
+        .help("rename one of the two");
+        if let Some(file) = owner.file.as_ref().or(other.file.as_ref()) {
+            d = d.in_file(file);
+        }
+        out.push(d);
+    }
+    out
 }
 
 /// Site paths that differ only in case, which one disk of most readers and

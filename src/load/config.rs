@@ -80,6 +80,21 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
                 ),
             ));
         }
+        // A language's pages live in `/<code>/`, beside the folders only
+        // basepress writes.
+        let reserved = ["kubernetes", "search", "sitemaps", "assets"];
+        if reserved.iter().any(|r| r.eq_ignore_ascii_case(&lang.code)) {
+            return Err(fail_at(
+                &at,
+                &lang.code,
+                format!(
+                    "language code `{}` names a folder of the site that basepress writes itself (`/{}/`)",
+                    lang.code,
+                    lang.code.to_ascii_lowercase()
+                ),
+            )
+            .help("use the language's own tag (`en`, `pt-BR`)"));
+        }
         // Language tags ignore case: `pt-BR` and `pt-br` are one language.
         if let Some(first) = seen.insert(lang.code.to_ascii_lowercase(), i) {
             return Err(fail_at(

@@ -422,6 +422,37 @@ fn static_names_a_url_cannot_hold_are_an_error() {
     }
 }
 
+/// A path one input publishes as a file and another needs as a folder is
+/// found by check, with both named; a language cannot take a folder
+/// basepress writes.
+#[test]
+fn a_file_where_the_site_needs_a_folder_is_a_conflict() {
+    let p = Project::new();
+    p.write("static/en/guide", "x");
+    p.write("content/en/guide.md", "---\ntitle: Guide\n---\n# Guide\n");
+    let (code, report) = check(&p);
+    assert_eq!(code, 1, "{report:#}");
+    let found = findings(&report, "output-conflict");
+    assert!(
+        found
+            .iter()
+            .any(|(_, m)| m.contains("static/en/guide") && m.contains("content/en/guide.md")),
+        "{report:#}"
+    );
+    let p = Project::new();
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write(
+        "site.yaml",
+        &site.replace("- code: en", "- code: kubernetes"),
+    );
+    let (code, report) = check(&p);
+    assert_eq!(code, 2, "{report:#}");
+    assert!(
+        report.to_string().contains("basepress writes itself"),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn pre_releases_are_versions_as_semver_orders_them() {
     let p = Project::new();
