@@ -348,6 +348,9 @@ pub mod rule {
         MANIFEST_REQUIRED_FIELD_MISSING = "manifest-required-field-missing", Check, Error,
             "A built object lacks a field the API server requires: a required property of its Kubernetes OpenAPI schema, or one the API's validation requires (a container in a pod, an access mode and a storage request in a volume claim), so `kubectl apply` fails.",
             "Add the field, or fix the patch that removed it.";
+        CONFIGMAP_REFERENCE_MISSING = "configmap-reference-missing", Check, Error,
+            "A container or a volume refers to a ConfigMap, or a key of one, that the build does not have, without `optional: true`: the kubelet does not start the pod (CreateContainerConfigError, or ContainerCreating for a volume).",
+            "Add the ConfigMap or the key (a configMapGenerator of the base or the overlay), fix the name, or mark the reference `optional: true`.";
         MANIFEST_VALUE_INVALID = "manifest-value-invalid", Check, Error,
             "A built object has a value the API server's validation refuses though its type is right: a container mounts a volume its pod does not have.",
             "Add the volume to the pod (or the claim template), or fix the mount's name.";

@@ -270,6 +270,7 @@ pub const RULES: &[&Rule] = &[
     rule::STORAGE_CLASS_SET,
     rule::SECRET_IN_BASE,
     rule::SHELL_SCRIPT_DYNAMIC,
+    rule::CONFIGMAP_REFERENCE_MISSING,
 ];
 
 /// Runs every rule of this module on the objects of one build.
@@ -294,7 +295,100 @@ pub fn check(context: &Context, subject: &Subject) -> Vec<Diagnostic> {
     ctx.out
 }
 
+/// The ConfigMaps (and their keys) a pod refers to without `optional:
+/// true` are in the build: the kubelet does not start a container whose
+/// `configMapKeyRef` or `configMapRef` it cannot resolve
+/// (CreateContainerConfigError), nor a pod whose ConfigMap volume is
+/// missing (ContainerCreating).
+fn config_map_references(ctx: &mut Ctx, w: &Workload) {
+    let namespace = w.object.namespace();
+    let find = |name: &str| {
+        ctx.objects
+            .iter()
+            .find(|o| o.kind() == "ConfigMap" && o.name() == name && o.namespace() == namespace)
+    };
+    let has_key = |o: &Object, key: &str| {
+        ["data", "binaryData"]
+            .iter()
+            .any(|f| o.value[f].get(key).is_some())
+    };
+    // (pointer of the reference's name, ConfigMap, key, optional)
+    let mut refs: Vec<(String, String, Option<String>, bool)> = Vec::new();
+    for (_, ptr, c) in w.containers() {
+        for (i, e) in c.env.iter().flatten().enumerate() {
+            if let Some(r) = e
+                .value_from
+                .as_ref()
+                .and_then(|v| v.config_map_key_ref.as_ref())
+            {
+                refs.push((
+                    format!("{ptr}/env/{i}/valueFrom/configMapKeyRef/name"),
+                    r.name.clone(),
+                    Some(r.key.clone()),
+                    r.optional == Some(true),
+                ));
+            }
+        }
+        for (i, e) in c.env_from.iter().flatten().enumerate() {
+            if let Some(r) = &e.config_map_ref {
+                refs.push((
+                    format!("{ptr}/envFrom/{i}/configMapRef/name"),
+                    r.name.clone(),
+                    None,
+                    r.optional == Some(true),
+                ));
+            }
+        }
+    }
+    for (i, v) in w.pod.volumes.iter().flatten().enumerate() {
+        if let Some(cm) = &v.config_map {
+            let at = format!("{}/volumes/{i}/configMap", w.pod_ptr);
+            let optional = cm.optional == Some(true);
+            refs.push((format!("{at}/name"), cm.name.clone(), None, optional));
+            for (j, item) in cm.items.iter().flatten().enumerate() {
+                refs.push((
+                    format!("{at}/items/{j}/key"),
+                    cm.name.clone(),
+                    Some(item.key.clone()),
+                    optional,
+                ));
+            }
+        }
+    }
+    for (pointer, name, key, optional) in refs {
+        if optional || name.is_empty() {
+            continue;
+        }
+        let why = match (find(&name), &key) {
+            (None, _) => format!("ConfigMap `{name}`, which the build does not have"),
+            (Some(o), Some(key)) if !has_key(o, key) => {
+                let keys: Vec<&str> = ["data", "binaryData"]
+                    .iter()
+                    .flat_map(|f| o.value[f].as_object().into_iter().flatten())
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                let near = crate::diagnostics::closest(key, keys.iter().copied())
+                    .map(|k| format!(": did you mean `{k}`?"))
+                    .unwrap_or_default();
+                format!("key `{key}` of ConfigMap `{name}`, which has no such key{near}")
+            }
+            _ => continue,
+        };
+        let d = Diagnostic::new(
+            rule::CONFIGMAP_REFERENCE_MISSING,
+            format!(
+                "{} `{}` refers to {why}, and does not mark it optional: the pod does not start",
+                w.object.kind(),
+                w.object.name()
+            ),
+        )
+        .at(w.object.locate(&pointer));
+        ctx.push(d);
+    }
+}
+
 fn check_workload(ctx: &mut Ctx, w: &Workload) {
+    config_map_references(ctx, w);
     let product = ctx.site.config.image.name.clone();
     let mut runs_product = false;
     let mut runs_agent = false;

@@ -601,6 +601,42 @@ fn an_overlay_pins_the_image_of_the_release_it_documents() {
     assert_eq!(f["location"]["line"], page_line(&p, "image: registry"));
 }
 
+/// A pod that refers to a ConfigMap, or a key of one, that the build does
+/// not have does not start: the page's patch that does so is told where.
+#[test]
+fn references_to_a_missing_config_map_or_key() {
+    let with_env = |env: &str| {
+        let patch = format!("{PATCH_HEAD}      containers:\n        - name: agent\n{env}");
+        overlay_page(
+            &format!("{OVERLAY}patches:\n  - path: patch.yaml\n"),
+            Some(&patch),
+        )
+    };
+    let cases = [
+        (
+            "          env:\n            - name: X\n              valueFrom:\n                configMapKeyRef: {name: whystack-agent-config, key: DRAIN_TIMEOUT}\n",
+            "key `DRAIN_TIMEOUT`",
+        ),
+        (
+            "          env:\n            - name: X\n              valueFrom:\n                configMapKeyRef: {name: whystack-agent-settings, key: A}\n",
+            "ConfigMap `whystack-agent-settings`",
+        ),
+        (
+            "          envFrom:\n            - configMapRef: {name: whystack-agent-extra}\n",
+            "ConfigMap `whystack-agent-extra`",
+        ),
+    ];
+    for (env, says) in cases {
+        let p = with_env(env);
+        let f = only(&p, "configmap-reference-missing");
+        assert!(f["message"].as_str().unwrap().contains(says), "{f:#}");
+        assert_eq!(f["location"]["file"], "content/es/index.md", "{f:#}");
+    }
+    let p = with_env("          env:\n            - name: AWS_REGION\n              valueFrom:\n                configMapKeyRef: {name: whystack-agent-settings, key: A, optional: true}\n");
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
 /// The kubectl commands a page shows look where the base puts its
 /// objects, by their names.
 #[test]
