@@ -331,6 +331,10 @@ const SNIPPETS: &[(&str, &str)] = &[
         "kustomize-patch-no-target",
         "```yaml file=kustomization.yaml\nresources: [base]\npatches:\n  - path: other.yaml\n```\n\n```yaml file=other.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nothing\n```",
     ),
+    (
+        "doc-command-mismatch",
+        "```sh\nkubectl -n default logs whystack-agent-0\n```",
+    ),
     ("none", "Just one more sentence about the drain."),
 ];
 

@@ -1209,7 +1209,7 @@ images:
         let mut f = files();
         f.insert(
             "base/config.env",
-            SourceFile::new("OK=1\n2BAD=x\n", "bases/v1/config.env"),
+            SourceFile::new("OK=1\nBAD KEY=x\n", "bases/v1/config.env"),
         );
         let errors = kustomize::build(&f, "base").unwrap_err();
         assert_eq!(errors[0].rule.id, "kustomize-generator-key-invalid");
