@@ -180,6 +180,9 @@ pub mod rule {
         DOC_BASE_UNKNOWN = "doc-base-unknown", Check, Error,
             "A page's front matter `base` names a version that has no published base.",
             "Point `base` at a folder under bases/ (e.g. `base: v1.30.0`), or leave it out to document the latest.";
+        START_PAGE_MISSING = "start-page-missing", Check, Error,
+            "A published docs version has no start page (`index.md`) in the default language, where the site's root and the links to the version lead.",
+            "Add `index.md` to the default language's folder of that version.";
         DOC_COMMAND_MISMATCH = "doc-command-mismatch", Check, Error,
             "A kubectl command in a page names an object of the base it documents in another namespace (or in none), by a name the base does not give it, or with a container its pod does not have: run as written, it answers `not found`.",
             "Name the base's namespace with `-n`, and its objects and containers as the base names them.";

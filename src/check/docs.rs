@@ -209,3 +209,36 @@ fn env_mentions_in(
         }
     }
 }
+
+/// Every published docs version has a start page (`index.md`) in the
+/// default language: the site's root, the version picker and the language
+/// switcher lead there, and the other languages fall back to it.
+pub fn start_pages(ctx: &Context) -> Vec<Diagnostic> {
+    let site = ctx.site;
+    let lang = &site.config.default_language;
+    let mut out = Vec::new();
+    for (v, version) in site.versions.iter().enumerate() {
+        if !site.version_published(v) {
+            continue;
+        }
+        let has = site
+            .pages
+            .iter()
+            .any(|p| p.version == v && &p.lang == lang && p.rel == "index.md");
+        if !has {
+            let file = version.dir.join(lang).join("index.md");
+            out.push(
+                Diagnostic::new(
+                    rule::START_PAGE_MISSING,
+                    format!(
+                        "docs version `{}` has no start page in its default language ({}): the site's root and the links to this version lead to a page that is not there",
+                        version.id,
+                        file.display()
+                    ),
+                )
+                .in_file(&file),
+            );
+        }
+    }
+    out
+}

@@ -186,6 +186,13 @@ pub const CHECKS: &[Check] = &[
         reraises: &[],
     },
     Check {
+        id: "start-pages",
+        about: "every published docs version has a start page in the default language",
+        scope: Scope::Site(docs::start_pages),
+        rules: &[&[rule::START_PAGE_MISSING]],
+        reraises: &[],
+    },
+    Check {
         id: "commands",
         about: "the kubectl commands of a page name the namespace, the objects and the containers of the base it documents",
         scope: Scope::Page(commands::check_page),

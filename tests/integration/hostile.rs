@@ -453,6 +453,22 @@ fn a_file_where_the_site_needs_a_folder_is_a_conflict() {
     );
 }
 
+/// A site whose default language has no start page would redirect its
+/// root to a page that is not there.
+#[test]
+fn a_site_without_its_start_page_is_refused() {
+    let p = Project::new();
+    std::fs::remove_file(p.path("content/en/index.md")).unwrap();
+    p.write("content/en/other.md", "---\ntitle: Other\n---\n# Other\n");
+    let (code, report) = check(&p);
+    assert_eq!(code, 1, "{report:#}");
+    let found = findings(&report, "start-page-missing");
+    assert!(
+        found.iter().any(|(f, _)| f == "content/en/index.md"),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn pre_releases_are_versions_as_semver_orders_them() {
     let p = Project::new();
