@@ -864,12 +864,24 @@ pub fn release(root: &Path, version: &str, options: &Options) -> Result<Outcome,
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(fail(diagnostics));
     }
+    // The docs are frozen first and the lock written last: a release that
+    // fails on the way leaves the project as it was (what the freeze wrote
+    // is taken back), so "nothing was released" is true.
     let mut said = Vec::new();
-    if let Some(base) = base {
-        said.push(release_base(root, site, base, options).map_err(|d| fail(vec![d]))?);
-    }
+    let mut frozen = Frozen::default();
     if let (true, Some(v)) = (versioned, wanted.as_ref()) {
-        said.push(freeze_docs(root, site, v).map_err(|d| fail(vec![d]))?);
+        let (told, undo) = freeze_docs(root, site, v).map_err(|d| fail(vec![d]))?;
+        said.push(told);
+        frozen = undo;
+    }
+    if let Some(base) = base {
+        match release_base(root, site, base, options) {
+            Ok(told) => said.push(told),
+            Err(d) => {
+                frozen.undo(root);
+                return Err(fail(vec![d]));
+            }
+        }
     }
     let mut outcome = Outcome::new(diagnostics, timings);
     outcome.notes.push(said.join("; "));
@@ -929,11 +941,42 @@ fn release_base(
     ))
 }
 
+/// What a freeze of the docs wrote, to take back if the release fails
+/// after it: the folder it created, and the versions lock as it was.
+#[derive(Default)]
+struct Frozen {
+    folder: Option<PathBuf>,
+    /// The lock's bytes before (`None` when there was no lock file).
+    lock: Option<Option<Vec<u8>>>,
+}
+
+impl Frozen {
+    fn undo(self, root: &Path) {
+        use crate::load::versions::LOCK;
+        if let Some(folder) = self.folder {
+            let _ = std::fs::remove_dir_all(root.join(folder));
+        }
+        match self.lock {
+            Some(Some(bytes)) => {
+                let _ = write::replace_file(&root.join(LOCK), &bytes);
+            }
+            Some(None) => {
+                let _ = std::fs::remove_file(root.join(LOCK));
+            }
+            None => {}
+        }
+    }
+}
+
 /// Freezes the docs of the release line of `version`: copies `content/`
 /// to `versions/<line>/content/` when that folder does not exist yet (a
 /// patch release shares its line's docs), and records the line in
-/// `versions/versions.lock`.
-fn freeze_docs(root: &Path, site: &Site, version: &semver::Version) -> Result<String, Diagnostic> {
+/// `versions/versions.lock`. With what it said, what it wrote.
+fn freeze_docs(
+    root: &Path,
+    site: &Site,
+    version: &semver::Version,
+) -> Result<(String, Frozen), Diagnostic> {
     use crate::load::versions::{line_of, render_lock, DIR, LOCK};
     let line = line_of(version);
     let id = format!("{}.{}", line.0, line.1);
@@ -949,22 +992,32 @@ fn freeze_docs(root: &Path, site: &Site, version: &semver::Version) -> Result<St
             .unwrap_or_else(|| PathBuf::from("content"));
         copied = write::copy_tree(root, &next, &folder)?;
     }
+    let mut undo = Frozen {
+        folder: (!exists).then(|| folder.clone()),
+        lock: None,
+    };
     let recorded = site.frozen.contains_key(&line);
     if !recorded {
         let mut lines: std::collections::BTreeSet<_> = site.frozen.keys().copied().collect();
         lines.insert(line);
-        write::replace_file(&root.join(LOCK), render_lock(&lines).as_bytes()).map_err(|e| {
-            Diagnostic::new(rule::IO_UNREADABLE, format!("cannot write: {e}")).in_file(LOCK)
-        })?;
+        let before = std::fs::read(root.join(LOCK)).ok();
+        if let Err(e) = write::replace_file(&root.join(LOCK), render_lock(&lines).as_bytes()) {
+            undo.undo(root);
+            return Err(
+                Diagnostic::new(rule::IO_UNREADABLE, format!("cannot write: {e}")).in_file(LOCK),
+            );
+        }
+        undo.lock = Some(before);
     }
-    Ok(match (exists, recorded) {
+    let told = match (exists, recorded) {
         (false, _) => format!(
             "froze the docs of {id}: {copied} files copied from content/ to {}",
             folder.display()
         ),
         (true, false) => format!("recorded the docs of {id} in {LOCK}"),
         (true, true) => format!("the docs of {id} are already frozen"),
-    })
+    };
+    Ok((told, undo))
 }
 
 /// Makes sure a released base has its stored signature, signing it with

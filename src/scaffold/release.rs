@@ -163,6 +163,11 @@ pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnos
             }
         ))]);
     }
+    // One writer of the image data and the bases at a time: two runs at
+    // once would each add their version to the data file they read, and
+    // one would be lost. `release` takes the same lock.
+    let _lock =
+        crate::write::lock_exclusive(&root.join(crate::model::lock::FILE)).map_err(|d| vec![d])?;
     let loaded = crate::load::load(root, &crate::load::Options::default());
     // A page standing in for one whose front matter is wrong is no project
     // to prepare a release of either.
@@ -267,16 +272,23 @@ pub fn new_release(root: &Path, version: &str) -> Result<NewRelease, Vec<Diagnos
         .map_err(|e| fail(format!("cannot create bases/: {e}")))?;
     std::fs::create_dir(root.join(&dir))
         .map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
-    for f in &from.files {
-        create_file(
-            rule::NEW_RELEASE_INVALID,
-            &root.join(&dir).join(&f.name),
-            &f.bytes,
-        )
-        .map_err(|d| vec![d])?;
-    }
-    if let Some(edited) = &edited {
-        replace_file(&data_path, edited.as_bytes()).map_err(|d| vec![d])?;
+    let written = (|| {
+        for f in &from.files {
+            create_file(
+                rule::NEW_RELEASE_INVALID,
+                &root.join(&dir).join(&f.name),
+                &f.bytes,
+            )?;
+        }
+        if let Some(edited) = &edited {
+            replace_file(&data_path, edited.as_bytes())?;
+        }
+        Ok(())
+    })();
+    // Nothing is written unless all is: the folder this run created goes.
+    if let Err(d) = written {
+        let _ = std::fs::remove_dir_all(root.join(&dir));
+        return Err(vec![d]);
     }
     Ok(NewRelease {
         version: new,

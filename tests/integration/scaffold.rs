@@ -176,6 +176,44 @@ fn new_release_copies_the_newest_base_and_lists_the_release() {
     assert_eq!(std::fs::read_to_string(&data).unwrap(), before);
 }
 
+/// Two `new-release` runs at once each add their version: one waits for
+/// the other instead of writing the data file it read before the other
+/// changed it.
+#[test]
+fn new_releases_at_once_both_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("docs");
+    assert!(init(&dir, None).status.success());
+    let root = dir.to_string_lossy().into_owned();
+    for _ in 0..3 {
+        let data = std::fs::read_to_string(dir.join("image-releases.yaml")).unwrap();
+        let n = std::fs::read_dir(dir.join("bases")).unwrap().count();
+        let versions = [format!("v1.{n}.0"), format!("v1.{}.0", n + 1)];
+        let runs: Vec<_> = versions
+            .iter()
+            .map(|v| {
+                crate::support::basepress()
+                    .args(["new-release", v, "--root", &root])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for mut r in runs {
+            assert!(r.wait().unwrap().success());
+        }
+        let after = std::fs::read_to_string(dir.join("image-releases.yaml")).unwrap();
+        for v in &versions {
+            let v = v.trim_start_matches('v');
+            assert!(
+                after.contains(v),
+                "{v} lost from the data: {after}\n(before: {data})"
+            );
+        }
+    }
+}
+
 #[test]
 fn new_release_of_this_repository_checks() {
     let repo = copy_repo();
