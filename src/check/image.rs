@@ -317,6 +317,7 @@ fn run_here(
                 size: 0,
                 link: None,
                 shebang: None,
+                elf: None,
             };
             let path = format!("{path} ({from})");
             if read {
@@ -497,6 +498,17 @@ fn reason(why: &CommandError, uid: u32, lookup: Lookup, program: &str) -> String
         CommandError::ScriptFile { file, why } => format!(
             "the shell cannot read its script {file}: {}",
             reason(why, uid, lookup, file)
+        ),
+        CommandError::Loader {
+            program,
+            loader,
+            why,
+        } => format!(
+            "{program} is a program started by the loader {loader}, which cannot run: {} (a program built against another C library, such as musl in a glibc image, fails so: `no such file or directory`)",
+            reason(why, uid, lookup, loader)
+        ),
+        CommandError::Architecture { program, built_for } => format!(
+            "{program} is built for {built_for}: the kernel refuses it (`exec format error`)"
         ),
         CommandError::Interpreter {
             script,

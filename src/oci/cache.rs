@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Bumped whenever what is cached changes meaning.
-const FORMAT: u32 = 2;
+/// Bumped whenever what is cached changes meaning (3: the ELF facts of
+/// executables).
+const FORMAT: u32 = 3;
 
 /// What identifies a platform's facts.
 pub enum Key {

@@ -42,6 +42,82 @@ pub struct Entry {
     /// line: the interpreter the kernel runs it with, and its argument.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shebang: Option<String>,
+    /// For an executable ELF file: what the kernel needs to start it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elf: Option<Box<Elf>>,
+}
+
+/// What an ELF program's header tells the kernel: the machine it is built
+/// for (`e_machine`) and the loader that starts it (`PT_INTERP`, absent
+/// for a static program).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Elf {
+    pub machine: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loader: Option<String>,
+}
+
+impl Elf {
+    /// The facts of a file that starts with `head`, when it is ELF (its
+    /// header and program headers within `head`).
+    pub fn of(head: &[u8]) -> Option<Box<Elf>> {
+        use object::elf::{FileHeader32, FileHeader64};
+        use object::Endianness;
+        if !head.starts_with(b"\x7fELF") {
+            return None;
+        }
+        match head.get(4)? {
+            1 => Elf::facts::<FileHeader32<Endianness>>(head),
+            2 => Elf::facts::<FileHeader64<Endianness>>(head),
+            _ => None,
+        }
+        .map(Box::new)
+    }
+
+    fn facts<H: object::read::elf::FileHeader<Endian = object::Endianness>>(
+        head: &[u8],
+    ) -> Option<Elf> {
+        use object::read::elf::ProgramHeader;
+        let header = H::parse(head).ok()?;
+        let endian = header.endian().ok()?;
+        let loader = header
+            .program_headers(endian, head)
+            .ok()
+            .and_then(|all| {
+                all.iter()
+                    .find_map(|p| p.interpreter(endian, head).ok().flatten())
+            })
+            .map(|l| String::from_utf8_lossy(l).into_owned());
+        Some(Elf {
+            machine: header.e_machine(endian),
+            loader,
+        })
+    }
+
+    /// Whether `architecture` (a platform's) is one [`Elf::architecture`]
+    /// names.
+    pub fn known_architecture(architecture: &str) -> bool {
+        [
+            "amd64", "arm64", "arm", "386", "ppc64le", "s390x", "riscv64",
+        ]
+        .contains(&architecture)
+    }
+
+    /// The image platform's architecture (`amd64`, `arm64`…) this
+    /// machine is, when it is one of those.
+    pub fn architecture(&self) -> Option<&'static str> {
+        use object::elf;
+        Some(match self.machine {
+            elf::EM_X86_64 => "amd64",
+            elf::EM_AARCH64 => "arm64",
+            elf::EM_ARM => "arm",
+            elf::EM_386 => "386",
+            elf::EM_PPC64 => "ppc64le",
+            elf::EM_S390 => "s390x",
+            elf::EM_RISCV => "riscv64",
+            _ => return None,
+        })
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -58,6 +134,7 @@ impl Entry {
             size: 0,
             link: None,
             shebang: None,
+            elf: None,
         }
     }
 
@@ -477,6 +554,7 @@ mod tests {
             size: 1,
             link: None,
             shebang: None,
+            elf: None,
         }
     }
 
@@ -489,6 +567,7 @@ mod tests {
             size: 0,
             link: Some(to.to_string()),
             shebang: None,
+            elf: None,
         }
     }
 

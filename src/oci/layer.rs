@@ -21,6 +21,11 @@ pub const MAX_KEPT_BYTES: u64 = 1 << 20;
 /// The longest `#!` line the kernel reads (`BINPRM_BUF_SIZE`).
 const SHEBANG_MAX: u64 = 256;
 
+/// What is read of an executable: its `#!` line, or the ELF header and
+/// program headers with the loader's path (within the first pages of
+/// every common linker's output).
+const HEAD_MAX: u64 = 4096;
+
 /// The `#!` line of a file that starts `head`, without the `#!` and the
 /// new line, when it has one.
 fn shebang(head: &[u8]) -> Option<String> {
@@ -249,14 +254,16 @@ fn walk(
                 }
             }
             // An executable file: the kernel reads its first line when it
-            // is a script (`#!INTERPRETER [ARG]`, at most 256 bytes).
+            // is a script (`#!INTERPRETER [ARG]`, at most 256 bytes), and
+            // its headers when it is an ELF program.
             Change::Add {
                 path,
                 mut entry,
                 content: None,
             } if entry.kind == Kind::File && entry.any_exec() => {
-                let head = tar.read_head(SHEBANG_MAX)?;
-                entry.shebang = shebang(&head);
+                let head = tar.read_head(HEAD_MAX)?;
+                entry.shebang = shebang(&head[..head.len().min(SHEBANG_MAX as usize)]);
+                entry.elf = super::fs::Elf::of(&head);
                 Change::Add {
                     path,
                     entry,
@@ -370,6 +377,7 @@ fn plain_change(h: &Header, path: String) -> Result<Change, Error> {
         size: if kind == Kind::File { h.size } else { 0 },
         link: (kind == Kind::Symlink).then(|| String::from_utf8_lossy(&h.link).into_owned()),
         shebang: None,
+        elf: None,
     };
     Ok(Change::Add {
         path,

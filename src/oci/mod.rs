@@ -250,6 +250,17 @@ pub enum CommandError {
         file: String,
         why: Box<CommandError>,
     },
+    /// An ELF program whose loader (`PT_INTERP`) may not run: a program
+    /// linked against another C library than the image's (musl in a
+    /// glibc image) fails with `no such file or directory`.
+    Loader {
+        program: String,
+        loader: String,
+        why: Box<CommandError>,
+    },
+    /// An ELF program built for another machine than the platform's:
+    /// `exec format error`.
+    Architecture { program: String, built_for: String },
     /// A script (`#!` line) whose interpreter may not run, and why.
     Interpreter {
         script: String,
@@ -350,6 +361,9 @@ impl Platform {
         gids: &[u32],
         depth: usize,
     ) -> Result<(), CommandError> {
+        if let Some(elf) = &c.entry.elf {
+            return self.program_runs(c, elf, lookup, uid, gids);
+        }
         let Some(line) = c.entry.shebang.as_deref() else {
             return Ok(());
         };
@@ -392,6 +406,36 @@ impl Platform {
         if let Some(program) = arg.filter(|a| via_env && !a.starts_with('-')) {
             self.may_execute_at(program, lookup, uid, gids, depth + 1)
                 .map_err(fail(program))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the kernel starts the ELF program `c`: built for the
+    /// platform's machine, with a loader the image has.
+    fn program_runs(
+        &self,
+        c: &Command,
+        elf: &fs::Elf,
+        lookup: Lookup,
+        uid: u32,
+        gids: &[u32],
+    ) -> Result<(), CommandError> {
+        if let Some(built_for) = elf.architecture() {
+            if built_for != self.architecture && fs::Elf::known_architecture(&self.architecture) {
+                return Err(CommandError::Architecture {
+                    program: c.target.clone(),
+                    built_for: built_for.to_string(),
+                });
+            }
+        }
+        if let Some(loader) = &elf.loader {
+            // The loader is a program of its own; a static one needs none.
+            self.may_execute_file(loader, lookup, uid, gids)
+                .map_err(|why| CommandError::Loader {
+                    program: c.target.clone(),
+                    loader: loader.clone(),
+                    why: Box::new(why),
+                })?;
         }
         Ok(())
     }

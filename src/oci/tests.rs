@@ -251,7 +251,7 @@ fn facts_are_cached_by_digest() {
     assert_eq!(e.rule.id, "image-corrupt");
     assert!(e.message.contains("missing"), "{e}");
     // A damaged cache file is ignored, not trusted.
-    for f in std::fs::read_dir(cache.path().join("oci-v2")).unwrap() {
+    for f in std::fs::read_dir(cache.path().join("oci-v3")).unwrap() {
         std::fs::write(f.unwrap().path(), b"{not json").unwrap();
     }
     let e = open(&src, None, &opts).unwrap_err();
@@ -723,4 +723,90 @@ fn a_script_runs_only_when_its_interpreter_does() {
         p.may_read("missing.sh", lookup, 0, &[0]),
         Err(CommandError::NotFound)
     );
+}
+
+/// A minimal ELF64 little-endian program for `machine`, with a
+/// `PT_INTERP` naming `loader` when given.
+fn elf_program(machine: u16, loader: Option<&str>) -> Vec<u8> {
+    let mut b = vec![0x7f, b'E', b'L', b'F', 2, 1, 1, 0];
+    b.resize(16, 0);
+    b.extend(2u16.to_le_bytes()); // e_type: EXEC
+    b.extend(machine.to_le_bytes());
+    b.extend(1u32.to_le_bytes()); // e_version
+    b.extend(0u64.to_le_bytes()); // e_entry
+    b.extend(64u64.to_le_bytes()); // e_phoff
+    b.extend(0u64.to_le_bytes()); // e_shoff
+    b.extend(0u32.to_le_bytes()); // e_flags
+    b.extend(64u16.to_le_bytes()); // e_ehsize
+    b.extend(56u16.to_le_bytes()); // e_phentsize
+    b.extend(u16::from(loader.is_some()).to_le_bytes()); // e_phnum
+    b.extend(64u16.to_le_bytes()); // e_shentsize
+    b.extend([0u8; 4]); // e_shnum, e_shstrndx
+    if let Some(loader) = loader {
+        let len = loader.len() as u64 + 1;
+        b.extend(3u32.to_le_bytes()); // p_type: PT_INTERP
+        b.extend(4u32.to_le_bytes()); // p_flags
+        b.extend(120u64.to_le_bytes()); // p_offset
+        b.extend([0u8; 16]); // p_vaddr, p_paddr
+        b.extend(len.to_le_bytes());
+        b.extend(len.to_le_bytes());
+        b.extend(1u64.to_le_bytes());
+        b.extend(loader.as_bytes());
+        b.push(0);
+    }
+    b.extend([0u8; 64]);
+    b
+}
+
+/// The kernel starts an ELF program only on its machine, and with its
+/// loader: a musl program in a glibc image, or an arm64 one in an amd64
+/// image, fails though the file is there.
+#[test]
+fn an_elf_program_runs_only_with_its_loader_on_its_machine() {
+    const GLIBC: &str = "/lib64/ld-linux-x86-64.so.2";
+    const MUSL: &str = "/lib/ld-musl-x86_64.so.1";
+    let dir = tempfile::tempdir().unwrap();
+    let upper = Layer::new(Compression::Gzip)
+        .dir("lib64", 0o755)
+        .dir("usr/lib/x86_64-linux-gnu", 0o755)
+        .file(
+            "usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+            0o755,
+            &elf_program(62, None),
+        )
+        .symlink(
+            "lib64/ld-linux-x86-64.so.2",
+            "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+        )
+        .dir("usr/local/bin", 0o755)
+        .file("usr/local/bin/glibc", 0o755, &elf_program(62, Some(GLIBC)))
+        .file("usr/local/bin/musl", 0o755, &elf_program(62, Some(MUSL)))
+        .file("usr/local/bin/arm", 0o755, &elf_program(183, Some(GLIBC)))
+        .file("usr/local/bin/static", 0o755, &elf_program(62, None))
+        .file(
+            "usr/local/bin/musl-script",
+            0o755,
+            b"#!/usr/local/bin/musl\n",
+        );
+    single(dir.path(), vec![base(), upper]);
+    let img = open_tag(dir.path(), "t").unwrap();
+    let p = &img.platforms[0];
+    let lookup = Lookup {
+        path: "/usr/local/bin:/usr/bin",
+        cwd: "/",
+    };
+    let run = |name: &str| p.may_execute(name, lookup, 1000, &[1000]);
+    assert!(run("glibc").is_ok(), "{:?}", run("glibc"));
+    assert!(run("static").is_ok(), "{:?}", run("static"));
+    let Err(CommandError::Loader { loader, why, .. }) = run("musl") else {
+        panic!("{:?}", run("musl"));
+    };
+    assert_eq!((loader.as_str(), *why), (MUSL, CommandError::NotFound));
+    assert!(
+        matches!(run("arm"), Err(CommandError::Architecture { ref built_for, .. }) if built_for == "arm64"),
+        "{:?}",
+        run("arm")
+    );
+    // A script whose interpreter is such a program does not run either.
+    assert!(run("musl-script").is_err());
 }
