@@ -60,6 +60,19 @@ fn text(file: &SourceFile) -> std::result::Result<&str, String> {
     std::str::from_utf8(bytes).map_err(|e| format!("the file is not UTF-8 text: {e}"))
 }
 
+/// Where the first byte of `file` that is not UTF-8 is.
+fn not_text_at(file: &SourceFile) -> Location {
+    let bytes = file
+        .bytes
+        .strip_prefix(b"\xEF\xBB\xBF")
+        .unwrap_or(&file.bytes);
+    let at = std::str::from_utf8(bytes)
+        .err()
+        .map_or(0, |e| e.valid_up_to());
+    let (line, column) = crate::input::utf8_position(bytes, at);
+    file_location(file, Some(line), Some(column))
+}
+
 fn origin(file: &SourceFile) -> Arc<Path> {
     Arc::from(file.origin.as_path())
 }
@@ -211,13 +224,7 @@ fn rename_folded(value: &mut Value, e: &serde_path_to_error::Error<serde_json::E
 
 /// Parses the resource documents of a file.
 fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
-    let text = text(file).map_err(|m| {
-        error(
-            rule::MANIFEST_YAML_INVALID,
-            m,
-            file_location(file, None, None),
-        )
-    })?;
+    let text = text(file).map_err(|m| error(rule::MANIFEST_YAML_INVALID, m, not_text_at(file)))?;
     let docs = yaml::documents_with_positions(text).map_err(|e| {
         error(
             rule::MANIFEST_YAML_INVALID,
@@ -418,13 +425,8 @@ impl<'a> Builder<'a, '_> {
                 ))
             }
         };
-        let text = text(file).map_err(|m| {
-            error(
-                rule::KUSTOMIZATION_INVALID,
-                m,
-                file_location(file, None, None),
-            )
-        })?;
+        let text =
+            text(file).map_err(|m| error(rule::KUSTOMIZATION_INVALID, m, not_text_at(file)))?;
         let invalid = |e: yaml::Error| {
             error(
                 rule::KUSTOMIZATION_INVALID,

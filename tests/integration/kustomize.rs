@@ -1214,6 +1214,22 @@ images:
         let errors = kustomize::build(&f, "base").unwrap_err();
         assert_eq!(errors[0].rule.id, "kustomize-generator-key-invalid");
         assert_eq!(errors[0].location, at("bases/v1/config.env", 2, 1));
+        // A byte that is not UTF-8 is pointed at.
+        let mut f = files();
+        f.insert(
+            "base/sts.yaml",
+            SourceFile::new(
+                b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \xff\n".to_vec(),
+                "bases/v1/sts.yaml",
+            ),
+        );
+        let errors = kustomize::build(&f, "base").unwrap_err();
+        assert_eq!(
+            errors[0].location,
+            at("bases/v1/sts.yaml", 4, 9),
+            "{}",
+            errors[0].message
+        );
         // A patch that cannot merge names the object it was merged into.
         let mut f = files();
         let bad = "resources: [../base]\npatches:\n  - patch: |\n      apiVersion: apps/v1\n      kind: StatefulSet\n      metadata: {name: agent}\n      spec:\n        template:\n          spec:\n            containers: {name: agent}\n";
