@@ -162,8 +162,16 @@ pub fn verify(
     message: &[u8],
     armored: &str,
 ) -> Result<(), String> {
-    let sig =
-        SshSig::from_pem(armored.trim()).map_err(|e| format!("not an SSH signature ({e})"))?;
+    // What `ssh-keygen -Y sign` writes: the armor, then base64.
+    let armored = armored.trim().trim_start_matches('\u{feff}').trim();
+    if !armored.starts_with("-----BEGIN SSH SIGNATURE-----") {
+        return Err(
+            "is not an SSH signature: it does not start with `-----BEGIN SSH SIGNATURE-----`"
+                .into(),
+        );
+    }
+    let sig = SshSig::from_pem(armored)
+        .map_err(|e| format!("is not an SSH signature that can be read ({e})"))?;
     if sig.public_key() != key.key_data() {
         return Err(format!(
             "made with another key ({}), not site.yaml's `signing.public_key`",
@@ -233,7 +241,13 @@ pub(crate) mod tests {
         let e = verify(&other, "agent/v1.0.0", b"sums\n", &sig).unwrap_err();
         assert!(e.contains("another key"), "{e}");
         let e = verify(&key, "agent/v1.0.0", b"sums\n", "garbage").unwrap_err();
-        assert!(e.contains("not an SSH signature"), "{e}");
+        assert!(
+            e.starts_with("is not an SSH signature: it does not start"),
+            "{e}"
+        );
+        // A byte-order mark before the armor is an editor's, not a fault.
+        let bom = format!("\u{feff}{sig}");
+        assert_eq!(verify(&key, "agent/v1.0.0", b"sums\n", &bom), Ok(()));
     }
 
     #[test]

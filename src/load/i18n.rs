@@ -74,11 +74,15 @@ pub fn load(
         }
         let text = match read_input(root, &path).map(String::from_utf8) {
             Ok(Ok(t)) => t,
-            Ok(Err(_)) => {
-                diagnostics.push(
-                    Diagnostic::new(rule::I18N_INVALID, "the file is not valid UTF-8")
-                        .in_file(&source),
-                );
+            Ok(Err(e)) => {
+                // Where the first bad byte is, as for every other input.
+                let bytes = e.as_bytes();
+                diagnostics.push(crate::input::utf8_error(
+                    bytes,
+                    &e.utf8_error(),
+                    &source,
+                    rule::I18N_INVALID,
+                ));
                 continue;
             }
             Err(d) => {

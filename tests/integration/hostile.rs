@@ -453,6 +453,27 @@ fn a_file_where_the_site_needs_a_folder_is_a_conflict() {
     );
 }
 
+/// A strings file that is not UTF-8 is pointed at where its first bad
+/// byte is, as every other input is.
+#[test]
+fn a_strings_file_that_is_not_utf8_is_pointed_at() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.path("i18n")).unwrap();
+    std::fs::write(p.path("i18n/en.yaml"), b"skip: Skip\nmenu: \xff\n").unwrap();
+    let (_, report) = check(&p);
+    let f = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["location"]["file"] == "i18n/en.yaml")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(
+        (&f["location"]["line"], &f["location"]["column"]),
+        (&serde_json::json!(2), &serde_json::json!(7)),
+        "{f:#}"
+    );
+}
+
 /// A site whose default language has no start page would redirect its
 /// root to a page that is not there.
 #[test]
