@@ -80,6 +80,8 @@ pub fn attach(site: &mut Site, signer: Option<&Signer>) -> Vec<Diagnostic> {
         let recorded = released.and_then(|files| files.get(SIGNATURE));
         let sums = sha256sums_for(base, true);
         match stored.get(&base.version) {
+            // Refused as it was read: that is its finding.
+            Some(s) if s.refused => {}
             Some(s) => match signing::verify(&key, &namespace, sums.as_bytes(), &s.text) {
                 Err(why) => out.push(
                     Diagnostic::new(

@@ -43,11 +43,29 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> BTreeMap<Version,
         };
         let text = read_input(root, &path)
             .and_then(|b| crate::input::utf8(b, &rel, rule::SIGNATURE_INVALID));
+        let refused = text.is_err();
         match text {
             Ok(text) => {
-                out.insert(version, StoredSignature { path: rel, text });
+                out.insert(
+                    version,
+                    StoredSignature {
+                        path: rel,
+                        text,
+                        refused,
+                    },
+                );
             }
-            Err(d) => diagnostics.push(d),
+            Err(d) => {
+                diagnostics.push(d);
+                out.insert(
+                    version,
+                    StoredSignature {
+                        path: rel,
+                        text: String::new(),
+                        refused,
+                    },
+                );
+            }
         }
     }
     out

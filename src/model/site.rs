@@ -52,6 +52,10 @@ pub struct StoredSignature {
     pub path: PathBuf,
     /// The armored SSHSIG.
     pub text: String,
+    /// The file is there and was refused as it was read (not UTF-8, a
+    /// link, too large…): its finding is reported, and nothing else is
+    /// said of it (it is not missing).
+    pub refused: bool,
 }
 
 /// The base folders of a site deployed earlier: by folder name

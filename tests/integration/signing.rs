@@ -664,6 +664,19 @@ fn a_release_is_signed_once_and_every_build_publishes_that_signature() {
         out_text(&o)
     );
 
+    // A stored signature that cannot be read is that, not also missing.
+    let mut broken = stored.clone();
+    broken.push(0xff);
+    std::fs::write(s.project.path("bases/signatures/v1.1.0.sig"), &broken).unwrap();
+    let o = s.build(Some(&s.key));
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    let rules = rules_of(&out_text(&o));
+    assert!(
+        rules.contains(&"signature-invalid".to_string())
+            && !rules.contains(&"signature-missing".to_string()),
+        "{rules:?}"
+    );
+
     // Back as released; then a changed base file breaks both the lock and
     // the signature.
     std::fs::write(s.project.path("bases/signatures/v1.1.0.sig"), &stored).unwrap();
