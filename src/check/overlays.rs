@@ -71,9 +71,40 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         .iter()
         .filter(|b| file_name(b).is_some())
         .collect();
-    if blocks.is_empty() {
+    // `file=` on blocks that are no Kustomize files (`sh file=install.sh`)
+    // names a file to save, and makes no overlay.
+    let is_kustomization =
+        |b: &&CodeBlock| file_name(b).is_some_and(|f| kustomize::KUSTOMIZATION_FILES.contains(&f));
+    if !blocks.iter().any(|b| b.is_yaml() || is_kustomization(b)) {
         return Vec::new();
     }
+    // Alternatives in tabs (`tab=GKE`, `tab=EKS`), each with its own
+    // kustomization, are overlays of their own; a block in no tab belongs
+    // to each of them.
+    let tabs: std::collections::BTreeSet<&str> = blocks
+        .iter()
+        .filter(|b| is_kustomization(b))
+        .filter_map(|b| b.attr("tab"))
+        .collect();
+    if tabs.len() < 2 {
+        return check_overlay(ctx, page, blocks);
+    }
+    let mut out = Vec::new();
+    for tab in tabs {
+        let group = blocks
+            .iter()
+            .copied()
+            .filter(|b| b.attr("tab").is_none_or(|t| t == tab))
+            .collect();
+        out.extend(check_overlay(ctx, page, group));
+    }
+    out
+}
+
+/// One overlay of a page: its files, built and checked on the base of the
+/// release the page documents.
+fn check_overlay(ctx: &Context, page: &Page, blocks: Vec<&CodeBlock>) -> Vec<Diagnostic> {
+    let site = ctx.site;
     let overlay = Overlay { page, blocks };
     let mut out = Vec::new();
     let Some(k) = overlay.kustomization(&mut out) else {

@@ -335,6 +335,26 @@ fn an_unknown_variable_leaves_the_other_examples_alone() {
     only(&p, "image-pin-mismatch");
 }
 
+/// Alternatives in tabs are overlays of their own, and `file=` on a
+/// shell block only names the file to save.
+#[test]
+fn overlays_in_tabs_and_files_that_are_no_overlay() {
+    let bad = OVERLAY.replace("name: whystack-agent\n", "name: whystack-agnet\n");
+    let body = format!(
+        "Intro.\n\n```yaml file=kustomization.yaml tab=GKE\n{OVERLAY}```\n\n```yaml file=kustomization.yaml tab=EKS\n{bad}```\n"
+    );
+    let p = agent_docs("", &body);
+    let f = only(&p, "doc-image-unknown");
+    assert_eq!(
+        f["location"]["line"],
+        page_line(&p, "whystack-agnet"),
+        "{f:#}"
+    );
+    let p = agent_docs("", "Save it:\n\n```sh file=install.sh\ncurl -fsSL x\n```\n");
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
 /// A page's example that Kustomize cannot read is the page's finding
 /// (exit 1), once: not an input error of the project.
 #[test]
