@@ -983,6 +983,7 @@ fn freeze_docs(
     let folder = Path::new(DIR).join(&id).join("content");
     let exists = site.versions.iter().any(|v| v.dir == folder);
     let mut copied = 0;
+    let mut created = None;
     if !exists {
         let next = site
             .versions
@@ -990,17 +991,36 @@ fn freeze_docs(
             .find(|v| v.dir == Path::new("content"))
             .map(|v| v.dir.clone())
             .unwrap_or_else(|| PathBuf::from("content"));
+        // The outermost folder the copy creates (`versions/1.31`, or
+        // `versions` on the first freeze): what an undo removes.
+        let mut top = folder.clone();
+        while let Some(parent) = top.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if std::fs::symlink_metadata(root.join(parent)).is_ok() {
+                break;
+            }
+            top = parent.to_path_buf();
+        }
+        created = Some(top);
         copied = write::copy_tree(root, &next, &folder)?;
     }
     let mut undo = Frozen {
-        folder: (!exists).then(|| folder.clone()),
+        folder: created,
         lock: None,
     };
     let recorded = site.frozen.contains_key(&line);
     if !recorded {
         let mut lines: std::collections::BTreeSet<_> = site.frozen.keys().copied().collect();
         lines.insert(line);
-        let before = std::fs::read(root.join(LOCK)).ok();
+        let before = match std::fs::read(root.join(LOCK)) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                undo.undo(root);
+                return Err(
+                    Diagnostic::new(rule::IO_UNREADABLE, format!("cannot read: {e}")).in_file(LOCK),
+                );
+            }
+        };
         if let Err(e) = write::replace_file(&root.join(LOCK), render_lock(&lines).as_bytes()) {
             undo.undo(root);
             return Err(
