@@ -131,8 +131,10 @@ impl Moves {
         format!("{}{name}{}", self.prefix, self.suffix)
     }
 
+    /// Where an object of namespace `namespace` lands: the overlay's
+    /// namespace sets every namespaced object's.
     fn namespace<'a>(&'a self, namespace: Option<&'a str>) -> Option<&'a str> {
-        namespace.map(|n| self.namespace.as_deref().unwrap_or(n))
+        self.namespace.as_deref().or(namespace)
     }
 }
 
@@ -172,13 +174,15 @@ struct Command<'l> {
 impl<'l> Command<'l> {
     /// `kubectl …` at the start of `line` (after a prompt `$ ` or `PS> `).
     fn read(line: &'l str) -> Option<Command<'l>> {
+        // Columns count characters, as every finding's do.
         let mut words: Vec<(usize, &str)> = Vec::new();
         let mut at = 0;
         for w in line.split(' ') {
             if !w.is_empty() {
-                words.push((at, w.trim_matches(['"', '\''])));
+                let quotes = w.len() - w.trim_start_matches(['"', '\'']).len();
+                words.push((at + quotes, w.trim_matches(['"', '\''])));
             }
-            at += w.len() + 1;
+            at += w.chars().count() + 1;
         }
         while words
             .first()
@@ -221,15 +225,19 @@ impl<'l> Command<'l> {
     }
 
     /// The words that are not options (nor their values), before `--`.
+    /// For `kubectl logs`, `-f` and `-p` are `--follow` and `--previous`,
+    /// and take no value; no option takes a word that is an option.
     fn operands(&self) -> Vec<(usize, &'l str)> {
+        let logs = self.words.iter().any(|(_, w)| *w == "logs");
+        let flag = |w: &str| logs && matches!(w, "-f" | "-p");
         let mut out = Vec::new();
-        let mut words = self.words.iter().skip(1);
+        let mut words = self.words.iter().skip(1).peekable();
         while let Some(&(at, w)) = words.next() {
             if w == "--" {
                 break;
             }
-            if VALUED.contains(&w) {
-                words.next();
+            if VALUED.contains(&w) && !flag(w) {
+                words.next_if(|(_, next)| !next.starts_with('-'));
             } else if !w.starts_with('-') {
                 out.push((at, w));
             }
@@ -274,8 +282,8 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         .iter()
         .filter(|b| SHELLS.contains(&b.lang.as_str()))
     {
-        for (n, line) in block.code.lines().enumerate() {
-            let Some(command) = Command::read(line) else {
+        for (n, line) in logical_lines(&block.code) {
+            let Some(command) = Command::read(&line) else {
                 continue;
             };
             let at = |column: usize| {
@@ -290,6 +298,30 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                 &mut out,
             );
         }
+    }
+    out
+}
+
+/// The lines of a block as the shell reads them: a line ending in `\`
+/// (or PowerShell's `` ` ``) goes on on the next; each with the row it
+/// starts on (columns past its first row are approximate).
+fn logical_lines(code: &str) -> Vec<(usize, String)> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (n, line) in code.lines().enumerate() {
+        let trimmed = line.trim_end();
+        let (text, more) = match trimmed.strip_suffix(['\\', '`']) {
+            Some(t) => (t, true),
+            None => (trimmed, false),
+        };
+        match out.last_mut() {
+            Some((_, joined)) if open => {
+                joined.push(' ');
+                joined.push_str(text.trim_start());
+            }
+            _ => out.push((n, text.to_string())),
+        }
+        open = more;
     }
     out
 }
@@ -353,7 +385,19 @@ fn check_command(
     // pod or object of the cluster names what the base cannot know.
     let owner = |n: &str| -> Option<Option<&str>> {
         if kind == "Pod" {
-            return pods.iter().find(|p| p.name == n).map(|p| p.namespace);
+            // `NAME-N` of a StatefulSet of the base, whatever N: scaling
+            // (`kubectl scale`, an overlay's `replicas`) makes more.
+            let ordinal = |p: &&Pod| {
+                let stem = p.name.rsplit_once('-').map_or("", |(s, _)| s);
+                n.strip_prefix(stem)
+                    .and_then(|r| r.strip_prefix('-'))
+                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            };
+            return pods
+                .iter()
+                .find(|p| p.name == n)
+                .or_else(|| pods.iter().find(ordinal))
+                .map(|p| p.namespace);
         }
         objects
             .iter()
@@ -370,6 +414,10 @@ fn check_command(
     };
     let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
     let given = command.option("-n", "--namespace");
+    // A namespace from a variable or a placeholder is the reader's.
+    if given.is_some_and(|(_, g)| g.contains(['$', '`', '<', '{'])) {
+        return;
+    }
     let namespace = match owner(name) {
         Some(ns) => ns,
         None => {
@@ -377,13 +425,7 @@ fn check_command(
             // the pod `whystack-agent-1` of a StatefulSet of one
             // replica), in the base's namespace: not found.
             let in_base = given.is_some_and(|(_, g)| namespaces.contains(g));
-            let near = closest(name, candidates.iter().copied()).or_else(|| {
-                let stem = name.rsplit_once('-').map(|(s, _)| s)?;
-                candidates
-                    .iter()
-                    .copied()
-                    .find(|c| c.rsplit_once('-').map(|(s, _)| s) == Some(stem))
-            });
+            let near = closest(name, candidates.iter().copied());
             if let (true, Some(near)) = (in_base, near) {
                 out.push(
                     Diagnostic::new(

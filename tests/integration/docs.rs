@@ -681,6 +681,13 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "$ kubectl --namespace=whystack-agent rollout status statefulset/whystack-agent",
         "kubectl -n kube-system logs coredns-abc",
         "kubectl get nodes",
+        // --follow and --previous take no value; a scaled StatefulSet's
+        // pods; a namespace from a variable; a command on two lines.
+        "kubectl logs -f -n whystack-agent whystack-agent-0",
+        "kubectl logs -p -n whystack-agent whystack-agent-0 -c agent",
+        "kubectl -n whystack-agent logs whystack-agent-2",
+        "kubectl logs -n \"$NS\" whystack-agent-0",
+        "kubectl logs whystack-agent-0 \\\n  -n whystack-agent -c agent",
         "kubectl -A get pods",
     ] {
         assert_eq!(findings(fine), [], "{fine}");
@@ -695,7 +702,7 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         got.len() == 1 && got[0].0 == "error" && got[0].1 == 12,
         "{got:?}"
     );
-    let got = findings("kubectl -n whystack-agent logs whystack-agent-1");
+    let got = findings("kubectl -n whystack-agent logs whystack-agnet-0");
     assert!(
         got.len() == 1 && got[0].2.contains("did you mean `whystack-agent-0`"),
         "{got:?}"
