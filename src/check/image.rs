@@ -228,7 +228,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         let who = (uid, &gids[..]);
                         // The main process runs before it writes to its
                         // volumes; a probe or a hook after.
-                        let at_start = exec.what == "command";
+                        let at_start = exec.what == "command" && !call.in_script;
                         let here = |p: &str, read| {
                             run_here(platform, (&mounts, at_start), p, lookup, who, read)
                         };

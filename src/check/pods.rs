@@ -355,8 +355,11 @@ fn config_map_references(ctx: &mut Ctx, w: &Workload) {
             }
         }
     }
+    // What every namespace has (the cluster's CA, published by the
+    // control plane since Kubernetes 1.20).
+    const CLUSTER_MADE: &[&str] = &["kube-root-ca.crt"];
     for (pointer, name, key, optional) in refs {
-        if optional || name.is_empty() {
+        if optional || name.is_empty() || CLUSTER_MADE.contains(&name.as_str()) {
             continue;
         }
         let why = match (find(&name), &key) {

@@ -395,10 +395,14 @@ impl Mounts {
                 if kind == "Secret" && items.is_none() {
                     return None;
                 }
+                // With `fsGroup`, the kubelet gives the files to that group
+                // and lets it read them.
+                let group_read = if fs_group != 0 { 0o440 } else { 0 };
                 let mode = |m: Option<i32>| {
                     m.or(default_mode)
                         .and_then(|m| u32::try_from(m).ok())
                         .unwrap_or(0o644)
+                        | group_read
                 };
                 let data = object_data(object);
                 let text = |key: &str| {

@@ -580,14 +580,18 @@ fn load_static(root: &Path, assets: &mut Vec<Asset>, diagnostics: &mut Vec<Diagn
         // Published under its name: a name a URL cannot hold (a space, a
         // line break, a byte that is not UTF-8) would be unreachable, or
         // published under another name, and no object store takes it.
-        if let Some(bad) = rel.split('/').find(|s| !is_url_safe(s)) {
+        let unsafe_char =
+            |c: char| c.is_control() || matches!(c, ' ' | '?' | '#' | '%' | '\\' | '\u{fffd}');
+        if let Some(bad) = rel.split('/').find(|s| s.contains(unsafe_char)) {
             diagnostics.push(
                 Diagnostic::new(
                     rule::CONTENT_LAYOUT,
                     format!("`{}` cannot be part of a URL", bad.escape_debug()),
                 )
                 .in_file(relative(root, &path))
-                .help("name static files and folders with ASCII letters, digits, `.`, `_` and `-` only"),
+                .help(
+                    "rename it without spaces, control characters, `?`, `#`, `%` or `\\`, as UTF-8",
+                ),
             );
             continue;
         }

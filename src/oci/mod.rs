@@ -421,7 +421,13 @@ impl Platform {
         gids: &[u32],
     ) -> Result<(), CommandError> {
         if let Some(built_for) = elf.architecture() {
-            if built_for != self.architecture && fs::Elf::known_architecture(&self.architecture) {
+            // 64-bit kernels commonly run their 32-bit programs too.
+            let runs_here = built_for == self.architecture
+                || matches!(
+                    (built_for, self.architecture.as_str()),
+                    ("386", "amd64") | ("arm", "arm64")
+                );
+            if !runs_here && fs::Elf::known_architecture(&self.architecture) {
                 return Err(CommandError::Architecture {
                     program: c.target.clone(),
                     built_for: built_for.to_string(),

@@ -412,6 +412,16 @@ fn names_that_differ_only_in_case_are_an_error() {
 /// found by check, not by deploy.
 #[test]
 fn static_names_a_url_cannot_hold_are_an_error() {
+    for fine in [
+        "static/logo@2x.png",
+        "static/agent-1.30.0+linux.tar.gz",
+        "static/café.png",
+    ] {
+        let p = Project::new();
+        p.write(fine, "x");
+        let (code, report) = check(&p);
+        assert_eq!(code, 0, "{fine}: {report:#}");
+    }
     for name in ["static/a b.png", "static/a\nb.png", "static/dir?/x.css"] {
         let p = Project::new();
         p.write(name, "x");
