@@ -164,7 +164,8 @@ fn env_mentions_in(
                 continue;
             }
             // `RUNNER_LEARNED_*`: the keys that start so.
-            let pattern = line[end..].starts_with('*');
+            // (not `**RUNNER_X**`, a key in bold)
+            let pattern = line[end..].starts_with('*') && !line[..start].ends_with('*');
             if pattern
                 && site
                     .images

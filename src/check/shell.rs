@@ -550,7 +550,12 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
             "`{}` runs the commands of the file {file}",
             known.join(" ").chars().take(60).collect::<String>()
         ));
-    } else if SHELLS.contains(&base_name(&known[0])) && (in_script || known.len() > 1) {
+    } else if SHELLS.contains(&base_name(&known[0]))
+        && (in_script || known.iter().any(|w| w == "-s"))
+        && !known
+            .iter()
+            .any(|w| matches!(w.as_str(), "--version" | "--help" | "-n"))
+    {
         // `… | sh`, `sh -s`, `sh <<EOF`: the commands come on its input.
         out.dynamic.push(format!(
             "`{}` reads the commands it runs from its input",
@@ -724,6 +729,20 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     }
 }
 
+/// Whether a file a script sources (`. FILE`) may define the functions
+/// it calls after: not one of settings (`/etc/os-release`, `*.env`).
+fn may_define_functions(file: Option<&str>) -> bool {
+    let Some(file) = file else {
+        return true;
+    };
+    let name = base_name(file);
+    let data = matches!(name, "os-release" | "environment" | "lsb-release")
+        || [".env", ".conf", ".properties", ".cfg", ".ini"]
+            .iter()
+            .any(|e| name.ends_with(e));
+    !data
+}
+
 /// Whether a shell's options (`set -o pipefail`, `-euo pipefail`,
 /// `sh -o pipefail -c …`) turn on `pipefail`: each `o` of a cluster takes
 /// the next word as its option's name.
@@ -784,7 +803,7 @@ fn bash_syntax(node: Node, src: &[u8]) -> Option<String> {
     let bash = match node.kind() {
         "array" | "herestring_redirect" | "process_substitution" => true,
         "compound_statement" => text.starts_with("(("),
-        "function_definition" => text.starts_with("function"),
+        "function_definition" => node.child(0).is_some_and(|c| c.kind() == "function"),
         "file_redirect" => text.starts_with("&>"),
         "expansion" => {
             let inner = text.strip_prefix("${")?;
@@ -792,7 +811,9 @@ fn bash_syntax(node: Node, src: &[u8]) -> Option<String> {
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .unwrap_or(inner.len());
             let op = &inner[name_end..];
-            inner.starts_with('!')
+            inner
+                .strip_prefix('!')
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
                 || op.starts_with(['/', '^', ','])
                 || (op.starts_with(':')
                     && op[1..].starts_with(|c: char| c.is_ascii_digit() || c == ' '))
@@ -902,13 +923,18 @@ fn fails_when_absent(node: Node, src: &[u8]) -> bool {
     }
 }
 
-/// Whether `node` holds an `exit` with a failing status (`exit 1`).
+/// Whether `node` holds an `exit` with a failing status (`exit 1`; a
+/// bare `exit` right after the failed question, in `… || exit`, keeps its
+/// failing status).
 fn exits_failing(node: Node, src: &[u8]) -> bool {
     nodes_of_kind(node, "command").into_iter().any(|c| {
         words_of(c, src).is_some_and(|w| {
-            w.first().is_some_and(|n| n.as_deref() == Some("exit"))
-                && w.get(1)
-                    .is_some_and(|a| a.as_deref().is_some_and(|a| a != "0"))
+            let exit = w.first().is_some_and(|n| n.as_deref() == Some("exit"));
+            exit && match w.get(1) {
+                Some(Some(a)) => a != "0",
+                Some(None) => false,
+                None => c.id() == node.id(),
+            }
         })
     })
 }
@@ -1201,6 +1227,10 @@ fn closing_brace(text: &str) -> Option<usize> {
 /// `${PATH:+WORD}` (the idiom `/opt/bin${PATH:+:$PATH}`); `None` for
 /// another variable or another expansion of it.
 fn path_expansion(inner: &str) -> Option<String> {
+    // A word nesting `${PATH:+…}` deeper than this is not worth reading.
+    if inner.matches("${").count() > 8 {
+        return None;
+    }
     let op = inner.strip_prefix("PATH")?;
     match op {
         "" => Some("$PATH".into()),
@@ -1335,18 +1365,23 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
                     line: out.line,
                 });
             }
-            out.sourced_at.get_or_insert(out.calls.len());
+            if may_define_functions(words.get(1).cloned().flatten().as_deref()) {
+                out.sourced_at.get_or_insert(out.calls.len());
+            }
             return;
         }
         // `time CMD` (bash's keyword, else a program) runs CMD.
         "time" => {
             bash_only(vec![Some(program.clone())], out);
-            let rest: Vec<_> = words
-                .into_iter()
-                .skip(1)
-                .skip_while(|w| w.as_deref() == Some("-p"))
-                .collect();
-            follow(rest, true, depth + 1, out);
+            // bash's `-p`, and the options of /usr/bin/time (`-f FORMAT`,
+            // `-o FILE` take a value), before the command.
+            let mut rest = words.into_iter().skip(1).peekable();
+            while let Some(w) = rest.next_if(|w| w.as_deref().is_some_and(|w| w.starts_with('-'))) {
+                if matches!(w.as_deref(), Some("-f" | "-o")) {
+                    rest.next();
+                }
+            }
+            follow(rest.collect(), true, depth + 1, out);
             return;
         }
         p if BASH_ONLY.contains(&p) => {
@@ -1364,11 +1399,14 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
                 "popd" => out.scope.cd_unknown(),
                 _ => {}
             }
+            let sourced = words.get(1).cloned().flatten();
             bash_only(words, out);
             if source {
                 out.dynamic
                     .push(format!("`{}` runs the commands of another file", text()));
-                out.sourced_at.get_or_insert(out.calls.len());
+                if may_define_functions(sourced.as_deref()) {
+                    out.sourced_at.get_or_insert(out.calls.len());
+                }
             }
             return;
         }
@@ -2146,6 +2184,46 @@ mod scope_tests {
         assert!(check.2, "{got:?}");
         assert!(!got.iter().find(|c| c.0 == "/bin/x").unwrap().2);
         assert!(!read("check_health live")[0].2);
+    }
+
+    /// What the review found read wrongly: POSIX forms taken for bash's, a
+    /// data file taken for a library, `time`'s options taken for its
+    /// command.
+    #[test]
+    fn posix_forms_data_files_and_time_options() {
+        for script in [
+            "functions_init() { x; }\nfunctions_init",
+            "x & pid=${!}; wait ${!}",
+        ] {
+            assert!(read(script).iter().all(|(_, bash, _)| !bash), "{script}");
+        }
+        let got = read(". /etc/os-release\ncurl -fsS x");
+        assert!(
+            !got.iter().find(|c| c.0.starts_with("curl")).unwrap().2,
+            "{got:?}"
+        );
+        let got = read("time -f '%e' ./job a");
+        assert_eq!(got.last().map(|c| c.0.as_str()), Some("./job a"), "{got:?}");
+        assert!(!got.iter().any(|c| c.0.starts_with("-f")), "{got:?}");
+        // A bare `exit` after the failed question keeps its status.
+        let got = read("command -v hc >/dev/null || exit\nhc live");
+        assert!(!got.iter().find(|c| c.0 == "hc live").unwrap().2, "{got:?}");
+        // Deep `${PATH:+…}` nesting reads as unknown, without recursing on.
+        let deep = format!(
+            "PATH={}/x{}; tool",
+            "${PATH:+".repeat(2000),
+            "}".repeat(2000)
+        );
+        assert!(in_sh(&deep)
+            .calls
+            .last()
+            .is_some_and(|c| c.scope.path_unknown));
+        // `bash --version` reads no commands from its input.
+        let words: Vec<Option<String>> = ["bash", "--version"]
+            .iter()
+            .map(|w| Some(w.to_string()))
+            .collect();
+        assert!(calls(&words).dynamic.is_empty());
     }
 
     #[test]

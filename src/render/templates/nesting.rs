@@ -107,7 +107,7 @@ fn range_steps(tag: &str) -> u64 {
         arg("step_by").unwrap_or(1).max(1),
     );
     match arg("end") {
-        Some(end) => u64::try_from((end - start).max(0) / step).unwrap_or(u64::MAX),
+        Some(end) => u64::try_from(end.saturating_sub(start).max(0) / step).unwrap_or(u64::MAX),
         None => 1,
     }
 }
