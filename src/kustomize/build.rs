@@ -69,7 +69,11 @@ fn not_text_at(file: &SourceFile) -> Location {
     let at = std::str::from_utf8(bytes)
         .err()
         .map_or(0, |e| e.valid_up_to());
-    let (line, column) = crate::input::utf8_position(bytes, at);
+    // The text before it is UTF-8: its lines, and the characters of the
+    // last one.
+    let before = String::from_utf8_lossy(&bytes[..at.min(bytes.len())]);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     file_location(file, Some(line), Some(column))
 }
 
