@@ -15,6 +15,25 @@ where
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// Reads an integer field as Go's JSON decoder does: a number without a
+/// fraction (`2`, `2.0`, `1e1`) is that integer, `null` is 0.
+fn whole<'de, D>(d: D) -> Result<i64, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let n: Option<serde_json::Number> = Option::deserialize(d)?;
+    let Some(n) = n else {
+        return Ok(0);
+    };
+    if let Some(i) = n.as_i64() {
+        return Ok(i);
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(f as i64),
+        _ => Err(serde::de::Error::custom(format!("`{n}` is not an integer"))),
+    }
+}
+
 pub type StringMap = BTreeMap<String, String>;
 
 /// Reads a map of strings as Go's decoder does: `null` is an empty map,
@@ -247,7 +266,7 @@ pub struct ImageArgs {
 pub struct ReplicaArgs {
     #[serde(default, deserialize_with = "nullable")]
     pub name: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "whole")]
     pub count: i64,
 }
 
@@ -426,7 +445,7 @@ pub struct TargetArgs {
 pub struct FieldOptions {
     #[serde(default, deserialize_with = "nullable")]
     pub delimiter: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "whole")]
     pub index: i64,
     // Read so that the field is known; Kustomize does not use it either.
     #[allow(dead_code)]
