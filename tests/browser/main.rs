@@ -214,6 +214,12 @@ fn the_versions_page_lists_every_version_and_its_files_resolve() {
     expected.reverse();
     with_browser(DESKTOP.0, DESKTOP.1, move |b: Arc<Browser>| async move {
         b.goto("/es/versions/").await;
+        // (the page may still be loading when goto returns on a busy machine)
+        b.until(
+            "the versions page to be there",
+            "return document.querySelectorAll('section.version h2').length > 0;",
+        )
+        .await;
         let listed = b
             .js("return [...document.querySelectorAll('section.version h2')].map(h => h.id);")
             .await;
