@@ -991,17 +991,11 @@ fn freeze_docs(
             .find(|v| v.dir == Path::new("content"))
             .map(|v| v.dir.clone())
             .unwrap_or_else(|| PathBuf::from("content"));
-        // The outermost folder the copy creates (`versions/1.31`, or
-        // `versions` on the first freeze): what an undo removes.
-        let mut top = folder.clone();
-        while let Some(parent) = top.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if std::fs::symlink_metadata(root.join(parent)).is_ok() {
-                break;
-            }
-            top = parent.to_path_buf();
-        }
-        created = Some(top);
-        copied = write::copy_tree(root, &next, &folder)?;
+        // The outermost folder the copy made (`versions/1.31`, or
+        // `versions` on the first freeze) is what an undo removes.
+        let (files, made) = write::copy_tree(root, &next, &folder)?;
+        copied = files;
+        created = Some(made);
     }
     let mut undo = Frozen {
         folder: created,

@@ -1133,8 +1133,10 @@ mod remover {
 /// regular files only. The copy is made in a hidden folder beside the
 /// first folder of `to` that does not exist yet, and renamed into place:
 /// `to` and the folders made for it appear whole or not at all, even when
-/// the copy stops half-way. Returns how many files it copied.
-pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnostic> {
+/// the copy stops half-way. Returns how many files it copied, and the
+/// outermost folder it made (relative to `root`): what removing the copy
+/// removes.
+pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<(usize, PathBuf), Diagnostic> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         Diagnostic::new(rule::IO_UNREADABLE, format!("cannot {what}: {e}")).in_file(to)
     };
@@ -1179,7 +1181,8 @@ pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<usize, Diagnosti
         let _ = std::fs::remove_dir_all(&kept);
         fail("move the copy into place", &e)
     })?;
-    Ok(files.len())
+    let made = top.strip_prefix(root).unwrap_or(&top).to_path_buf();
+    Ok((files.len(), made))
 }
 
 #[cfg(test)]
@@ -1208,7 +1211,10 @@ mod tests {
         assert!(left.is_empty(), "{left:?}");
 
         std::fs::remove_file(root.join("content/en/link.md")).unwrap();
-        assert_eq!(copy_tree(root, Path::new("content"), to).unwrap(), 2);
+        assert_eq!(
+            copy_tree(root, Path::new("content"), to).unwrap(),
+            (2, PathBuf::from("versions/1.0"))
+        );
         assert_eq!(
             std::fs::read_to_string(root.join("versions/1.0/content/en/sub/b.md")).unwrap(),
             "b"
