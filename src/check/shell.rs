@@ -1373,15 +1373,13 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
         // `time CMD` (bash's keyword, else a program) runs CMD.
         "time" => {
             bash_only(vec![Some(program.clone())], out);
-            // bash's `-p`, and the options of /usr/bin/time (`-f FORMAT`,
-            // `-o FILE` take a value), before the command.
-            let mut rest = words.into_iter().skip(1).peekable();
-            while let Some(w) = rest.next_if(|w| w.as_deref().is_some_and(|w| w.starts_with('-'))) {
-                if matches!(w.as_deref(), Some("-f" | "-o")) {
-                    rest.next();
-                }
+            // bash's `-p`, and the options of /usr/bin/time, are the
+            // wrapper's (see WRAPPERS).
+            match wrapped(&words) {
+                Ok(Some(inner)) => follow(inner.to_vec(), true, depth + 1, out),
+                Ok(None) => {}
+                Err(why) => out.dynamic.push(why),
             }
-            follow(rest.collect(), true, depth + 1, out);
             return;
         }
         p if BASH_ONLY.contains(&p) => {
