@@ -345,14 +345,10 @@ fn check_command(
     let Some(&(_, verb)) = operands.first() else {
         return;
     };
-    if !NAMING.contains(&verb) || command.option("-A", "--all-namespaces").is_some() {
-        return;
-    }
-    if command
-        .words
-        .iter()
-        .any(|(_, w)| *w == "-A" || *w == "--all-namespaces")
-    {
+    // Across every namespace (`-A`, `--all-namespaces[=true]`), any
+    // namespace holds what it names.
+    let everywhere = |w: &str| w == "-A" || w.starts_with("--all-namespaces");
+    if !NAMING.contains(&verb) || command.words.iter().any(|(_, w)| everywhere(w)) {
         return;
     }
     // The object it names, of the base: `kind/name`, `kind name`, or a
