@@ -109,12 +109,10 @@ struct Moves {
 impl Moves {
     /// The moves of the page's overlay (its `file=kustomization.yaml`).
     fn of(doc: &crate::model::document::Document) -> Moves {
-        let kustomization = doc.code_blocks.iter().find(|b| {
-            b.attr("file").is_some_and(|f| {
-                let f = f.strip_prefix("./").unwrap_or(f);
-                crate::kustomize::KUSTOMIZATION_FILES.contains(&f)
-            })
-        });
+        let kustomization = doc
+            .code_blocks
+            .iter()
+            .find(|b| super::overlays::is_kustomization(b));
         let value = kustomization
             .and_then(|b| crate::yaml::documents(&b.code).ok())
             .and_then(|docs| docs.into_iter().next())

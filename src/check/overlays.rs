@@ -47,6 +47,13 @@ fn file_name(block: &CodeBlock) -> Option<&str> {
     Some(name.strip_prefix("./").unwrap_or(name)).filter(|n| !n.is_empty())
 }
 
+/// Whether a code block shows an overlay's kustomization: a file named as
+/// Kustomize names it (`kustomization.yaml`, `kustomization.yml`,
+/// `Kustomization`).
+pub(super) fn is_kustomization(block: &CodeBlock) -> bool {
+    file_name(block).is_some_and(|f| kustomize::KUSTOMIZATION_FILES.contains(&f))
+}
+
 /// The folder of the overlay in the build.
 const OVERLAY: &str = "overlay";
 
@@ -73,8 +80,6 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         .collect();
     // `file=` on blocks that are no Kustomize files (`sh file=install.sh`)
     // names a file to save, and makes no overlay.
-    let is_kustomization =
-        |b: &&CodeBlock| file_name(b).is_some_and(|f| kustomize::KUSTOMIZATION_FILES.contains(&f));
     if !blocks.iter().any(|b| b.is_yaml() || is_kustomization(b)) {
         return Vec::new();
     }
