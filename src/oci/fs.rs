@@ -97,28 +97,29 @@ impl Elf {
     /// Whether `architecture` (a platform's) is one [`Elf::architecture`]
     /// names.
     pub fn known_architecture(architecture: &str) -> bool {
-        [
-            "amd64", "arm64", "arm", "386", "ppc64le", "s390x", "riscv64",
-        ]
-        .contains(&architecture)
+        MACHINES.iter().any(|(_, a)| *a == architecture)
     }
 
     /// The image platform's architecture (`amd64`, `arm64`…) this
     /// machine is, when it is one of those.
     pub fn architecture(&self) -> Option<&'static str> {
-        use object::elf;
-        Some(match self.machine {
-            elf::EM_X86_64 => "amd64",
-            elf::EM_AARCH64 => "arm64",
-            elf::EM_ARM => "arm",
-            elf::EM_386 => "386",
-            elf::EM_PPC64 => "ppc64le",
-            elf::EM_S390 => "s390x",
-            elf::EM_RISCV => "riscv64",
-            _ => return None,
-        })
+        MACHINES
+            .iter()
+            .find(|(m, _)| *m == self.machine)
+            .map(|(_, a)| *a)
     }
 }
+
+/// ELF machines (`e_machine`) by the OCI platform architecture they are.
+const MACHINES: &[(u16, &str)] = &[
+    (object::elf::EM_X86_64, "amd64"),
+    (object::elf::EM_AARCH64, "arm64"),
+    (object::elf::EM_ARM, "arm"),
+    (object::elf::EM_386, "386"),
+    (object::elf::EM_PPC64, "ppc64le"),
+    (object::elf::EM_S390, "s390x"),
+    (object::elf::EM_RISCV, "riscv64"),
+];
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
