@@ -849,19 +849,14 @@ fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
         let (Some(Some(name)), args) = (words.first(), &words[1..]) else {
             continue;
         };
+        // The programs asked for: the words after the options.
+        let programs = || {
+            let words = args.iter().flatten().filter(|a| !a.starts_with('-'));
+            words.cloned().collect()
+        };
         let asked: Vec<String> = match name.as_str() {
-            "command" if only_asks(args) => args
-                .iter()
-                .flatten()
-                .filter(|a| !a.starts_with('-'))
-                .cloned()
-                .collect(),
-            "which" | "type" | "hash" => args
-                .iter()
-                .flatten()
-                .filter(|a| !a.starts_with('-'))
-                .cloned()
-                .collect(),
+            "command" if only_asks(args) => programs(),
+            "which" | "type" | "hash" => programs(),
             "[" | "[[" | "test" => args
                 .windows(2)
                 .filter(|w| w[0].as_deref().is_some_and(|op| FILE_TESTS.contains(&op)))
