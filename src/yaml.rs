@@ -198,8 +198,7 @@ pub fn documents(text: &str) -> Result<Vec<Value>, Error> {
     depth_guard(text)?;
     let mut docs = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
-        let v =
-            merged(serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?)?;
+        let v = merged(load(de, text)?)?;
         if v.is_null() {
             continue;
         }
@@ -217,6 +216,131 @@ fn merged(mut v: serde_yaml::Value) -> Result<serde_yaml::Value, Error> {
         column: None,
     })?;
     Ok(v)
+}
+
+/// One document read as Go's YAML library reads it into Kubernetes'
+/// objects: see [`Loaded`].
+fn load(de: serde_yaml::Deserializer<'_>, text: &str) -> Result<serde_yaml::Value, Error> {
+    Loaded::deserialize(de)
+        .map(|l| l.0)
+        .map_err(|e| Error::from_serde(e, text))
+}
+
+/// A YAML value read as Go's YAML library (yaml.v3, under kubectl) reads
+/// one where serde_yaml's own reader differs: a local tag (`!foo bar`)
+/// is dropped and its value kept, an integer past 64 bits is a float
+/// (`1e+23`), where serde_yaml keeps the tag or refuses the number, and
+/// `.inf` or `.nan` is an error.
+struct Loaded(serde_yaml::Value);
+
+impl<'de> Deserialize<'de> for Loaded {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(LoadedVisitor).map(Loaded)
+    }
+}
+
+struct LoadedVisitor;
+
+impl<'de> serde::de::Visitor<'de> for LoadedVisitor {
+    type Value = serde_yaml::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Bool(b))
+    }
+
+    fn visit_i64<E>(self, i: i64) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Number(i.into()))
+    }
+
+    fn visit_u64<E>(self, u: u64) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Number(u.into()))
+    }
+
+    fn visit_i128<E>(self, i: i128) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Number((i as f64).into()))
+    }
+
+    fn visit_u128<E>(self, u: u128) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Number((u as f64).into()))
+    }
+
+    /// A float JSON cannot hold (`.inf`, `.nan`) is refused, as kubectl
+    /// refuses it, rather than made `null`.
+    fn visit_f64<E: serde::de::Error>(self, f: f64) -> Result<Self::Value, E> {
+        if f.is_finite() {
+            return Ok(serde_yaml::Value::Number(f.into()));
+        }
+        let written = if f.is_nan() {
+            ".nan"
+        } else if f > 0.0 {
+            ".inf"
+        } else {
+            "-.inf"
+        };
+        Err(E::custom(format!(
+            "`{written}` is a YAML float that JSON, and so Kubernetes, cannot hold; \
+             quote it (\"{written}\") if it is meant as text"
+        )))
+    }
+
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::String(s.to_owned()))
+    }
+
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::String(s))
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_yaml::Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Loaded::deserialize(d).map(|l| l.0)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Loaded(v)) = a.next_element()? {
+            items.push(v);
+        }
+        Ok(serde_yaml::Value::Sequence(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+        let mut map = serde_yaml::Mapping::new();
+        while let Some(Loaded(key)) = a.next_key()? {
+            if map.contains_key(&key) {
+                // serde_yaml's words, which the error's location reads.
+                let key = match &key {
+                    serde_yaml::Value::String(s) => format!("with key {s:?}"),
+                    serde_yaml::Value::Number(n) => format!("with key {n}"),
+                    serde_yaml::Value::Bool(b) => format!("with key `{b}`"),
+                    serde_yaml::Value::Null => "with null key".into(),
+                    _ => "in YAML map".into(),
+                };
+                return Err(serde::de::Error::custom(format!("duplicate entry {key}")));
+            }
+            let Loaded(value) = a.next_value()?;
+            map.insert(key, value);
+        }
+        Ok(serde_yaml::Value::Mapping(map))
+    }
+
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, a: A) -> Result<Self::Value, A::Error> {
+        use serde::de::VariantAccess;
+        // serde_yaml gives a node with a local tag as an enum named by it.
+        let (_tag, value): (serde::de::IgnoredAny, _) = a.variant()?;
+        value.newtype_variant::<Loaded>().map(|l| l.0)
+    }
 }
 
 fn to_json(v: serde_yaml::Value) -> Result<Value, Error> {
@@ -428,7 +552,7 @@ pub fn documents_with_positions(text: &str) -> Result<Vec<Document>, Error> {
     depth_guard(text)?;
     let mut values = Vec::new();
     for de in serde_yaml::Deserializer::from_str(text) {
-        let v = serde_yaml::Value::deserialize(de).map_err(|e| Error::from_serde(e, text))?;
+        let v = load(de, text)?;
         values.push(merged(v)?);
     }
     // Positions come from a second, event-level parser; if the two disagree
@@ -755,6 +879,43 @@ pub fn locate_scalar(text: &str, needle: &str) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+    /// Values as kubectl's YAML reader makes them, where serde_yaml's own
+    /// reader differs.
+    #[test]
+    fn values_as_go_reads_them() {
+        let docs = super::documents(
+            "local: !foo bar\nmap: !thing {a: 1}\nbig: 100000000000000000000000\n\
+             small: -12345678901234567890\nkeep: 18446744073709551615\n",
+        )
+        .unwrap();
+        assert_eq!(
+            docs[0],
+            serde_json::json!({"local": "bar", "map": {"a": 1}, "big": 1e23,
+                "small": -1.2345678901234567e19, "keep": 18446744073709551615u64})
+        );
+        for (text, written) in [
+            ("a:\n  b: .inf\n", ".inf"),
+            ("a:\n  b: -.Inf\n", "-.inf"),
+            ("a:\n  b: .NaN\n", ".nan"),
+        ] {
+            let e = super::documents(text).unwrap_err();
+            assert!(e.message.contains(&format!("`{written}`")), "{e:?}");
+            assert_eq!((e.line, e.column), (Some(2), Some(6)), "{text}");
+            assert!(super::documents_with_positions(text).is_err());
+        }
+        // Quoted, it is text.
+        assert_eq!(
+            super::documents("a: \".inf\"\n").unwrap()[0],
+            serde_json::json!({"a": ".inf"})
+        );
+        let e = super::documents("a: 1\nb: 2\na: 3\n").unwrap_err();
+        assert!(
+            e.message.contains("duplicate entry with key \"a\""),
+            "{e:?}"
+        );
+        assert_eq!(e.line, Some(3));
+    }
+
     #[test]
     fn keys_that_are_not_text() {
         let text =
