@@ -691,22 +691,45 @@ pub fn yaml11_booleans(text: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
+/// The boolean YAML 1.1 reads in a plain scalar: `y`, `yes`, `on`, and
+/// `true` (in three cases each), and their opposites.
+pub fn yaml11_boolean(s: &str) -> Option<bool> {
+    match s {
+        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" | "true" | "True" | "TRUE" => {
+            Some(true)
+        }
+        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" | "false" | "False" | "FALSE" => {
+            Some(false)
+        }
+        _ => None,
+    }
+}
+
 /// The plain scalars of the first document as Go's YAML 1.1 reader takes
 /// them, where that is a boolean (`yes`, `on`) or a number ([`go_number`]:
 /// `010` is 8, `1_000` is 1000), by JSON pointer: what Kustomize's
 /// kustomization reader sees there.
 pub fn yaml11_scalars(text: &str) -> Vec<(String, Value)> {
+    yaml11_walk(text).0
+}
+
+/// The plain map keys of the first document that YAML 1.1 reads as
+/// booleans (`y:`, `on:`), by JSON pointer: Kustomize's YAML-to-JSON step
+/// writes each as the text of its boolean (`"true":`).
+pub fn yaml11_boolean_keys(text: &str) -> Vec<String> {
+    yaml11_walk(text).1
+}
+
+/// [`yaml11_scalars`] and [`yaml11_boolean_keys`], from one walk.
+fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     enum Frame {
         Map { path: String, key: Option<String> },
         Seq { path: String, index: usize },
     }
-    let word = |s: &str| match s {
-        "y" | "Y" | "yes" | "Yes" | "YES" | "on" | "On" | "ON" => Some(true),
-        "n" | "N" | "no" | "No" | "NO" | "off" | "Off" | "OFF" => Some(false),
-        _ => None,
-    };
+    let word = yaml11_boolean;
     let mut out = Vec::new();
+    let mut keys = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     for item in Parser::new_from_str(text) {
         let Ok((event, _)) = item else {
@@ -732,6 +755,12 @@ pub fn yaml11_scalars(text: &str) -> Vec<(String, Value)> {
         match event {
             Event::DocumentEnd => break,
             Event::Scalar(value, style, _, tag) => {
+                let plain = style == ScalarStyle::Plain && tag.is_none();
+                if let (true, Some(Frame::Map { path, key: None })) = (plain, stack.last()) {
+                    if word(&value).is_some() {
+                        keys.push(format!("{path}/{}", pointer_segment(&value)));
+                    }
+                }
                 if let Some(p) = next(&mut stack, Some(&value)) {
                     if let (ScalarStyle::Plain, None) = (style, tag) {
                         if let Some(b) = word(&value) {
@@ -760,7 +789,7 @@ pub fn yaml11_scalars(text: &str) -> Vec<(String, Value)> {
             _ => {}
         }
     }
-    out
+    (out, keys)
 }
 
 /// The plain map keys of every document of `text` that Go's YAML reader

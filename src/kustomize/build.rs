@@ -1186,6 +1186,19 @@ fn parse_patch(
     text: &str,
     prov_of: &dyn Fn(&Value, &Positions) -> Prov,
 ) -> std::result::Result<Parsed, String> {
+    // Kustomize reads a patch whose first character is `[` as JSON, and
+    // only other text as YAML.
+    let json = text.starts_with('[');
+    if json {
+        if let Err(e) = serde_json::from_str::<Value>(text) {
+            return Err(format!(
+                "the patch starts with `[`, so Kustomize reads it as JSON, and it is not \
+                 valid JSON (line {} of the patch): {e}; quote its keys and strings, or \
+                 write the operations as a YAML block list (`- op: add`)",
+                e.line()
+            ));
+        }
+    }
     let docs = yaml::documents_with_positions(text).map_err(|e| match e.line {
         Some(l) => format!("not valid YAML (line {l} of the patch): {}", e.message),
         None => format!("not valid YAML: {}", e.message),
@@ -1194,12 +1207,16 @@ fn parse_patch(
         [] => Err("the patch is empty".into()),
         [d] if d.value.is_array() => {
             let mut d = d.clone().as_kubernetes_reads_it();
-            // Kustomize reads the operations as YAML 1.1, where a plain
-            // `yes` or `on` is a boolean.
-            for (pointer, b) in yaml::yaml11_booleans(text) {
-                if let Some(node) = d.value.pointer_mut(&pointer) {
-                    *node = Value::Bool(b);
+            // Kustomize reads operations written in YAML as YAML 1.1,
+            // where a plain `yes` or `on` is a boolean, and a map key
+            // that is one is its text (`y:` is `"true":`).
+            if !json {
+                for (pointer, b) in yaml::yaml11_booleans(text) {
+                    if let Some(node) = d.value.pointer_mut(&pointer) {
+                        *node = Value::Bool(b);
+                    }
                 }
+                rename_yaml11_boolean_keys(&mut d.value, yaml::yaml11_boolean_keys(text));
             }
             let prov = prov_of(&d.value, &d.positions);
             let ops = patch::json_ops(&d.value, &prov)?;
@@ -1234,6 +1251,28 @@ fn parse_patch(
                 out.push((d.value, prov));
             }
             Ok(Parsed::Strategic(out))
+        }
+    }
+}
+
+/// The map keys at `pointers`, plain words that YAML 1.1 reads as
+/// booleans (`y`, `no`, `on`), renamed to the text of the boolean, as
+/// Kustomize's YAML-to-JSON step writes them.
+fn rename_yaml11_boolean_keys(value: &mut Value, mut pointers: Vec<String>) {
+    // The deepest first, so that a renamed key leaves the others' paths.
+    pointers.sort_by_key(|p| std::cmp::Reverse(p.matches('/').count()));
+    for pointer in pointers {
+        let Some((parent, key)) = pointer.rsplit_once('/') else {
+            continue;
+        };
+        let key = key.replace("~1", "/").replace("~0", "~");
+        let (Some(b), Some(Value::Object(map))) =
+            (yaml::yaml11_boolean(&key), value.pointer_mut(parent))
+        else {
+            continue;
+        };
+        if let Some(v) = map.remove(&key) {
+            map.insert(b.to_string(), v);
         }
     }
 }

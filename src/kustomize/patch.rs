@@ -23,12 +23,21 @@ pub fn json_ops(list: &Value, prov: &Prov) -> Result<Vec<(PatchOperation, Prov)>
     };
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
+        let mut item = item.clone();
+        if let Value::Object(fields) = &mut item {
+            for field in ["path", "from"] {
+                if let Some(Value::String(path)) = fields.get_mut(field) {
+                    *path =
+                        go_pointer(path).map_err(|m| format!("operation {i}: `{field}` {m}"))?;
+                }
+            }
+        }
         let op: PatchOperation = serde_json::from_value(item.clone())
             .map_err(|e| format!("operation {i} is not a JSON 6902 operation: {e}"))?;
         let p = prov
             .index(i)
             .cloned()
-            .unwrap_or_else(|| Prov::uniform(item, &prov.at));
+            .unwrap_or_else(|| Prov::uniform(&item, &prov.at));
         out.push((op, p));
     }
     Ok(out)
@@ -174,10 +183,124 @@ fn restore(old: &Value, old_prov: &Prov, new: &mut Value, new_prov: &mut Prov, p
     }
 }
 
+/// A JSON 6902 path as Kustomize's JSON patch library (evanphx/json-patch
+/// v4) reads it, written as an RFC 6901 pointer. That library splits the
+/// path at each `/` and ignores what comes before the first (`data/x` is
+/// `/x`), and unescapes `~1` and `~0` only (`a~2b` is that key). A path
+/// without `/` (`""` too) names nothing it can patch.
+fn go_pointer(path: &str) -> Result<String, String> {
+    let Some((_, rest)) = path.split_once('/') else {
+        return Err(format!(
+            "{path:?} names no field: Kustomize's JSON patch cannot change the object \
+             as a whole (kubectl: doc is missing path); write a path such as `/spec/replicas`"
+        ));
+    };
+    let mut out = String::with_capacity(path.len() + 1);
+    for segment in rest.split('/') {
+        let mut key = String::with_capacity(segment.len());
+        let mut chars = segment.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek()) {
+                ('~', Some('1')) => {
+                    key.push('/');
+                    chars.next();
+                }
+                ('~', Some('0')) => {
+                    key.push('~');
+                    chars.next();
+                }
+                _ => key.push(c),
+            }
+        }
+        out.push('/');
+        out.push_str(&crate::yaml::pointer_segment(&key));
+    }
+    Ok(out)
+}
+
+/// `pointer` with each list index written as RFC 6901 wants it, read as
+/// Kustomize's JSON patch library reads it in `doc`: as Go's `Atoi` does
+/// (`01` and `+1` are 1) and, when negative, counted from the end (`-1`
+/// is the last item; for the last segment of an `add`, the end itself).
+/// None when nothing changes.
+fn go_indexes(doc: &Value, pointer: &str, adds: bool) -> Option<String> {
+    let segments: Vec<&str> = pointer.split('/').skip(1).collect();
+    let mut node = Some(doc);
+    let mut out = String::with_capacity(pointer.len());
+    let mut changed = false;
+    for (n, segment) in segments.iter().enumerate() {
+        out.push('/');
+        let mut written = (*segment).to_string();
+        match node {
+            Some(Value::Array(items)) => {
+                let digits = segment.strip_prefix(['+', '-']).unwrap_or(segment);
+                let is_int = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+                let len = items.len() + usize::from(adds && n + 1 == segments.len());
+                let index = segment.parse::<i64>().ok().filter(|_| is_int);
+                let index = index.and_then(|i| {
+                    let i = if i < 0 { i + len as i64 } else { i };
+                    usize::try_from(i).ok()
+                });
+                if let Some(i) = index {
+                    written = i.to_string();
+                }
+                node = index.and_then(|i| items.get(i));
+            }
+            Some(Value::Object(map)) => {
+                let key = segment.replace("~1", "/").replace("~0", "~");
+                node = map.get(&key);
+            }
+            _ => node = None,
+        }
+        changed |= written != *segment;
+        out.push_str(&written);
+    }
+    changed.then_some(out)
+}
+
+/// `op` with its list indexes read as Kustomize reads them
+/// ([`go_indexes`]) in `doc`.
+fn with_go_indexes(doc: &Value, op: &PatchOperation) -> Option<PatchOperation> {
+    let (path, from) = match op {
+        PatchOperation::Add(a) => (go_indexes(doc, a.path.as_str(), true), None),
+        PatchOperation::Remove(r) => (go_indexes(doc, r.path.as_str(), false), None),
+        PatchOperation::Replace(r) => (go_indexes(doc, r.path.as_str(), false), None),
+        PatchOperation::Test(t) => (go_indexes(doc, t.path.as_str(), false), None),
+        PatchOperation::Copy(c) => (
+            go_indexes(doc, c.path.as_str(), true),
+            go_indexes(doc, c.from.as_str(), false),
+        ),
+        PatchOperation::Move(m) => {
+            let from = go_indexes(doc, m.from.as_str(), false);
+            // The path is read once the value has left `from`.
+            let mut left = doc.clone();
+            let from_now = from.as_deref().unwrap_or(m.from.as_str());
+            let removed: PatchOperation =
+                serde_json::from_value(serde_json::json!({"op": "remove", "path": from_now}))
+                    .ok()?;
+            json_patch::patch(&mut left, &[removed]).ok()?;
+            (go_indexes(&left, m.path.as_str(), true), from)
+        }
+    };
+    if path.is_none() && from.is_none() {
+        return None;
+    }
+    let mut fields = serde_json::to_value(op).ok()?;
+    if let Some(p) = path {
+        fields["path"] = Value::String(p);
+    }
+    if let Some(f) = from {
+        fields["from"] = Value::String(f);
+    }
+    serde_json::from_value(fields).ok()
+}
+
 /// Applies JSON 6902 operations one by one, moving provenance with the
 /// values they move.
 pub fn apply_json(res: &mut Res, ops: &[(PatchOperation, Prov)]) -> Result<(), String> {
     for (i, (op, op_prov)) in ops.iter().enumerate() {
+        let indexed = with_go_indexes(&res.value, op);
+        let op = indexed.as_ref().unwrap_or(op);
         let lenient = lenient_replace(&res.value, op);
         let op = lenient.as_ref().unwrap_or(op);
         json_patch::patch(&mut res.value, std::slice::from_ref(op)).map_err(|e| {
