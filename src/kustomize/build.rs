@@ -277,6 +277,11 @@ fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
             match map.get("items") {
                 Some(Value::Array(items)) => {
                     for (i, item) in items.iter().enumerate() {
+                        // An empty item (`{}`) is skipped, as an empty
+                        // document is.
+                        if item.as_object().is_some_and(|m| m.is_empty()) {
+                            continue;
+                        }
                         let p = prov
                             .key("items")
                             .and_then(|p| p.index(i))
@@ -526,6 +531,31 @@ impl<'a> Builder<'a, '_> {
                     format!("kind `{other}` is not Kustomization"),
                 ))
             }
+        }
+        // Kustomize refuses a kustomization written for another version of
+        // its format (after taking a missing kind for Kustomization).
+        let expected = match kz.k.kind.as_str() {
+            "Component" => "kustomize.config.k8s.io/v1alpha1",
+            _ => "kustomize.config.k8s.io/v1beta1",
+        };
+        if !kz.k.api_version.is_empty() && kz.k.api_version != expected {
+            let kind = if kz.k.kind.is_empty() {
+                "Kustomization"
+            } else {
+                kz.k.kind.as_str()
+            };
+            let mut e = kz.err(
+                rule::KUSTOMIZATION_INVALID,
+                "/apiVersion",
+                format!(
+                    "apiVersion `{}` is not the one of a {kind}, so Kustomize refuses it",
+                    kz.k.api_version
+                ),
+            );
+            e.help = Some(format!(
+                "Write `apiVersion: {expected}`, or leave the line out."
+            ));
+            return Err(e);
         }
         if let Some(field) = kz.k.unsupported().first() {
             return Err(kz.err(

@@ -457,25 +457,54 @@ fn pointer(keys: &[String]) -> String {
         .collect()
 }
 
+/// References written as maps with a `name` (by group, kinds and path),
+/// which Kustomize needs to find a name in whether or not anything is
+/// renamed.
+const MAP_REFERENCES: &[(&str, &[&str], &str)] = &[
+    (
+        "rbac.authorization.k8s.io",
+        &["RoleBinding", "ClusterRoleBinding"],
+        "subjects",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        &[
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+        ],
+        "webhooks/clientConfig/service",
+    ),
+];
+
+/// Whether a map at `keys` under `node` (lists crossed item by item) has
+/// no `name`.
+fn nameless_map(node: &Value, keys: &[&str]) -> bool {
+    match (node, keys.split_first()) {
+        (Value::Array(items), _) => items.iter().any(|i| nameless_map(i, keys)),
+        (Value::Object(map), None) => !map.contains_key("name"),
+        (Value::Object(map), Some((k, rest))) => map.get(*k).is_some_and(|v| nameless_map(v, rest)),
+        _ => false,
+    }
+}
+
 /// Rewrites every name reference in `all` to the current name of what it
 /// names.
 pub fn fix(all: &mut [Res]) -> Result<(), String> {
-    // Kustomize reads every subject of a binding for its name, renamed or
-    // not, and stops at one without.
+    // Kustomize reads every reference that is a map (a binding's subject,
+    // a webhook's service) for its name, renamed or not, and stops at
+    // one without.
     for r in all.iter() {
         let id = r.cur();
-        let binding = matches!(id.kind.as_str(), "RoleBinding" | "ClusterRoleBinding")
-            && id.group == "rbac.authorization.k8s.io";
-        let subjects = r.value.get("subjects");
-        let nameless = match subjects {
-            Some(Value::Array(items)) => items.iter().any(|s| s.get("name").is_none()),
-            Some(Value::Object(s)) => s.get("name").is_none(),
-            _ => false,
-        };
-        if binding && nameless {
-            return Err(format!(
-                "a subject of {id} has no `name`, so Kustomize cannot update name references in `subjects`"
-            ));
+        for &(group, kinds, path) in MAP_REFERENCES {
+            if id.group != group || !kinds.contains(&id.kind.as_str()) {
+                continue;
+            }
+            let keys: Vec<&str> = path.split('/').collect();
+            if nameless_map(&r.value, &keys) {
+                return Err(format!(
+                    "a `{path}` of {id} has no `name`, so Kustomize cannot update the name references in it; give it the name of what it refers to"
+                ));
+            }
         }
     }
     // Nothing was renamed or moved: every reference is right as written.

@@ -158,25 +158,61 @@ fn parse_selector(text: &str) -> Result<Vec<Requirement>, String> {
     Ok(out)
 }
 
+/// A label name's part after any prefix, or a label value: at most 63
+/// letters, digits, `-`, `_` and `.`, starting and ending with a letter or
+/// digit (Kubernetes' `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`).
+fn is_label_word(s: &str) -> bool {
+    let ends_ok = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    s.len() <= 63
+        && ends_ok(s.chars().next())
+        && ends_ok(s.chars().last())
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+}
+
+/// Whether `s` is a DNS subdomain (a label key's prefix): at most 253
+/// characters of dot-separated lowercase words that start and end with a
+/// letter or digit.
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253
+        && s.split('.').all(|w| {
+            let ends_ok =
+                |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+            ends_ok(w.chars().next())
+                && ends_ok(w.chars().last())
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
+}
+
+/// A selector's key, as Kubernetes validates it: a qualified name, an
+/// optional DNS subdomain and `/` before a [label word](is_label_word).
 fn valid_key(k: &str) -> Result<String, String> {
-    let ok = !k.is_empty()
-        && k.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-._/".contains(c));
+    let ok = match k.split_once('/') {
+        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_word(name),
+        None => is_label_word(k),
+    };
     if ok {
         Ok(k.to_string())
     } else {
-        Err(format!("invalid label key {k:?}"))
+        Err(format!(
+            "invalid label key {k:?}: a key is at most 63 letters, digits, `-`, `_` and `.`, \
+             starting and ending with a letter or digit, after an optional DNS prefix and `/` \
+             (`app.kubernetes.io/name`)"
+        ))
     }
 }
 
+/// A selector's value: empty, or a [label word](is_label_word).
 fn valid_value(v: &str) -> Result<String, String> {
     let v = v.trim();
-    if v.chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-    {
+    if v.is_empty() || is_label_word(v) {
         Ok(v.to_string())
     } else {
-        Err(format!("invalid label value {v:?}"))
+        Err(format!(
+            "invalid label value {v:?}: a value is empty or at most 63 letters, digits, \
+             `-`, `_` and `.`, starting and ending with a letter or digit"
+        ))
     }
 }
 
