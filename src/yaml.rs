@@ -192,6 +192,60 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
     serde_yaml::from_str(text).map_err(|e| Error::from_serde(e, text))
 }
 
+/// What in a stream of Kubernetes objects Kustomize's reader (kyaml)
+/// would not read as YAML does, at its line (1-based). kyaml splits the
+/// text at each line that starts with `---` (after the first line, before
+/// the last) and reads one document from each piece, so a separator line
+/// may hold nothing but a comment after `---` (`--- !!map` fails), a
+/// `%YAML` directive is left alone in a piece and fails, and a document
+/// after `...` before the next `---` line would be dropped unread.
+pub fn kubernetes_stream_problem(text: &str) -> Option<(usize, String)> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.len().saturating_sub(1);
+    let mut ended_at = None;
+    for (i, raw) in lines.iter().enumerate() {
+        let line = raw.strip_suffix('\r').unwrap_or(raw);
+        let is_separator = i > 0 && i < last && line.starts_with("---");
+        if is_separator {
+            let after = line[3..].trim();
+            if !after.is_empty() && !after.starts_with('#') {
+                return Some((
+                    i + 1,
+                    format!(
+                        "`{}` has text after `---`: Kustomize reads a line that starts with `---` as a document separator only, with nothing after it but a comment (kubectl: invalid document separator); move `{after}` to the next line",
+                        line.trim_end()
+                    ),
+                ));
+            }
+            ended_at = None;
+            continue;
+        }
+        if line.starts_with('%') {
+            return Some((
+                i + 1,
+                format!(
+                    "`{}` is a YAML directive, which Kustomize cannot read: it splits files at `---` lines and leaves the directive without its document; remove the line",
+                    line.trim_end()
+                ),
+            ));
+        }
+        if line.trim_end() == "..." || line.starts_with("... ") {
+            ended_at = Some(i + 1);
+            continue;
+        }
+        let content = !line.trim().is_empty() && !line.trim_start().starts_with('#');
+        if let (Some(end), true) = (ended_at, content) {
+            return Some((
+                i + 1,
+                format!(
+                    "this text follows the document end `...` on line {end} without a `---` line: kubectl would drop it unread; put a `---` line before it, or remove the `...`"
+                ),
+            ));
+        }
+    }
+    None
+}
+
 /// Parses every document of a multi-document YAML stream, skipping empty
 /// ones (a stream that starts with `---`, or a trailing `---`).
 pub fn documents(text: &str) -> Result<Vec<Value>, Error> {
@@ -943,6 +997,20 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(e.line, Some(3));
+    }
+
+    /// Kustomize splits a stream at lines that start with `---`.
+    #[test]
+    fn stream_problems_are_found_at_their_line() {
+        use super::kubernetes_stream_problem as problem;
+        assert_eq!(problem("a: 1\r\n--- # c\r\nb: 2\r\n---\r\n"), None);
+        assert_eq!(problem("--- !!map\na: 1\n"), None, "the first line");
+        assert_eq!(problem("a: 1\n--- x"), None, "the last line, no newline");
+        assert_eq!(problem("a: 1\n--- !!map\r\nb: 2\n").map(|p| p.0), Some(2));
+        assert_eq!(problem("a: 1\n---x\nb: 2\n").map(|p| p.0), Some(2));
+        assert_eq!(problem("%YAML 1.1\n---\na: 1\n").map(|p| p.0), Some(1));
+        assert_eq!(problem("a: 1\n...\n# c\n\nb: 2\n").map(|p| p.0), Some(5));
+        assert_eq!(problem("a: 1\n...\n---\nb: 2\n"), None);
     }
 
     #[test]

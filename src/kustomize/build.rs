@@ -229,6 +229,13 @@ fn rename_folded(value: &mut Value, e: &serde_path_to_error::Error<serde_json::E
 /// Parses the resource documents of a file.
 fn resources_of(file: &SourceFile, path: &str) -> Result<Vec<Res>> {
     let text = text(file).map_err(|m| error(rule::MANIFEST_YAML_INVALID, m, not_text_at(file)))?;
+    if let Some((line, message)) = yaml::kubernetes_stream_problem(text) {
+        return Err(error(
+            rule::MANIFEST_YAML_INVALID,
+            format!("`{path}`: {message}"),
+            file_location(file, Some(line), Some(1)),
+        ));
+    }
     let docs = yaml::documents_with_positions(text).map_err(|e| {
         error(
             rule::MANIFEST_YAML_INVALID,
@@ -1256,6 +1263,10 @@ fn parse_patch(
             Ok(Parsed::Json(ops))
         }
         docs => {
+            // Strategic merge patches are read as resources are.
+            if let Some((line, message)) = yaml::kubernetes_stream_problem(text) {
+                return Err(format!("line {line} of the patch: {message}"));
+            }
             let mut out = Vec::new();
             for d in docs {
                 if !d.value.is_object() {
