@@ -1015,26 +1015,42 @@ impl<'a> Builder<'a, '_> {
                     create: f.create,
                 })
                 .collect();
-            // Kustomize merges the entry's fields into its own: the same
-            // field (kind and path) with another `create` is a conflict.
-            for (j, f) in specs.iter().enumerate() {
-                let clash = defaults.iter().any(|d| {
-                    (&d.group, &d.version, &d.kind, &d.path)
-                        == (&f.group, &f.version, &f.kind, &f.path)
-                        && d.create != f.create
+            // Kustomize merges its fields into the entry's, one by one: a
+            // field the entry (or an earlier one) already has is dropped,
+            // or a conflict with another `create`. The same field is one
+            // at the same path of objects the new field's kind, group and
+            // version (those given) select.
+            for d in defaults {
+                let same = specs.iter().position(|s| {
+                    s.path == d.path
+                        && [
+                            (&s.group, &d.group),
+                            (&s.version, &d.version),
+                            (&s.kind, &d.kind),
+                        ]
+                        .iter()
+                        .all(|(have, wants)| wants.is_empty() || have == wants)
                 });
-                if clash {
-                    return Err(kz.err(
-                        rule::KUSTOMIZE_BUILD_INVALID,
-                        &format!("{pointer}/fields/{j}"),
-                        format!(
-                            "`{}` is a field the labels go to already, with `create: {}`: Kustomize refuses the conflicting fieldspecs",
-                            f.path, !f.create
-                        ),
-                    ));
+                match same {
+                    None => specs.push(d),
+                    Some(j) if specs[j].create != d.create => {
+                        let at = if j < label.fields.len() {
+                            format!("{pointer}/fields/{j}")
+                        } else {
+                            pointer.clone()
+                        };
+                        return Err(kz.err(
+                            rule::KUSTOMIZE_BUILD_INVALID,
+                            &at,
+                            format!(
+                                "`{}` is a field the labels go to already, with `create: {}`: Kustomize refuses the conflicting fieldspecs",
+                                d.path, d.create
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
                 }
             }
-            specs.extend(defaults);
             let pairs: Vec<(String, String, Src)> = label
                 .pairs
                 .iter()
