@@ -17,6 +17,9 @@ pub enum Target {
     },
     /// Points nowhere the site has; the reason says why.
     Broken(String),
+    /// Into a folder whose input was refused (a base that could not be
+    /// read): what the site will have there is not known.
+    Unknown,
     /// A page source (`x.md`) that the linking page's docs version does
     /// not have, and these other versions do (their ids).
     OtherVersion {
@@ -41,6 +44,8 @@ pub struct LinkIndex {
     /// Published pages by URL.
     by_url: HashMap<String, usize>,
     paths: BTreeSet<String>,
+    /// Folders of refused inputs ([`Target::Unknown`]).
+    unknown: Vec<String>,
 }
 
 impl LinkIndex {
@@ -69,6 +74,11 @@ impl LinkIndex {
             version_ids: site.versions.iter().map(|v| v.id.clone()).collect(),
             by_url,
             paths,
+            unknown: site
+                .refused_bases
+                .iter()
+                .map(crate::model::layout::release_base_path)
+                .collect(),
         }
     }
 
@@ -96,7 +106,7 @@ impl LinkIndex {
             .collect();
         pages.sort_unstable();
         let mut h = Sha256::new();
-        let all = (&self.prefix, &self.host, pages, &self.paths);
+        let all = (&self.prefix, &self.host, pages, &self.paths, &self.unknown);
         let _ = serde_json::to_writer(&mut h, &all);
         h.finalize().into()
     }
@@ -169,6 +179,13 @@ impl LinkIndex {
                 anchor,
                 page: None,
             };
+        }
+        if self
+            .unknown
+            .iter()
+            .any(|dir| normal.starts_with(dir.as_str()))
+        {
+            return Target::Unknown;
         }
         Target::Broken(format!("the site has nothing at `{normal}`"))
     }

@@ -119,7 +119,7 @@ fn check_link(
         return;
     }
     match target {
-        Target::External => {}
+        Target::External | Target::Unknown => {}
         Target::Broken(why) => {
             let mut d = Diagnostic::new(
                 rule::LINK_BROKEN,

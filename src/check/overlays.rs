@@ -117,8 +117,9 @@ fn check_overlay(ctx: &Context, page: &Page, blocks: Vec<&CodeBlock>) -> Vec<Dia
     };
     let version = documented_version(site, page);
     let Some(b) = version.and_then(|v| site.bases.iter().position(|b| &b.version == v)) else {
-        // A `base:` with no published base is `doc-base-unknown` already.
-        if page.base.is_some() {
+        // A `base:` with no published base is `doc-base-unknown` already,
+        // and a refused base has its own finding.
+        if page.base.is_some() || version.is_some_and(|v| site.refused_bases.contains(v)) {
             return out;
         }
         // Nothing to build it on: a reader could not build it either.

@@ -141,6 +141,10 @@ fn against_lock(site: &Site) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for version in lock.versions.keys() {
         let Some(base) = bases.iter().find(|b| &b.version == version) else {
+            // A base that is there and was refused has its own finding.
+            if site.refused_bases.contains(version) {
+                continue;
+            }
             out.push(
                 Diagnostic::new(
                     rule::RELEASED_VERSION_MISSING,

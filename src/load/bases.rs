@@ -183,42 +183,53 @@ fn is_remote(path: &str) -> bool {
         || path.starts_with("gitlab.com/")
 }
 
-pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
+/// The bases of the project, in ascending version order, and the
+/// releases whose base folder is there and was refused (see
+/// [`crate::model::site::Site::refused_bases`]).
+pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> (Vec<Base>, BTreeSet<Version>) {
+    let mut refused = BTreeSet::new();
     let dir = root.join("bases");
     if let Err(d) = crate::input::dir_state(root, &dir) {
         diagnostics.push(d);
-        return Vec::new();
+        return (Vec::new(), refused);
     }
     let entries = match std::fs::read_dir(&dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (Vec::new(), refused),
         Err(e) => {
             diagnostics.push(unreadable(root, &dir, &e));
-            return Vec::new();
+            return (Vec::new(), refused);
         }
     };
     let mut folders = Vec::new();
     for entry in entries.filter_map(Result::ok) {
-        // Hidden entries, and the release signatures, which live beside
-        // the bases and not in them.
+        // Hidden entries, the release signatures, which live beside the
+        // bases and not in them, and the lock (which its reader checks).
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') || name == "signatures" {
+        if name.starts_with('.') || name == "signatures" || name == "published.lock" {
             continue;
         }
         let path = entry.path();
         match entry.file_type() {
             Ok(t) if t.is_dir() => folders.push(path),
-            // A link to a folder would be read as a base folder.
-            Ok(t) if t.is_symlink() && path.is_dir() => diagnostics.push(
-                Diagnostic::new(
-                    rule::BASE_SYMLINK,
-                    format!(
-                        "`{}` is a symbolic link to a folder, not a base folder",
-                        relative(root, &path).display()
-                    ),
+            // A link (to a folder, or to nothing) would be read as a base
+            // folder, or looks like one.
+            Ok(t) if t.is_symlink() => {
+                if let Some(v) = folder_version(&name) {
+                    refused.insert(v);
+                }
+                diagnostics.push(
+                    Diagnostic::new(
+                        rule::BASE_SYMLINK,
+                        format!(
+                            "`{}` is a symbolic link, not a base folder: basepress does not follow links, which could lead outside the project",
+                            relative(root, &path).display()
+                        ),
+                    )
+                    .in_file(relative(root, &path))
+                    .help("put the base's files in a folder of their own here"),
                 )
-                .in_file(relative(root, &path)),
-            ),
+            }
             _ => {}
         }
     }
@@ -271,12 +282,15 @@ pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<Base> {
             );
             continue;
         }
-        if let Some(base) = load_base(root, &folder, version, diagnostics) {
-            bases.push(base);
+        match load_base(root, &folder, version.clone(), diagnostics) {
+            Some(base) => bases.push(base),
+            None => {
+                refused.insert(version);
+            }
         }
     }
     bases.sort_by(|a, b| a.version.cmp(&b.version));
-    bases
+    (bases, refused)
 }
 
 /// The file a finding about a base folder points at: its

@@ -61,12 +61,18 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
             None
         }
     };
-    let bases = bases::load(root, &mut diagnostics);
+    let (bases, refused_bases) = bases::load(root, &mut diagnostics);
+    // A refused base is still its release's: the docs keep documenting it.
+    let base_versions: Vec<semver::Version> = bases
+        .iter()
+        .map(|b| b.version.clone())
+        .chain(refused_bases.iter().cloned())
+        .collect();
     let publish_next = config.versions.as_ref().is_none_or(|v| v.next);
     let versions = versions::load(
         root,
         publish_next,
-        &bases,
+        &base_versions,
         images.as_ref(),
         &mut diagnostics,
     );
@@ -111,6 +117,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
             pages,
             assets,
             bases,
+            refused_bases,
             images,
             templates,
             strings,

@@ -9,7 +9,7 @@
 use super::relative;
 use crate::diagnostics::{rule, Diagnostic, Location};
 use crate::model::images::{latest, ImageReleases};
-use crate::model::site::{Base, DocsVersion, VersionKind};
+use crate::model::site::{DocsVersion, VersionKind};
 use semver::Version;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -159,24 +159,25 @@ fn frozen(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<(Line, PathBuf)
 
 /// The release a docs version of `line` documents: the newest base of the
 /// line, else the newest image release of it.
-fn release_of(line: Line, bases: &[Base], images: Option<&ImageReleases>) -> Option<Version> {
+fn release_of(line: Line, bases: &[Version], images: Option<&ImageReleases>) -> Option<Version> {
     let in_line = |v: &&Version| line_of(v) == line;
-    let base = latest(bases.iter().map(|b| &b.version).filter(in_line));
+    let base = latest(bases.iter().filter(in_line));
     let image = || latest(images?.releases.iter().filter(in_line));
     base.or_else(image).cloned()
 }
 
-/// Every docs version, newest first: next (when frozen versions exist),
+/// Every docs version, newest first (`bases` are the releases with a base
+/// folder): next (when frozen versions exist),
 /// then the frozen lines; a project without frozen versions has one, its
 /// `content/`, published as the latest.
 pub fn load(
     root: &Path,
     publish_next: bool,
-    bases: &[Base],
+    bases: &[Version],
     images: Option<&ImageReleases>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<DocsVersion> {
-    let newest_base = latest(bases.iter().map(|b| &b.version)).cloned();
+    let newest_base = latest(bases.iter()).cloned();
     let frozen = frozen(root, diagnostics);
     if frozen.is_empty() {
         return vec![DocsVersion {

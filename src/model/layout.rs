@@ -174,7 +174,12 @@ pub fn page_url(lang: &str, version: Option<&str>, rel: &str) -> String {
 
 /// Site path of a base's folder: `/kubernetes/v1.29.0/base/`.
 pub fn base_path(base: &Base) -> String {
-    format!("/kubernetes/{}/base/", base.folder())
+    release_base_path(&base.version)
+}
+
+/// Site path of the base folder of release `version`.
+pub fn release_base_path(version: &semver::Version) -> String {
+    format!("/kubernetes/v{version}/base/")
 }
 
 /// The detached signature of `SHA256SUMS`, beside it in the base folder.

@@ -31,6 +31,11 @@ pub struct Site {
     pub assets: Vec<Asset>,
     /// Bases in ascending version order.
     pub bases: Vec<Base>,
+    /// The releases whose base folder is in `bases/` and was refused as
+    /// it was read (a symbolic link, a kustomization that does not
+    /// parse): their own findings say why, and nothing that needs the
+    /// base reports it missing too.
+    pub refused_bases: std::collections::BTreeSet<Version>,
     pub images: ImageReleases,
     /// Template overrides from `ROOT/templates/`, by name.
     pub templates: Vec<TemplateFile>,
@@ -82,6 +87,7 @@ impl Site {
             pages: Vec::new(),
             assets: Vec::new(),
             bases: Vec::new(),
+            refused_bases: Default::default(),
             images,
             templates: Vec::new(),
             versions: Vec::new(),

@@ -671,3 +671,64 @@ fn what_a_page_shows_of_the_whole_stays_bounded() {
         .collect();
     assert!(sizes.iter().all(|s| *s < 40_000), "{sizes:?}");
 }
+
+/// A base that is there and refused (a link, a kustomization that does
+/// not parse) is its one finding: nothing that needs the base (the lock,
+/// the pages' links, overlays and keys) reports it missing as well.
+#[test]
+fn a_refused_base_is_one_finding_not_a_cascade() {
+    use crate::support::{check_json_at, copy_repo};
+    let rules = |root: &Path| -> (Option<i32>, Vec<String>) {
+        let (code, report) = check_json_at(root);
+        let mut rules: Vec<String> = report["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["severity"] == "error")
+            .map(|f| f["rule"].as_str().unwrap_or_default().to_string())
+            .collect();
+        rules.dedup();
+        (code, rules)
+    };
+    let newest = |root: &Path| {
+        let mut versions: Vec<semver::Version> = std::fs::read_dir(root.join("bases"))
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.unwrap().file_name().to_string_lossy().into_owned();
+                semver::Version::parse(name.strip_prefix('v')?).ok()
+            })
+            .collect();
+        versions.sort();
+        format!("v{}", versions.last().unwrap())
+    };
+
+    // A link to the base's own folder, moved out of the project.
+    let p = copy_repo();
+    let outside = tempfile::tempdir().unwrap();
+    let v = newest(p.path());
+    let base = p.path().join("bases").join(&v);
+    std::fs::rename(&base, outside.path().join(&v)).unwrap();
+    std::os::unix::fs::symlink(outside.path().join(&v), &base).unwrap();
+    assert_eq!(rules(p.path()), (Some(1), vec!["base-symlink".to_string()]));
+    // A link to nothing.
+    std::fs::remove_file(&base).unwrap();
+    std::os::unix::fs::symlink("nowhere", &base).unwrap();
+    assert_eq!(rules(p.path()), (Some(1), vec!["base-symlink".to_string()]));
+
+    // A kustomization that does not parse.
+    let p = copy_repo();
+    let k = p.path().join("bases").join(&v).join("kustomization.yaml");
+    let mut text = std::fs::read_to_string(&k).unwrap();
+    text.push_str("resources: [\n");
+    std::fs::write(&k, text).unwrap();
+    let (code, found) = rules(p.path());
+    assert_eq!(code, Some(2), "{found:?}");
+    assert_eq!(found, ["kustomization-invalid"]);
+
+    // The lock as a folder is that, not also a base folder badly named.
+    let p = copy_repo();
+    let lock = p.path().join("bases/published.lock");
+    std::fs::remove_file(&lock).unwrap();
+    std::fs::create_dir(&lock).unwrap();
+    assert_eq!(rules(p.path()).1, ["input-not-a-file"]);
+}
