@@ -75,7 +75,8 @@ impl LinkIndex {
             by_url,
             paths,
             unknown: site
-                .refused_bases
+                .refused
+                .bases
                 .iter()
                 .map(crate::model::layout::release_base_path)
                 .collect(),

@@ -27,7 +27,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         return out;
     };
     if let Some(v) = &page.base {
-        let refused = site.refused_bases.contains(v);
+        let refused = site.refused.bases.contains(v);
         if !refused && !site.bases.iter().any(|b| &b.version == v) {
             let published: Vec<_> = site.bases.iter().map(|b| b.folder()).collect();
             out.push(

@@ -119,7 +119,7 @@ fn check_overlay(ctx: &Context, page: &Page, blocks: Vec<&CodeBlock>) -> Vec<Dia
     let Some(b) = version.and_then(|v| site.bases.iter().position(|b| &b.version == v)) else {
         // A `base:` with no published base is `doc-base-unknown` already,
         // and a refused base has its own finding.
-        if page.base.is_some() || version.is_some_and(|v| site.refused_bases.contains(v)) {
+        if page.base.is_some() || version.is_some_and(|v| site.refused.bases.contains(v)) {
             return out;
         }
         // Nothing to build it on: a reader could not build it either.

@@ -52,6 +52,7 @@ fn removed_pages(site: &Site) -> Vec<Diagnostic> {
     let (Some(latest), Some(next)) = (index(VersionKind::Latest), index(VersionKind::Next)) else {
         return Vec::new();
     };
+    let next_dir = &site.versions[next].dir;
     // An untranslated copy in next keeps the URL answering too.
     let in_next: std::collections::HashSet<(&str, &str)> = site
         .pages
@@ -63,6 +64,8 @@ fn removed_pages(site: &Site) -> Vec<Diagnostic> {
         .iter()
         .filter(|p| p.version == latest && p.fallback_from.is_none())
         .filter(|p| !in_next.contains(&(p.lang.as_str(), p.rel.as_str())))
+        // A page in a refused folder of next is there, unread.
+        .filter(|p| !site.refused.covers(&next_dir.join(&p.lang).join(&p.rel)))
         .map(|p| {
             Diagnostic::new(
                 rule::VERSION_PAGE_REMOVED,
@@ -87,8 +90,10 @@ fn docs_versions(site: &Site) -> Vec<Diagnostic> {
         .iter()
         .filter_map(|v| crate::load::versions::parse_line(&v.id))
         .collect();
+    let refused = &site.refused;
     for ((major, minor), lock_line) in &site.frozen {
-        if !present.contains(&(*major, *minor)) {
+        let line = (*major, *minor);
+        if !present.contains(&line) && !refused.docs_folder && !refused.docs_lines.contains(&line) {
             out.push(
                 Diagnostic::new(
                     rule::DOCS_VERSION_MISSING,
@@ -142,7 +147,7 @@ fn against_lock(site: &Site) -> Vec<Diagnostic> {
     for version in lock.versions.keys() {
         let Some(base) = bases.iter().find(|b| &b.version == version) else {
             // A base that is there and was refused has its own finding.
-            if site.refused_bases.contains(version) {
+            if site.refused.bases.contains(version) {
                 continue;
             }
             out.push(

@@ -185,7 +185,7 @@ fn is_remote(path: &str) -> bool {
 
 /// The bases of the project, in ascending version order, and the
 /// releases whose base folder is there and was refused (see
-/// [`crate::model::site::Site::refused_bases`]).
+/// [`crate::model::site::Site::refused`]).
 pub fn load(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> (Vec<Base>, BTreeSet<Version>) {
     let mut refused = BTreeSet::new();
     let dir = root.join("bases");

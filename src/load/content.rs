@@ -227,9 +227,25 @@ fn load_version(
         }
     }
 
+    // What the walk refused in each language (the folder, a link, a
+    // folder too deep): what is below it is there, and not reported
+    // untranslated.
+    let mut refused: Vec<(String, String)> = Vec::new();
     for lang in &config.languages {
         let dir = content.join(&lang.code);
-        for (path, rel) in walk_files(root, &dir, diagnostics) {
+        let before = diagnostics.len();
+        let files = walk_files(root, &dir, diagnostics);
+        let dir_rel = relative(root, &dir);
+        for d in &diagnostics[before..] {
+            if let Some(below) = d
+                .location
+                .as_ref()
+                .and_then(|l| l.file.strip_prefix(&dir_rel).ok())
+            {
+                refused.push((lang.code.clone(), slash_path(below)));
+            }
+        }
+        for (path, rel) in files {
             if let Some(bad) = rel.split('/').find(|s| !is_url_safe(s)) {
                 diagnostics.push(
                     Diagnostic::new(
@@ -310,7 +326,13 @@ fn load_version(
             }
         }
     }
-    pages.extend(fallbacks(config, version, &pages, &failed, diagnostics));
+    pages.extend(fallbacks(
+        config,
+        version,
+        &pages,
+        (&failed, &refused),
+        diagnostics,
+    ));
     (pages, assets)
 }
 
@@ -333,16 +355,31 @@ fn failed_source(content: &Path, lang: &str, path: &Path) -> (String, String) {
     (lang.to_string(), slash_path(below))
 }
 
+/// Pages by language and path below the language's folder.
+type LangPaths = std::collections::HashSet<(String, String)>;
+
 /// A copy of each default-language page for every language that lacks a
-/// translation of it (and did not fail to load one), and a finding for
-/// each.
+/// translation of it (and did not fail to load one, nor have it in a
+/// refused folder), and a finding for each. `failed` are the language and
+/// path of each page that failed to load, `refused` of each file or
+/// folder the walk refused (`""` for the language's folder itself).
 fn fallbacks(
     config: &Config,
     version: &DocsVersion,
     pages: &[Page],
-    failed: &std::collections::HashSet<(String, String)>,
+    (failed, refused): (&LangPaths, &[(String, String)]),
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Page> {
+    let is_refused = |lang: &str, rel: &str| {
+        refused.iter().any(|(l, below)| {
+            l == lang
+                && (below.is_empty()
+                    || rel == below
+                    || rel
+                        .strip_prefix(below.as_str())
+                        .is_some_and(|r| r.starts_with('/')))
+        })
+    };
     let default = &config.default_language;
     let have: std::collections::HashSet<(&str, &str)> = pages
         .iter()
@@ -353,6 +390,7 @@ fn fallbacks(
         for lang in config.languages.iter().filter(|l| &l.code != default) {
             if have.contains(&(lang.code.as_str(), page.rel.as_str()))
                 || failed.contains(&(lang.code.clone(), page.rel.clone()))
+                || is_refused(&lang.code, &page.rel)
             {
                 continue;
             }

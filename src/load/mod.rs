@@ -69,7 +69,7 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
         .chain(refused_bases.iter().cloned())
         .collect();
     let publish_next = config.versions.as_ref().is_none_or(|v| v.next);
-    let versions = versions::load(
+    let (versions, refused_lines) = versions::load(
         root,
         publish_next,
         &base_versions,
@@ -108,6 +108,19 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
     let failed = diagnostics
         .iter()
         .any(|d| d.is_error() && d.rule.class == crate::diagnostics::Class::Input && !stand_in(d));
+    // The inputs that are there and were refused, by their findings.
+    let refusals = [
+        rule::INPUT_SYMLINK.id,
+        rule::BASE_SYMLINK.id,
+        rule::IO_UNREADABLE.id,
+        rule::INPUT_NOT_A_FILE.id,
+        rule::INPUT_TOO_LARGE.id,
+    ];
+    let refused_paths: Vec<PathBuf> = diagnostics
+        .iter()
+        .filter(|d| refusals.contains(&d.rule.id))
+        .filter_map(|d| Some(d.location.as_ref()?.file.clone()))
+        .collect();
     let site = match (failed, images) {
         (false, Some(images)) => Some(Site {
             root: root.to_path_buf(),
@@ -117,7 +130,12 @@ pub fn load(root: &Path, options: &Options) -> Loaded {
             pages,
             assets,
             bases,
-            refused_bases,
+            refused: crate::model::site::Refused {
+                bases: refused_bases,
+                docs_folder: refused_lines.is_none(),
+                docs_lines: refused_lines.unwrap_or_default(),
+                paths: refused_paths,
+            },
             images,
             templates,
             strings,

@@ -96,21 +96,27 @@ pub fn load_lock(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> BTreeMap<Lin
 
 /// The frozen lines found under `versions/`, newest first, with their
 /// content folders; a finding for anything else there.
-fn frozen(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<(Line, PathBuf)> {
+/// The frozen docs versions, newest first, and the release lines whose
+/// folder is there and was refused (None when `versions/` itself was).
+fn frozen(
+    root: &Path,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (Vec<(Line, PathBuf)>, Option<BTreeSet<Line>>) {
+    let mut refused = BTreeSet::new();
     let dir = root.join(DIR);
     match crate::input::dir_state(root, &dir) {
         Ok(true) => {}
-        Ok(false) => return Vec::new(),
+        Ok(false) => return (Vec::new(), Some(refused)),
         Err(d) => {
             diagnostics.push(d);
-            return Vec::new();
+            return (Vec::new(), None);
         }
     }
     let mut entries: Vec<PathBuf> = match std::fs::read_dir(&dir) {
         Ok(e) => e.filter_map(Result::ok).map(|e| e.path()).collect(),
         Err(e) => {
             diagnostics.push(super::unreadable(root, &dir, &e));
-            return Vec::new();
+            return (Vec::new(), None);
         }
     };
     entries.sort();
@@ -127,7 +133,10 @@ fn frozen(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<(Line, PathBuf)
         let line = parse_line(&name);
         let content = path.join("content");
         match (line, crate::input::dir_state(root, &path)) {
-            (_, Err(d)) => diagnostics.push(d),
+            (line, Err(d)) => {
+                refused.extend(line);
+                diagnostics.push(d);
+            }
             (Some(line), Ok(true)) => match crate::input::dir_state(root, &content) {
                 Ok(true) => out.push((line, relative(root, &content))),
                 Ok(false) => diagnostics.push(
@@ -138,7 +147,10 @@ fn frozen(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<(Line, PathBuf)
                     .in_file(&rel)
                     .help(format!("put its pages under {}/content/<lang>/", rel.display())),
                 ),
-                Err(d) => diagnostics.push(d),
+                Err(d) => {
+                    refused.insert(line);
+                    diagnostics.push(d);
+                }
             },
             _ => diagnostics.push(
                 Diagnostic::new(
@@ -154,7 +166,7 @@ fn frozen(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> Vec<(Line, PathBuf)
         }
     }
     out.sort_by_key(|e| std::cmp::Reverse(e.0));
-    out
+    (out, Some(refused))
 }
 
 /// The release a docs version of `line` documents: the newest base of the
@@ -167,7 +179,8 @@ fn release_of(line: Line, bases: &[Version], images: Option<&ImageReleases>) -> 
 }
 
 /// Every docs version, newest first (`bases` are the releases with a base
-/// folder): next (when frozen versions exist),
+/// folder), and the release lines whose folder was refused (None when
+/// `versions/` itself was): next (when frozen versions exist),
 /// then the frozen lines; a project without frozen versions has one, its
 /// `content/`, published as the latest.
 pub fn load(
@@ -176,17 +189,18 @@ pub fn load(
     bases: &[Version],
     images: Option<&ImageReleases>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Vec<DocsVersion> {
+) -> (Vec<DocsVersion>, Option<BTreeSet<Line>>) {
     let newest_base = latest(bases.iter()).cloned();
-    let frozen = frozen(root, diagnostics);
+    let (frozen, refused) = frozen(root, diagnostics);
     if frozen.is_empty() {
-        return vec![DocsVersion {
+        let latest = DocsVersion {
             id: "latest".into(),
             kind: VersionKind::Latest,
             dir: PathBuf::from("content"),
             release: newest_base,
             published: true,
-        }];
+        };
+        return (vec![latest], refused);
     }
     let mut out = vec![DocsVersion {
         id: "next".into(),
@@ -208,7 +222,7 @@ pub fn load(
             published: true,
         });
     }
-    out
+    (out, refused)
 }
 
 #[cfg(test)]

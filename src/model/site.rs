@@ -31,11 +31,10 @@ pub struct Site {
     pub assets: Vec<Asset>,
     /// Bases in ascending version order.
     pub bases: Vec<Base>,
-    /// The releases whose base folder is in `bases/` and was refused as
-    /// it was read (a symbolic link, a kustomization that does not
-    /// parse): their own findings say why, and nothing that needs the
-    /// base reports it missing too.
-    pub refused_bases: std::collections::BTreeSet<Version>,
+    /// Inputs that are there and were refused as they were read: their
+    /// own findings say why, and nothing that needs them reports them
+    /// missing too.
+    pub refused: Refused,
     pub images: ImageReleases,
     /// Template overrides from `ROOT/templates/`, by name.
     pub templates: Vec<TemplateFile>,
@@ -48,6 +47,30 @@ pub struct Site {
     pub deployed: Option<Deployed>,
     /// The release signatures stored in `bases/signatures/`, by version.
     pub signatures: BTreeMap<Version, StoredSignature>,
+}
+
+/// Inputs that are there and were refused as they were read (see
+/// [`Site::refused`]).
+#[derive(Debug, Clone, Default)]
+pub struct Refused {
+    /// Releases whose base folder is in `bases/` (a symbolic link, a
+    /// kustomization that does not parse).
+    pub bases: std::collections::BTreeSet<Version>,
+    /// Release lines whose docs folder is in `versions/` (a symbolic
+    /// link, a folder that cannot be read), as `(major, minor)`.
+    pub docs_lines: std::collections::BTreeSet<(u64, u64)>,
+    /// `versions/` itself.
+    pub docs_folder: bool,
+    /// Every file or folder refused as it was read, relative to the root.
+    pub paths: Vec<PathBuf>,
+}
+
+impl Refused {
+    /// Whether `path` (relative to the root) is a refused file or folder,
+    /// or below one: what is there is not known.
+    pub fn covers(&self, path: &std::path::Path) -> bool {
+        self.paths.iter().any(|p| path.starts_with(p))
+    }
 }
 
 /// A signature `basepress release` stored for a version.
@@ -87,7 +110,7 @@ impl Site {
             pages: Vec::new(),
             assets: Vec::new(),
             bases: Vec::new(),
-            refused_bases: Default::default(),
+            refused: Refused::default(),
             images,
             templates: Vec::new(),
             versions: Vec::new(),

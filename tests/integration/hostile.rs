@@ -732,3 +732,40 @@ fn a_refused_base_is_one_finding_not_a_cascade() {
     std::fs::create_dir(&lock).unwrap();
     assert_eq!(rules(p.path()).1, ["input-not-a-file"]);
 }
+
+/// A docs version's folder or a language's folder that is there and
+/// refused is one finding: the lock does not call the version gone, and
+/// no page is called untranslated.
+#[test]
+fn a_refused_docs_folder_is_one_finding_not_a_cascade() {
+    use crate::support::{check_json_at, copy_repo_with_versions};
+    let p = copy_repo_with_versions();
+    let outside = tempfile::tempdir().unwrap();
+    let line = p.path().join("versions/1.28");
+    std::fs::rename(&line, outside.path().join("1.28")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("1.28"), &line).unwrap();
+    let en = p.path().join("content/en");
+    std::fs::rename(&en, outside.path().join("en")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("en"), &en).unwrap();
+    let (code, report) = check_json_at(p.path());
+    assert_eq!(code, Some(1));
+    let rules: Vec<(&str, &str)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or_default(),
+                f["location"]["file"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("input-symlink", "content/en"),
+            ("input-symlink", "versions/1.28")
+        ],
+        "{report:#}"
+    );
+}
