@@ -193,7 +193,7 @@ pub mod rule {
             "The overlay a page shows (its `file=` blocks) cannot be built on the base: no `file=kustomization.yaml` block, two blocks for one file, `resources` that does not name the base, or a documented release with no published base to build it on.",
             "Show every file the overlay's kustomization.yaml names as a `file=NAME` block on the same page, with `resources: [base]`.";
         DOC_PATCH_UNKNOWN_NAME = "doc-patch-unknown-name", Check, Error,
-            "A strategic-merge patch names a container or volume the base does not have: instead of changing it, the patch silently adds a broken one.",
+            "A strategic-merge patch, or a YAML example that shows an object of the base, names a container or volume the base does not have: instead of changing it, the patch (or an overlay made from the example) silently adds a broken one.",
             "Use the name the base gives it (containers match by name: the agent's is `agent`).";
         DOC_IMAGE_UNKNOWN = "doc-image-unknown", Check, Error,
             "An overlay's `images:` entry names an image the base does not use, so the real image is never replaced.",

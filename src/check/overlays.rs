@@ -10,7 +10,9 @@
 //! are reported too. Two mistakes Kustomize builds without complaint are
 //! caught here: a strategic-merge patch naming a container or volume the
 //! base does not have, and an `images:` entry naming an image the base
-//! does not use.
+//! does not use. A plain YAML example that shows an object of the base
+//! (an excerpt, or a change to copy into an overlay) is held to the first
+//! too.
 
 use super::docs::documented_version;
 use super::Context;
@@ -73,15 +75,14 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let (Some(page), Some(doc)) = (site.pages.get(i), ctx.analysis.docs.get(i)) else {
         return Vec::new();
     };
-    let blocks: Vec<&CodeBlock> = doc
-        .code_blocks
-        .iter()
-        .filter(|b| file_name(b).is_some())
-        .collect();
+    let (blocks, others): (Vec<&CodeBlock>, Vec<&CodeBlock>) =
+        doc.code_blocks.iter().partition(|b| file_name(b).is_some());
+    let plain: Vec<&CodeBlock> = others.into_iter().filter(|b| b.is_yaml()).collect();
+    let mut out = excerpts(ctx, page, &plain);
     // `file=` on blocks that are no Kustomize files (`sh file=install.sh`)
     // names a file to save, and makes no overlay.
     if !blocks.iter().any(|b| b.is_yaml() || is_kustomization(b)) {
-        return Vec::new();
+        return out;
     }
     // Alternatives in tabs (`tab=GKE`, `tab=EKS`), each with its own
     // kustomization, are overlays of their own; a block in no tab belongs
@@ -92,9 +93,9 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         .filter_map(|b| b.attr("tab"))
         .collect();
     if tabs.len() < 2 {
-        return check_overlay(ctx, page, blocks);
+        out.extend(check_overlay(ctx, page, blocks));
+        return out;
     }
-    let mut out = Vec::new();
     for tab in tabs {
         let group = blocks
             .iter()
@@ -464,106 +465,7 @@ impl<'a> Overlay<'a> {
         out: &mut Vec<Diagnostic>,
     ) {
         let patches = self.patches(k, files);
-        // Every object a patch targets: a target may name a kind alone, a
-        // name pattern or labels, and so pick several.
-        let targeted = patches.iter().flat_map(|patch| {
-            let target = kustomize::Target::new(&patch.target);
-            base.iter()
-                .filter(move |o| target.as_ref().is_some_and(|t| t.selects(&o.value)))
-                .map(move |o| (patch, o))
-        });
-        for (patch, object) in targeted {
-            let Some(pod_ptr) = pod_spec_pointer(object.kind()) else {
-                continue;
-            };
-            let base_pod = object.value.pointer(pod_ptr);
-            let Some(patch_pod) = patch.value.pointer(pod_ptr) else {
-                continue;
-            };
-            for (field, complete) in [
-                ("containers", "image"),
-                ("initContainers", "image"),
-                ("volumes", ""),
-            ] {
-                let existing: Vec<&str> = base_pod
-                    .and_then(|p| p[field].as_array())
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c["name"].as_str())
-                    .collect();
-                for (i, item) in patch_pod[field]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .enumerate()
-                {
-                    let Some(name) = item["name"].as_str() else {
-                        continue;
-                    };
-                    if existing.contains(&name) || item.get("$patch").is_some() {
-                        continue;
-                    }
-                    let adds_whole = if complete.is_empty() {
-                        item.as_object().is_some_and(|o| o.len() > 1)
-                    } else {
-                        item.get(complete).is_some()
-                    };
-                    // A whole new item is meant to be added, unless its
-                    // name is a near miss of one the base has (`agnet`
-                    // with an `image:` that pins the agent's).
-                    let near = crate::diagnostics::closest(name, existing.iter().copied());
-                    let same_image = |near: &str| {
-                        fn image_of(c: &Value) -> Option<&str> {
-                            c["image"].as_str().map(super::pods::image_repository)
-                        }
-                        let base_item = base_pod
-                            .and_then(|p| p[field].as_array())
-                            .into_iter()
-                            .flatten()
-                            .find(|c| c["name"] == near);
-                        base_item
-                            .and_then(image_of)
-                            .is_some_and(|i| Some(i) == image_of(item))
-                    };
-                    if adds_whole && !near.is_some_and(same_image) {
-                        continue;
-                    }
-                    let (l, c) = patch
-                        .positions
-                        .nearest(&format!("{pod_ptr}/{field}/{i}"))
-                        .unwrap_or((1, 1));
-                    let what = if field == "volumes" {
-                        "volume"
-                    } else {
-                        "container"
-                    };
-                    let suggestion = near.or(existing.first().copied());
-                    let added = if adds_whole {
-                        format!("a second {what} beside `{}`", near.unwrap_or_default())
-                    } else {
-                        format!("a new, incomplete {what}")
-                    };
-                    let mut d = Diagnostic::new(
-                        rule::DOC_PATCH_UNKNOWN_NAME,
-                        format!(
-                            "the patch names {what} `{name}`, which the base does not have: Kustomize would add {added} instead of changing one"
-                        ),
-                    )
-                    .at(Location::at(
-                        &self.page.source,
-                        patch.line + l - 1,
-                        c + patch.indent,
-                    ));
-                    if let Some(s) = suggestion {
-                        d = d.help(format!(
-                            "the base's {what}s: {}; did you mean `{s}`?",
-                            existing.join(", ")
-                        ));
-                    }
-                    out.push(d);
-                }
-            }
-        }
+        unknown_names(self.page, &patches, Shown::Patch, base, out);
     }
 
     /// Every `images:` entry must name an image a container of the base
@@ -603,6 +505,184 @@ impl<'a> Overlay<'a> {
             );
         }
     }
+}
+
+/// What a YAML block that names an object of the base is: a patch of
+/// an overlay, or an excerpt the page shows (of the base, or to add to an
+/// overlay).
+#[derive(Clone, Copy, PartialEq)]
+enum Shown {
+    Patch,
+    Excerpt,
+}
+
+/// Containers and volumes a strategic-merge patch (or an excerpt of the
+/// base's objects) names must exist in the base, unless it adds a
+/// complete one (a container with an image, a volume with a source):
+/// otherwise the merge adds a broken one, which Kustomize builds without
+/// a word, and an excerpt shows what the base does not have.
+fn unknown_names(
+    page: &Page,
+    patches: &[Patch],
+    shown: Shown,
+    base: &[Object],
+    out: &mut Vec<Diagnostic>,
+) {
+    // Every object a patch targets: a target may name a kind alone, a
+    // name pattern or labels, and so pick several.
+    let targeted = patches.iter().flat_map(|patch| {
+        let target = kustomize::Target::new(&patch.target);
+        base.iter()
+            .filter(move |o| target.as_ref().is_some_and(|t| t.selects(&o.value)))
+            .map(move |o| (patch, o))
+    });
+    for (patch, object) in targeted {
+        let Some(pod_ptr) = pod_spec_pointer(object.kind()) else {
+            continue;
+        };
+        let base_pod = object.value.pointer(pod_ptr);
+        let Some(patch_pod) = patch.value.pointer(pod_ptr) else {
+            continue;
+        };
+        for (field, complete) in [
+            ("containers", "image"),
+            ("initContainers", "image"),
+            ("volumes", ""),
+        ] {
+            let existing: Vec<&str> = base_pod
+                .and_then(|p| p[field].as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["name"].as_str())
+                .collect();
+            for (i, item) in patch_pod[field]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let Some(name) = item["name"].as_str() else {
+                    continue;
+                };
+                if existing.contains(&name) || item.get("$patch").is_some() {
+                    continue;
+                }
+                let adds_whole = if complete.is_empty() {
+                    item.as_object().is_some_and(|o| o.len() > 1)
+                } else {
+                    item.get(complete).is_some()
+                };
+                // A whole new item is meant to be added, unless its
+                // name is a near miss of one the base has (`agnet`
+                // with an `image:` that pins the agent's).
+                let near = crate::diagnostics::closest(name, existing.iter().copied());
+                let same_image = |near: &str| {
+                    fn image_of(c: &Value) -> Option<&str> {
+                        c["image"].as_str().map(super::pods::image_repository)
+                    }
+                    let base_item = base_pod
+                        .and_then(|p| p[field].as_array())
+                        .into_iter()
+                        .flatten()
+                        .find(|c| c["name"] == near);
+                    base_item
+                        .and_then(image_of)
+                        .is_some_and(|i| Some(i) == image_of(item))
+                };
+                if adds_whole && !near.is_some_and(same_image) {
+                    continue;
+                }
+                let (l, c) = patch
+                    .positions
+                    .nearest(&format!("{pod_ptr}/{field}/{i}"))
+                    .unwrap_or((1, 1));
+                let what = if field == "volumes" {
+                    "volume"
+                } else {
+                    "container"
+                };
+                let suggestion = near.or(existing.first().copied());
+                let added = if adds_whole {
+                    format!("a second {what} beside `{}`", near.unwrap_or_default())
+                } else {
+                    format!("a new, incomplete {what}")
+                };
+                let message = match shown {
+                    Shown::Patch => format!(
+                        "the patch names {what} `{name}`, which the base does not have: Kustomize would add {added} instead of changing one"
+                    ),
+                    Shown::Excerpt => format!(
+                        "the example shows {what} `{name}` in {} {}, which the base does not have: a reader who copies it into an overlay adds {added} instead of changing one",
+                        object.kind(),
+                        object.name()
+                    ),
+                };
+                let mut d = Diagnostic::new(rule::DOC_PATCH_UNKNOWN_NAME, message).at(
+                    Location::at(&page.source, patch.line + l - 1, c + patch.indent),
+                );
+                if let Some(s) = suggestion {
+                    d = d.help(format!(
+                        "the base's {what}s: {}; did you mean `{s}`?",
+                        existing.join(", ")
+                    ));
+                }
+                out.push(d);
+            }
+        }
+    }
+}
+
+/// The YAML examples of page `i` outside its overlays that show an object
+/// of the base it documents (its kind and name): each read as the patch a
+/// reader would make of it, whose containers and volumes must be the
+/// base's ([`unknown_names`]).
+fn excerpts(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let site = ctx.site;
+    let Some(b) = documented_version(site, page)
+        .and_then(|v| site.bases.iter().position(|b| &b.version == v))
+    else {
+        return out;
+    };
+    let Some(base_build) = ctx.analysis.built.get(b).and_then(Option::as_ref) else {
+        return out;
+    };
+    let mut patches = Vec::new();
+    for block in blocks {
+        // A block that does not parse is `doc-yaml-invalid` already.
+        let Ok(docs) = yaml::documents_with_positions(&block.code) else {
+            continue;
+        };
+        for doc in docs {
+            let (Some(kind), Some(name)) = (
+                doc.value["kind"].as_str(),
+                doc.value["metadata"]["name"].as_str(),
+            ) else {
+                continue;
+            };
+            let in_base = base_build
+                .objects
+                .iter()
+                .any(|o| o.kind() == kind && o.name() == name);
+            if in_base {
+                patches.push(Patch {
+                    target: serde_json::json!({"kind": kind, "name": name}),
+                    value: doc.value,
+                    positions: doc.positions,
+                    line: block.line,
+                    indent: block.indent,
+                });
+            }
+        }
+    }
+    unknown_names(
+        page,
+        &patches,
+        Shown::Excerpt,
+        &base_build.objects,
+        &mut out,
+    );
+    out
 }
 
 /// One strategic-merge patch document of an overlay.

@@ -582,6 +582,46 @@ fn a_misspelled_container_with_an_image_is_still_a_misspelling() {
     );
 }
 
+/// A YAML example outside any overlay that shows an object of the base
+/// (its kind and name) is read as the patch a reader would make of it:
+/// its containers and volumes must be the base's, unless it adds a whole
+/// one. Objects the base does not have are left alone.
+#[test]
+fn an_excerpt_of_a_base_object_names_what_the_base_has() {
+    let page = |containers: &str, name: &str| {
+        let head = PATCH_HEAD.replace("name: whystack-agent", name);
+        agent_docs(
+            "",
+            &format!("Intro.\n\n```yaml\n{head}      containers:\n{containers}```\n"),
+        )
+    };
+    let typo = "        - name: agnet\n          env:\n            - name: RUNNER_LOG_FORMAT\n              value: text\n";
+    let p = page(typo, "name: whystack-agent");
+    let f = only(&p, "doc-patch-unknown-name");
+    assert_eq!(f["location"]["line"], page_line(&p, "name: agnet"));
+    assert!(
+        f["message"].as_str().unwrap().contains("the example shows"),
+        "{f:#}"
+    );
+    let passes = |p: &Project| {
+        let (_, report) = p.check_json();
+        assert!(
+            findings_of(&report, "doc-patch-unknown-name").is_empty(),
+            "{report:#}"
+        );
+    };
+    // The base's own container, a sidecar added whole, another object.
+    passes(&page(
+        &typo.replace("agnet", "agent"),
+        "name: whystack-agent",
+    ));
+    passes(&page(
+        "        - name: proxy\n          image: envoyproxy/envoy:v1.30\n",
+        "name: whystack-agent",
+    ));
+    passes(&page(typo, "name: another-app"));
+}
+
 /// An overlay that pins the image must pin the release its page
 /// documents: a tag of another release, with a `v`, or of no release is
 /// refused where the page sets it, whichever field sets it.
