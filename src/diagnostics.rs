@@ -510,6 +510,71 @@ pub fn dedup(diagnostics: &mut Vec<Diagnostic>) {
     diagnostics.dedup_by(|a, b| a.sort_key() == b.sort_key());
 }
 
+/// How many findings of one rule one file shows; the rest are counted in
+/// one more finding. A hostile page (200,000 broken links) would
+/// otherwise make a report fifty times its size.
+pub const MAX_PER_FILE_AND_RULE: usize = 100;
+
+/// Keeps the first [`MAX_PER_FILE_AND_RULE`] findings of each rule in each
+/// file, and says how many more there are in one finding of that rule
+/// after them. Expects sorted input, and keeps it sorted; bounding a
+/// bounded list changes nothing.
+pub fn bound(diagnostics: &mut Vec<Diagnostic>) {
+    use std::collections::HashMap;
+    type Key<'a> = (&'a std::path::Path, &'static str);
+    let mut counts: HashMap<Key, usize> = HashMap::new();
+    for d in diagnostics.iter() {
+        if let Some(l) = &d.location {
+            *counts.entry((l.file.as_path(), d.rule.id)).or_default() += 1;
+        }
+    }
+    // One more is shown rather than counted; and so a bounded list (the
+    // findings shown and the count) is left as it is.
+    let over_bound = |n: usize| n > MAX_PER_FILE_AND_RULE + 1;
+    if !counts.values().any(|&n| over_bound(n)) {
+        return;
+    }
+    let over: HashMap<(std::path::PathBuf, &'static str), usize> = counts
+        .into_iter()
+        .filter(|(_, n)| over_bound(*n))
+        .map(|((f, r), n)| ((f.to_path_buf(), r), n))
+        .collect();
+    let mut seen: HashMap<(std::path::PathBuf, &'static str), usize> = HashMap::new();
+    let mut out = Vec::with_capacity(diagnostics.len());
+    for d in diagnostics.drain(..) {
+        let Some(key) = d
+            .location
+            .as_ref()
+            .map(|l| (l.file.clone(), d.rule.id))
+            .filter(|k| over.contains_key(k))
+        else {
+            out.push(d);
+            continue;
+        };
+        let n = seen.entry(key.clone()).or_default();
+        *n += 1;
+        if *n < MAX_PER_FILE_AND_RULE {
+            out.push(d);
+        } else if *n == MAX_PER_FILE_AND_RULE {
+            // The last one shown, then what is left.
+            let more = over[&key] - MAX_PER_FILE_AND_RULE;
+            let summary = Diagnostic {
+                rule: d.rule,
+                severity: d.severity,
+                message: format!(
+                    "… and {more} more `{}` findings in this file, not shown: fix the ones above and check again",
+                    d.rule.id
+                ),
+                location: d.location.clone(),
+                help: None,
+            };
+            out.push(d);
+            out.push(summary);
+        }
+    }
+    *diagnostics = out;
+}
+
 /// The exit code a list of findings calls for: 0 without errors, 2 when an
 /// input could not be read, 1 when checks found errors.
 pub fn exit_code(diagnostics: &[Diagnostic]) -> u8 {
@@ -531,6 +596,62 @@ fn lossy_path<S: serde::Serializer>(path: &Path, s: S) -> Result<S::Ok, S::Error
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn findings_of_a_rule_in_a_file_are_bounded_once() {
+        use super::*;
+        let many = |file: &str, n: usize, r: &'static Rule| -> Vec<Diagnostic> {
+            (1..=n)
+                .map(|i| Diagnostic::new(r, format!("finding {i:06}")).at(Location::at(file, i, 1)))
+                .collect()
+        };
+        let mut all = many("a.md", 250, rule::LINK_BROKEN);
+        all.extend(many("a.md", 3, rule::DOC_VARIABLE_UNKNOWN));
+        all.extend(many("b.md", MAX_PER_FILE_AND_RULE + 1, rule::LINK_BROKEN));
+        sort(&mut all);
+        bound(&mut all);
+        let in_file = |f: &str, r: &Rule| {
+            all.iter()
+                .filter(|d| {
+                    d.rule.id == r.id
+                        && d.location
+                            .as_ref()
+                            .is_some_and(|l| l.file == std::path::Path::new(f))
+                })
+                .count()
+        };
+        assert_eq!(
+            in_file("a.md", rule::LINK_BROKEN),
+            MAX_PER_FILE_AND_RULE + 1
+        );
+        assert_eq!(in_file("a.md", rule::DOC_VARIABLE_UNKNOWN), 3);
+        assert_eq!(
+            in_file("b.md", rule::LINK_BROKEN),
+            MAX_PER_FILE_AND_RULE + 1
+        );
+        let summary = all
+            .iter()
+            .find(|d| d.message.starts_with('…'))
+            .expect("a summary");
+        assert!(
+            summary.message.contains("150 more `link-broken`"),
+            "{}",
+            summary.message
+        );
+        assert_eq!(
+            summary.location.as_ref().and_then(|l| l.line),
+            Some(MAX_PER_FILE_AND_RULE)
+        );
+        let mut sorted = all.clone();
+        sort(&mut sorted);
+        assert_eq!(
+            sorted.iter().map(|d| &d.message).collect::<Vec<_>>(),
+            all.iter().map(|d| &d.message).collect::<Vec<_>>()
+        );
+        let before = all.len();
+        bound(&mut all);
+        assert_eq!(all.len(), before);
+    }
+
     use super::*;
 
     #[test]

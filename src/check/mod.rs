@@ -415,7 +415,8 @@ fn page_checks(ctx: &Context, i: usize) -> Vec<Diagnostic> {
 
 /// Applies the `exceptions` of site.yaml (a matching finding becomes a
 /// warning that carries the reason, or is dropped), then sorts the
-/// findings and drops repeated ones.
+/// findings, drops repeated ones and bounds how many of one rule one file
+/// shows ([`crate::diagnostics::bound`]).
 pub fn finish(config: Option<&Config>, diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = match config {
         Some(c) => apply_exceptions(c, diagnostics),
@@ -423,6 +424,7 @@ pub fn finish(config: Option<&Config>, diagnostics: Vec<Diagnostic>) -> Vec<Diag
     };
     crate::diagnostics::sort(&mut out);
     crate::diagnostics::dedup(&mut out);
+    crate::diagnostics::bound(&mut out);
     out
 }
 
