@@ -258,6 +258,31 @@ fn paths_from_settings_stay_inside_the_project() {
     }
 }
 
+/// However many findings one page makes, the report stays small: 100 of
+/// a rule a file, and one more that counts the rest.
+#[test]
+fn a_page_of_a_thousand_errors_makes_a_bounded_report() {
+    let p = Project::new();
+    let body: String = (0..1000)
+        .map(|i| format!("[link {i}](nowhere-{i}.md)\n\n"))
+        .collect();
+    p.write(
+        "content/en/many.md",
+        &format!("---\ntitle: Many\n---\n{body}"),
+    );
+    let (code, report) = check(&p);
+    assert_eq!(code, 1);
+    let broken = findings(&report, "link-broken");
+    assert_eq!(broken.len(), 101, "{report:#}");
+    assert!(
+        broken[100].1.contains("900 more `link-broken` findings"),
+        "{:?}",
+        broken[100]
+    );
+    let o = run_bounded(&["check", "--root", &p.root().to_string_lossy()]);
+    assert!(stderr(&o).len() < 60_000, "{} bytes", stderr(&o).len());
+}
+
 #[test]
 fn a_message_never_echoes_more_than_a_cut_value() {
     let secret = "sk_live_".to_string() + &"Zq9".repeat(300_000);
