@@ -316,7 +316,9 @@ fn run_here(
                 gid,
                 size: 0,
                 link: None,
-                shebang: None,
+                shebang: text
+                    .as_deref()
+                    .and_then(|t| crate::oci::shebang(t.as_bytes())),
                 elf: None,
             };
             let path = format!("{path} ({from})");
@@ -329,30 +331,15 @@ fn run_here(
             if !can_execute(&entry, uid, gids) {
                 return Err(CommandError::NotExecutable { path, entry });
             }
-            // A script: the kernel runs its `#!` interpreter from the image.
-            let line = text
-                .as_deref()
-                .and_then(|t| t.lines().next()?.strip_prefix("#!"));
-            let Some(line) = line.map(str::trim) else {
-                return Ok(());
+            // A script: the kernel runs its `#!` interpreter from the
+            // image, which must be able to read it; the same rules as for
+            // a script of the image.
+            let command = crate::oci::Command {
+                path: path.clone(),
+                target: path,
+                entry: &entry,
             };
-            let mut words = line.split_whitespace();
-            let interpreter = words.next().unwrap_or_default();
-            let mut programs = vec![interpreter];
-            if shell::base_name(interpreter) == "env" {
-                programs.extend(words.find(|w| !w.starts_with('-')));
-            }
-            for p in programs {
-                if let Err(why) = platform.may_execute(p, lookup, uid, gids) {
-                    return Err(CommandError::Interpreter {
-                        script: path,
-                        line: line.to_string(),
-                        program: p.to_string(),
-                        why: Box::new(why),
-                    });
-                }
-            }
-            Ok(())
+            platform.file_runs(&command, lookup, uid, gids)
         }
     };
     if program.contains('/') || read {

@@ -27,8 +27,9 @@ const SHEBANG_MAX: u64 = 256;
 const HEAD_MAX: u64 = 4096;
 
 /// The `#!` line of a file that starts `head`, without the `#!` and the
-/// new line, when it has one.
-fn shebang(head: &[u8]) -> Option<String> {
+/// new line, when it has one, as much of it as the kernel reads.
+pub fn shebang(head: &[u8]) -> Option<String> {
+    let head = &head[..head.len().min(SHEBANG_MAX as usize)];
     let line = head.strip_prefix(b"#!")?;
     let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
     // Only spaces and tabs separate: a carriage return (a script saved
@@ -262,7 +263,7 @@ fn walk(
                 content: None,
             } if entry.kind == Kind::File && entry.any_exec() => {
                 let head = tar.read_head(HEAD_MAX)?;
-                entry.shebang = shebang(&head[..head.len().min(SHEBANG_MAX as usize)]);
+                entry.shebang = shebang(&head);
                 entry.elf = super::fs::Elf::of(&head);
                 Change::Add {
                     path,

@@ -34,7 +34,7 @@ pub mod users;
 
 pub use error::Error;
 pub use fs::{can_execute, can_read, Command, Entry, FileSystem, Kind, ResolveError, Resolved};
-pub use layer::Limits;
+pub use layer::{shebang, Limits};
 pub use source::{parse_source, SourceRef};
 pub use users::{User, Users};
 
@@ -353,6 +353,20 @@ impl Platform {
     /// kernel starts it: the interpreter is a path (from the working folder
     /// when relative, never looked up on `PATH`), itself maybe a script,
     /// four levels deep at most; `env NAME` then looks NAME up on `PATH`.
+    /// Whether the kernel runs the file `c` once it may execute it: an ELF
+    /// program for this platform with its loader, or a script the user
+    /// may read whose `#!` interpreter runs. For a file the image does not
+    /// hold itself (a script a volume mounts).
+    pub fn file_runs(
+        &self,
+        c: &Command,
+        lookup: Lookup,
+        uid: u32,
+        gids: &[u32],
+    ) -> Result<(), CommandError> {
+        self.interpreter_runs(c, lookup, uid, gids, 0)
+    }
+
     fn interpreter_runs(
         &self,
         c: &Command,
@@ -403,7 +417,19 @@ impl Platform {
         // whole rest of the line is one argument, as the kernel passes it).
         let via_env = found.target.rsplit('/').next() == Some("env")
             || interpreter.rsplit('/').next() == Some("env");
-        if let Some(program) = arg.filter(|a| via_env && !a.starts_with('-')) {
+        // `-S` (`--split-string`) splits it into words first, and runs the
+        // first that is no option.
+        let program = arg.filter(|_| via_env).and_then(|a| {
+            let split = a
+                .strip_prefix("-S")
+                .or_else(|| a.strip_prefix("--split-string="))
+                .or_else(|| a.strip_prefix("--split-string"));
+            match split {
+                Some(words) => words.split_whitespace().find(|w| !w.starts_with('-')),
+                None => Some(a).filter(|a| !a.starts_with('-')),
+            }
+        });
+        if let Some(program) = program {
             self.may_execute_at(program, lookup, uid, gids, depth + 1)
                 .map_err(fail(program))?;
         }

@@ -655,6 +655,13 @@ fn a_script_runs_only_when_its_interpreter_does() {
         .file("usr/local/bin/shy", 0o755, b"#! /usr/bin/tool\n")
         .file("usr/local/bin/nodey", 0o755, b"#!/usr/bin/env node\n")
         .file("usr/local/bin/envy", 0o755, b"#!/usr/bin/env tool\n")
+        .file("usr/local/bin/split", 0o755, b"#!/usr/bin/env -S tool -v\n")
+        .file(
+            "usr/local/bin/splitnode",
+            0o755,
+            b"#!/usr/bin/env -S node -e\n",
+        )
+        .file("usr/local/bin/unsplit", 0o755, b"#!/usr/bin/env tool -v\n")
         .file("usr/local/bin/chain", 0o755, b"#!/usr/local/bin/shy\n")
         .file("usr/local/bin/relative", 0o755, b"#!tool\n")
         .file("usr/bin/env", 0o755, b"env")
@@ -689,6 +696,14 @@ fn a_script_runs_only_when_its_interpreter_does() {
     };
     assert_eq!(program, "node");
     assert!(run("envy").is_ok());
+    // `env -S` splits the rest into words and runs the first; without
+    // it, the kernel passes the rest as one name (`tool -v`).
+    assert!(run("split").is_ok());
+    let Err(CommandError::Interpreter { program, .. }) = run("splitnode") else {
+        panic!("{:?}", run("splitnode"));
+    };
+    assert_eq!(program, "node");
+    assert!(run("unsplit").is_err());
     // The interpreter reads the script: execute alone is not enough.
     assert!(matches!(
         run("unreadable"),

@@ -414,19 +414,22 @@ fn scripts_mounted_from_a_volume_are_the_volumes_files() {
         "#!/bin/sh\nexec whystack-health live\n",
     );
     p.write(&format!("{dir}/other.sh"), "#!/bin/nosuch-shell\nexit 0\n");
+    // Saved with CRLF: the kernel looks for `/bin/sh\r`.
+    p.write(&format!("{dir}/crlf.sh"), "#!/bin/sh\r\nexit 0\r\n");
     let k = std::fs::read_to_string(p.path(&format!("{dir}/kustomization.yaml"))).unwrap();
     p.write(
         &format!("{dir}/kustomization.yaml"),
         &k.replacen(
             "configMapGenerator:\n",
-            "configMapGenerator:\n  - name: probe-scripts\n    files: [check.sh, other.sh]\n",
+            "configMapGenerator:\n  - name: probe-scripts\n    files: [check.sh, other.sh, crlf.sh]\n",
             1,
         ),
     );
     let sts = format!("{dir}/statefulset.yaml");
-    let original = std::fs::read_to_string(p.path(&sts)).unwrap();
+    let original = std::cell::RefCell::new(std::fs::read_to_string(p.path(&sts)).unwrap());
     let missing = |volume: &str, probe: &str| {
         let text = original
+            .borrow()
             .replacen("command: [whystack-health, live]", probe, 1)
             .replacen(
                 "            - name: tmp\n              mountPath: /tmp\n",
@@ -476,6 +479,21 @@ fn scripts_mounted_from_a_volume_are_the_volumes_files() {
         found.len() == 1 && found[0].contains("nosuch-shell"),
         "{found:?}"
     );
+    let found = missing(executable, "command: [/opt/probe/crlf.sh]");
+    assert!(
+        found.len() == 1 && found[0].contains("/bin/sh\r`"),
+        "{found:?}"
+    );
+    // Executable but not readable by the agent's user: its interpreter
+    // cannot read it. (With `fsGroup`, the kubelet lets the group read.)
+    let fs_group = original.borrow().clone();
+    original.replace(fs_group.replacen("        fsGroup: 1000\n", "", 1));
+    assert_ne!(*original.borrow(), fs_group);
+    let found = missing(
+        "configMap: {name: probe-scripts, defaultMode: 0711}",
+        "command: [/opt/probe/check.sh]",
+    );
+    assert!(found.len() == 1 && found[0].contains("read"), "{found:?}");
     assert_eq!(
         missing("emptyDir: {}", "command: [/opt/probe/hc, live]"),
         Vec::<String>::new()
