@@ -144,6 +144,9 @@ pub mod rule {
         RUN_AS_NON_ROOT_MISSING = "run-as-non-root-missing", Check, Error,
             "A container of the pod (init containers too) does not run with runAsNonRoot: true, set on the pod or on the container (whose own value wins), which the restricted Pod Security profile requires.",
             "Set securityContext.runAsNonRoot: true on the pod, and remove any container's runAsNonRoot: false.";
+        POD_SECURITY_REFUSED = "pod-security-refused", Check, Error,
+            "A workload runs in a namespace of the build that enforces a Pod Security level (`pod-security.kubernetes.io/enforce: baseline` or `restricted`), and its pod template breaks that level: admission refuses every pod, so the install applies and nothing runs.",
+            "Change the pod template to meet the level (restricted: allowPrivilegeEscalation: false, capabilities.drop: [ALL], seccompProfile RuntimeDefault, runAsNonRoot: true, no host namespaces, ports or paths), or run the workload in another namespace.";
         REPLICAS_NOT_ONE = "replicas-not-one", Check, Error,
             "The agent's workload has more than one replica: the bootstrap token is single use, so the second pod fails to enroll.",
             "Keep replicas: 1; run N agents as N installs, each with its own namespace, Secret and token.";

@@ -8,6 +8,7 @@
 //! reads files or changes anything. [`finish`] applies the exceptions of
 //! site.yaml, sorts and drops repeated findings, once, for every stage.
 
+mod admission;
 mod commands;
 mod docs;
 mod image;
@@ -125,6 +126,16 @@ pub const CHECKS: &[Check] = &[
         reraises: &[],
     },
     Check {
+        id: "pod-security",
+        about: "the pods of every workload meet the Pod Security level their namespace enforces",
+        scope: Scope::Base {
+            run: admission::check,
+            objects: true,
+        },
+        rules: &[admission::RULES],
+        reraises: &[],
+    },
+    Check {
         id: "image-commands",
         about: "what a base runs is a file its user may execute in the image of its version, on every platform",
         scope: Scope::Base {
@@ -204,7 +215,7 @@ pub const CHECKS: &[Check] = &[
         about: "the overlay a page shows builds on its base and passes the base's checks",
         scope: Scope::Page(overlays::check_page),
         rules: &[overlays::RULES, crate::kustomize::RULES],
-        reraises: &["manifests", "pods", "image-commands"],
+        reraises: &["manifests", "pods", "pod-security", "image-commands"],
     },
     Check {
         id: "page-credentials",
@@ -457,6 +468,19 @@ fn apply_exceptions(config: &Config, diagnostics: Vec<Diagnostic>) -> Vec<Diagno
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The overlay check runs every check of built objects on what an
+    /// overlay builds, so it may raise all of their rules.
+    #[test]
+    fn the_overlay_check_reraises_every_check_of_objects() {
+        let objects: Vec<&str> = CHECKS
+            .iter()
+            .filter(|c| matches!(c.scope, Scope::Base { objects: true, .. }))
+            .map(|c| c.id)
+            .collect();
+        let overlays = CHECKS.iter().find(|c| c.id == "overlays").unwrap();
+        assert_eq!(overlays.reraises, objects.as_slice());
+    }
 
     #[test]
     fn check_ids_are_unique_and_every_check_declares_rules() {

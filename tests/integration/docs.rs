@@ -622,6 +622,23 @@ fn an_excerpt_of_a_base_object_names_what_the_base_has() {
     passes(&page(typo, "name: another-app"));
 }
 
+/// An overlay whose patch breaks the Pod Security level of the base's
+/// namespace is reported at the page: admission would refuse its pods.
+#[test]
+fn an_overlay_that_admission_refuses_is_reported_at_the_page() {
+    let patch = format!(
+        "{PATCH_HEAD}      containers:\n        - name: agent\n          securityContext:\n            capabilities:\n              add: [NET_ADMIN]\n"
+    );
+    let k = format!("{OVERLAY}patches:\n  - path: patch.yaml\n");
+    let p = overlay_page(&k, Some(&patch));
+    let f = only(&p, "pod-security-refused");
+    assert!(
+        f["message"].as_str().unwrap().contains("NET_ADMIN"),
+        "{f:#}"
+    );
+    assert_eq!(f["location"]["file"], "content/es/index.md");
+}
+
 /// An overlay that pins the image must pin the release its page
 /// documents: a tag of another release, with a `v`, or of no release is
 /// refused where the page sets it, whichever field sets it.

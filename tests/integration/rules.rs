@@ -769,7 +769,7 @@ fn an_init_container_of_the_image_that_prepares_a_file_is_not_the_agent() {
     a.edit(
         "statefulset.yaml",
         "      containers:\n",
-        "      initContainers:\n        - name: prepare\n          image: whystack-agent\n          command: [sh, -c, \"umask 077; : > /tmp/ready\"]\n      containers:\n",
+        "      initContainers:\n        - name: prepare\n          image: whystack-agent\n          command: [sh, -c, \"umask 077; : > /tmp/ready\"]\n          securityContext:\n            allowPrivilegeEscalation: false\n            capabilities: {drop: [ALL]}\n      containers:\n",
     );
     let (code, report) = a.project.check_json();
     assert_eq!(code, 0, "{report:#}");

@@ -424,3 +424,84 @@ fn a_release_shows_its_warnings_and_refuses_one_about_its_own_base() {
     assert_eq!(ids, ["translation-missing"]);
     assert!(stderr(&o).contains("released v1.1.0"), "{}", stderr(&o));
 }
+
+/// A pod template that breaks the Pod Security level its namespace
+/// enforces is refused by admission: the install applies and no pod
+/// runs. Each way of breaking it is one finding, at the field.
+#[test]
+fn pods_that_their_namespace_refuses_are_reported() {
+    let p = copy_repo();
+    let sts = p.path().join("bases/v1.30.0/statefulset.yaml");
+    let original = std::fs::read_to_string(&sts).unwrap();
+    let ns = p.path().join("bases/v1.30.0/namespace.yaml");
+    let namespace = std::fs::read_to_string(&ns).unwrap();
+    let refused = |text: &str| -> Vec<(String, u64)> {
+        std::fs::write(&sts, text).unwrap();
+        let (_, report) = check_json_at(p.path());
+        findings_of(&report, "pod-security-refused")
+            .into_iter()
+            .map(|f| {
+                (
+                    f["message"].as_str().unwrap().to_string(),
+                    f["location"]["line"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect()
+    };
+    let line_of = |text: &str, needle: &str| {
+        text.lines().position(|l| l.contains(needle)).unwrap() as u64 + 1
+    };
+    assert_eq!(refused(&original), []);
+
+    let escalates = original.replacen(
+        "allowPrivilegeEscalation: false",
+        "allowPrivilegeEscalation: true",
+        1,
+    );
+    assert_ne!(escalates, original);
+    let found = refused(&escalates);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].0.contains("`restricted`"), "{found:?}");
+    assert!(found[0].0.contains("allowPrivilegeEscalation"), "{found:?}");
+    assert_eq!(found[0].1, line_of(&escalates, "allowPrivilegeEscalation"));
+
+    // A sidecar with no security context of its own, on the node's
+    // network, adding a capability.
+    let sidecar = original
+        .replacen(
+            "      containers:\n",
+            "      hostNetwork: true\n      containers:\n        - name: proxy\n          image: envoyproxy/envoy:v1.30\n          securityContext:\n            capabilities:\n              add: [NET_ADMIN]\n",
+            1,
+        );
+    let found = refused(&sidecar);
+    let texts: Vec<&str> = found.iter().map(|(m, _)| m.as_str()).collect();
+    assert_eq!(found.len(), 4, "{texts:#?}");
+    for part in [
+        "hostNetwork: true",
+        "adds capabilities NET_ADMIN",
+        "container `proxy` does not drop all capabilities",
+        "container `proxy` does not set allowPrivilegeEscalation: false",
+    ] {
+        assert!(texts.iter().any(|t| t.contains(part)), "{part}: {texts:#?}");
+    }
+
+    // Baseline lets the sidecar escalate and keep its capabilities, not
+    // use the node's network or add NET_ADMIN; privileged enforces nothing.
+    std::fs::write(
+        &ns,
+        namespace.replace("enforce: restricted", "enforce: baseline"),
+    )
+    .unwrap();
+    let found = refused(&sidecar);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found.iter().all(|(m, _)| m.contains("`baseline`")),
+        "{found:#?}"
+    );
+    std::fs::write(
+        &ns,
+        namespace.replace("enforce: restricted", "enforce: privileged"),
+    )
+    .unwrap();
+    assert_eq!(refused(&sidecar), []);
+}
