@@ -358,8 +358,8 @@ pub mod rule {
             "A container or a volume refers to a ConfigMap, or a key of one, that the build does not have, without `optional: true`: the kubelet does not start the pod (CreateContainerConfigError, or ContainerCreating for a volume).",
             "Add the ConfigMap or the key (a configMapGenerator of the base or the overlay), fix the name, or mark the reference `optional: true`.";
         MANIFEST_VALUE_INVALID = "manifest-value-invalid", Check, Error,
-            "A built object has a value the API server's validation refuses though its type is right: a container mounts a volume its pod does not have.",
-            "Add the volume to the pod (or the claim template), or fix the mount's name.";
+            "A built object has a value the API server's validation refuses though its type is right: a container mounts a volume its pod does not have, or two containers, volumes or ports of one container share a name.",
+            "Add the volume to the pod (or the claim template), or fix the mount's name; give each container, volume and port a name of its own.";
         IMAGE_DATA_MISMATCH = "image-data-mismatch", Check, Error,
             "The image release data says something of a release that its image contradicts: a command the image does not have, another user, a port it does not say, another environment default.",
             "Correct the image data for that release (`basepress image inspect SOURCE:TAG` shows what the image has), or point the image source at the right image.";

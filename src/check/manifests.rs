@@ -197,6 +197,71 @@ fn validation_problems(kind: &str, value: &Value) -> Vec<Problem> {
     }
     if let Some(pod) = crate::kustomize::pod_spec_pointer(kind) {
         out.extend(unknown_volumes(value, pod));
+        out.extend(repeated_names(value, pod));
+    }
+    out
+}
+
+/// ValidatePodSpec: the names of a pod's containers (init and ephemeral
+/// ones too) are unique, and so are its volumes' and each container's
+/// port names, or the API server answers "Duplicate value". A JSON patch
+/// that appends a container `agent` beside the base's makes one.
+fn repeated_names(value: &Value, pod: &str) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut unique = |lists: Vec<(String, Option<&Value>)>, name: &str, what: &str| {
+        let mut seen: Vec<&str> = Vec::new();
+        for (ptr, list) in lists {
+            for (i, item) in list
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
+                let Some(n) = item.get(name).and_then(Value::as_str) else {
+                    continue;
+                };
+                if seen.contains(&n) {
+                    out.push(Problem::Invalid(
+                        segments_of(&format!("{ptr}/{i}/{name}")),
+                        format!("two {what} are named `{n}`; the API server refuses the second"),
+                    ));
+                } else {
+                    seen.push(n);
+                }
+            }
+        }
+    };
+    let list = |field: &str| {
+        let ptr = format!("{pod}/{field}");
+        let v = value.pointer(&ptr);
+        (ptr, v)
+    };
+    unique(
+        vec![
+            list("initContainers"),
+            list("containers"),
+            list("ephemeralContainers"),
+        ],
+        "name",
+        "containers of the pod",
+    );
+    unique(vec![list("volumes")], "name", "volumes of the pod");
+    for field in ["initContainers", "containers"] {
+        let (ptr, containers) = list(field);
+        for (i, c) in containers
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let ports = format!("{ptr}/{i}/ports");
+            let container = c.get("name").and_then(Value::as_str).unwrap_or("?");
+            unique(
+                vec![(ports, c.get("ports"))],
+                "name",
+                &format!("ports of container `{container}`"),
+            );
+        }
     }
     out
 }

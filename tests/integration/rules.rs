@@ -761,6 +761,32 @@ fn manifest_required_field_missing() {
     assert!(message(&f[0]).contains("containers"), "{f:#?}");
 }
 
+/// Names the API server wants unique in a pod: a JSON patch that appends
+/// a container or a volume under a name the base uses makes a second one.
+#[test]
+fn repeated_container_and_volume_names_are_invalid() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "patches:\n  - target: {kind: StatefulSet}\n    patch: |-\n      - op: add\n        path: /spec/template/spec/containers/-\n        value: {name: agent, image: busybox}\n      - op: add\n        path: /spec/template/spec/volumes/-\n        value: {name: tmp, emptyDir: {}}\nconfigMapGenerator:",
+    );
+    let f = a.findings("manifest-value-invalid");
+    let messages: Vec<&str> = f.iter().map(message).collect();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("two containers of the pod are named `agent`")),
+        "{messages:#?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.contains("two volumes of the pod are named `tmp`")),
+        "{messages:#?}"
+    );
+}
+
 #[test]
 fn an_init_container_of_the_image_that_prepares_a_file_is_not_the_agent() {
     // It runs only the shell (and its builtins), not the agent: the
