@@ -147,6 +147,9 @@ pub mod rule {
         POD_SECURITY_REFUSED = "pod-security-refused", Check, Error,
             "A workload runs in a namespace of the build that enforces a Pod Security level (`pod-security.kubernetes.io/enforce: baseline` or `restricted`), and its pod template breaks that level: admission refuses every pod, so the install applies and nothing runs.",
             "Change the pod template to meet the level (restricted: allowPrivilegeEscalation: false, capabilities.drop: [ALL], seccompProfile RuntimeDefault, runAsNonRoot: true, no host namespaces, ports or paths), or run the workload in another namespace.";
+        SELECTOR_MATCHES_NOTHING = "selector-matches-nothing", Check, Warning,
+            "A Service, NetworkPolicy or PodDisruptionBudget of a build selects pods by labels that no workload of the build in its namespace gives its pods: it sends traffic to, applies to or protects nothing the base installs.",
+            "Use the labels of the pods it is meant for (the pod template's `metadata.labels`), or remove it.";
         REPLICAS_NOT_ONE = "replicas-not-one", Check, Error,
             "The agent's workload has more than one replica: the bootstrap token is single use, so the second pod fails to enroll.",
             "Keep replicas: 1; run N agents as N installs, each with its own namespace, Secret and token.";

@@ -19,6 +19,7 @@ mod overlays;
 mod pods;
 mod process;
 mod releases;
+mod selectors;
 mod shell;
 mod suggest;
 
@@ -136,6 +137,16 @@ pub const CHECKS: &[Check] = &[
         reraises: &[],
     },
     Check {
+        id: "selectors",
+        about: "a workload's selector matches its pods, and Services, NetworkPolicies and PodDisruptionBudgets select pods of the build",
+        scope: Scope::Base {
+            run: selectors::check,
+            objects: true,
+        },
+        rules: &[selectors::RULES],
+        reraises: &[],
+    },
+    Check {
         id: "image-commands",
         about: "what a base runs is a file its user may execute in the image of its version, on every platform",
         scope: Scope::Base {
@@ -215,7 +226,7 @@ pub const CHECKS: &[Check] = &[
         about: "the overlay a page shows builds on its base and passes the base's checks",
         scope: Scope::Page(overlays::check_page),
         rules: &[overlays::RULES, crate::kustomize::RULES],
-        reraises: &["manifests", "pods", "pod-security", "image-commands"],
+        reraises: &["manifests", "pods", "pod-security", "selectors", "image-commands"],
     },
     Check {
         id: "page-credentials",

@@ -505,3 +505,51 @@ fn pods_that_their_namespace_refuses_are_reported() {
     .unwrap();
     assert_eq!(refused(&sidecar), []);
 }
+
+/// A workload whose selector misses its own pods is refused by the API
+/// server; a NetworkPolicy or Service that picks no pod of the build does
+/// nothing for it (a warning).
+#[test]
+fn selectors_must_pick_the_pods_they_are_for() {
+    let p = copy_repo();
+    let base = p.path().join("bases/v1.30.0");
+    let sts = base.join("statefulset.yaml");
+    let original = std::fs::read_to_string(&sts).unwrap();
+    let findings = |rule: &str| -> Vec<(String, String)> {
+        let (_, report) = check_json_at(p.path());
+        findings_of(&report, rule)
+            .into_iter()
+            .map(|f| {
+                (
+                    f["severity"].as_str().unwrap().to_string(),
+                    f["location"]["file"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(findings("selector-matches-nothing"), []);
+    // The template's labels no longer what the StatefulSet and the
+    // NetworkPolicy select.
+    let relabelled = original.replacen(
+        "      labels:\n        app.kubernetes.io/name: whystack-agent\n",
+        "      labels:\n        app.kubernetes.io/name: agent\n",
+        1,
+    );
+    assert_ne!(relabelled, original);
+    std::fs::write(&sts, relabelled).unwrap();
+    let invalid = findings("manifest-value-invalid");
+    assert_eq!(
+        invalid,
+        [(
+            "error".to_string(),
+            "bases/v1.30.0/statefulset.yaml".to_string()
+        )]
+    );
+    assert_eq!(
+        findings("selector-matches-nothing"),
+        [(
+            "warning".to_string(),
+            "bases/v1.30.0/networkpolicy.yaml".to_string()
+        )]
+    );
+}
