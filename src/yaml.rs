@@ -203,6 +203,8 @@ pub fn kubernetes_stream_problem(text: &str) -> Option<(usize, String)> {
     let lines: Vec<&str> = text.split('\n').collect();
     let last = lines.len().saturating_sub(1);
     let mut ended_at = None;
+    // Whether the piece since the last separator holds a node yet.
+    let mut has_node = false;
     for (i, raw) in lines.iter().enumerate() {
         let line = raw.strip_suffix('\r').unwrap_or(raw);
         let is_separator = i > 0 && i < last && line.starts_with("---");
@@ -218,6 +220,7 @@ pub fn kubernetes_stream_problem(text: &str) -> Option<(usize, String)> {
                 ));
             }
             ended_at = None;
+            has_node = false;
             continue;
         }
         if line.starts_with('%') {
@@ -230,10 +233,18 @@ pub fn kubernetes_stream_problem(text: &str) -> Option<(usize, String)> {
             ));
         }
         if line.trim_end() == "..." || line.starts_with("... ") {
+            if !has_node {
+                return Some((
+                    i + 1,
+                    "`...` ends a document that has nothing in it: Kustomize reads the text between `---` lines as one document each, and fails on an empty one ended this way (kubectl: did not find expected node content); remove the `...`".to_string(),
+                ));
+            }
             ended_at = Some(i + 1);
             continue;
         }
         let content = !line.trim().is_empty() && !line.trim_start().starts_with('#');
+        // A `---` on the first line starts the first document.
+        has_node |= content && !(i == 0 && line.starts_with("---"));
         if let (Some(end), true) = (ended_at, content) {
             return Some((
                 i + 1,

@@ -1498,7 +1498,25 @@ fn json_on(
 /// `config.kubernetes.io/local-config` (any value but `"false"`) are
 /// dropped, the annotations it uses while it builds are removed, and so is
 /// an annotations map left empty (or null).
-fn finish(all: &mut Vec<Res>) {
+fn finish(all: &mut Vec<Res>) -> Result<()> {
+    // Kustomize reads annotations as a map of strings: it drops any other
+    // value without a word (a list makes it crash), and the API server
+    // would refuse one.
+    for r in all.iter() {
+        let kind = match r.value.pointer("/metadata/annotations") {
+            None | Some(Value::Null | Value::Object(_)) => continue,
+            Some(Value::Array(_)) => "a list",
+            Some(_) => "a single value",
+        };
+        return Err(error(
+            rule::KUSTOMIZE_BUILD_INVALID,
+            format!(
+                "`metadata.annotations` of {} is {kind}, not a map of names to text, which Kustomize cannot read",
+                r.cur()
+            ),
+            r.prov.nearest("/metadata/annotations").at.location(),
+        ));
+    }
     all.retain(|r| {
         r.value
             .pointer("/metadata/annotations/config.kubernetes.io~1local-config")
@@ -1534,6 +1552,7 @@ fn finish(all: &mut Vec<Res>) {
             meta.remove("annotations");
         }
     }
+    Ok(())
 }
 
 /// The annotations Kustomize removes from what it built (its own
@@ -1727,7 +1746,7 @@ pub fn run(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Build> {
             .unwrap_or_else(|e| e.location);
         return Err(error(rule::KUSTOMIZE_BUILD_INVALID, m, at));
     }
-    finish(&mut all);
+    finish(&mut all)?;
     let mut keyed: Vec<(Id, Res)> = all.into_iter().map(|r| (r.cur(), r)).collect();
     keyed.sort_by(|a, b| legacy_order(&a.0, &b.0));
     Ok(Build {

@@ -74,6 +74,10 @@ pub fn is_config_key(key: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
 }
 
+/// The longest env file line Kustomize reads, and one more: Go's
+/// `bufio.Scanner` holds at most 64 KiB, the line end included.
+const MAX_ENV_LINE: usize = 64 * 1024;
+
 /// The pairs of an env file: one `KEY=value` a line, `#` comments and
 /// blank lines skipped, a byte-order mark and CR line ends accepted.
 /// `at(line)` gives the position of a 1-based line.
@@ -88,6 +92,17 @@ pub fn env_pairs(
         lines.pop();
     }
     for (i, raw) in lines.into_iter().enumerate() {
+        // Kustomize reads the lines with a scanner whose lines stop at
+        // 64 KiB: at a longer one it stops reading, without a word, and
+        // builds the file's lines before it only.
+        if raw.len() >= MAX_ENV_LINE {
+            let m = format!(
+                "line {} has {} bytes: Kustomize stops reading an env file at a line of 64 KiB or more and drops it and every line after it; put a value this long in a file of its own (`files:`)",
+                i + 1,
+                raw.len()
+            );
+            return Err((i + 1, rule::KUSTOMIZE_GENERATOR_INVALID, m));
+        }
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let Ok(line) = std::str::from_utf8(raw) else {
             let m = format!("line {} is not UTF-8 text", i + 1);

@@ -232,6 +232,14 @@ pub fn visit(
                     prov.set_key(name, Prov::uniform(&v, src));
                     map.insert(name.to_string(), v);
                 }
+                // A list field (`containers[]`) that is `null` becomes an
+                // empty list, as Kustomize's field specs make it, whether
+                // or not they create.
+                Some(Value::Null) if is_list => {
+                    let v = Value::Array(Vec::new());
+                    prov.set_key(name, Prov::uniform(&v, src));
+                    map.insert(name.to_string(), v);
+                }
                 Some(_) => {}
             }
             let Some(child) = map.get_mut(name) else {
