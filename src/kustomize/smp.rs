@@ -135,7 +135,52 @@ pub fn merge_owned(
             return Ok(Some((base, base_prov)));
         }
     }
+    unmergeable_lists(&base, &loc)?;
     merge_value(Some((base, base_prov)), patch, patch_prov, &loc)
+}
+
+/// Kustomize's merge walks every field of the object, not only the
+/// patch's, and rebuilds each list that merges by key from its keys: of
+/// items with one key it keeps the last, and next to an item without the
+/// key it keeps that item alone. It does so without a word, whatever the
+/// patch changes; such a list is refused here instead.
+fn unmergeable_lists(value: &Value, loc: &Loc) -> Result<(), MergeError> {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                unmergeable_lists(v, &loc.field(k))?;
+            }
+            Ok(())
+        }
+        Value::Array(items) => {
+            let ListStrategy::Keyed(keys) = list_strategy(loc.kind, loc.known, &loc.path) else {
+                return Ok(());
+            };
+            let field = loc.path.join(".");
+            let mut seen: Vec<Id> = Vec::new();
+            for (i, item) in items.iter().enumerate() {
+                if !item.is_object() {
+                    continue;
+                }
+                let Some(id) = id_of(item, keys) else {
+                    return Err(loc.item(i).error(format!(
+                        "item {i} of `{field}` in the object has no `{}`: merging any patch into the object, Kustomize keeps that item alone and drops the list's others without a word; give it its `{}`, or change the object with a JSON 6902 patch",
+                        keys.0, keys.0
+                    )));
+                };
+                if seen.contains(&id) {
+                    return Err(loc.item(i).error(format!(
+                        "`{field}` in the object has two items with `{}: {}`: merging any patch into the object, Kustomize keeps only the last of them, without a word; give each its own `{}`, or change the object with a JSON 6902 patch",
+                        keys.0, id.0, keys.0
+                    )));
+                }
+                seen.push(id);
+                unmergeable_lists(item, &loc.item(i))?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The merge key of the list at `path` (field names from the object root, list
