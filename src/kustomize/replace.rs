@@ -365,6 +365,23 @@ fn find(
     };
     match step {
         Step::Field(name) => {
+            // A null map is no map: Kustomize looks nothing up in it, and
+            // creates nothing either, without a word, except for
+            // `metadata.annotations`, which it reads as an empty map.
+            if node.is_null() {
+                match create {
+                    None => return Ok(()),
+                    Some(_) if pointer == "/metadata/annotations" => {
+                        *node = Value::Object(Map::new());
+                    }
+                    Some(_) => {
+                        return Err(format!(
+                            "the target runs through `{}`, which is null: Kustomize would create nothing there, and leave the field as it is without a word; give it a map (`{{}}`) in the resource, or remove it",
+                            pointer.trim_start_matches('/').replace('/', ".")
+                        ))
+                    }
+                }
+            }
             let found = match node {
                 Value::Object(map) => map.contains_key(name),
                 other => {
@@ -388,6 +405,14 @@ fn find(
             else {
                 return Ok(());
             };
+            // Kustomize sets a value's text into the node it finds and keeps
+            // its `null` type, which cannot hold it.
+            if found && rest.is_empty() && child.is_null() {
+                return Err(format!(
+                    "the target field `{}` is null, and Kustomize cannot set a value into a null one (kubectl: cannot decode as a !!null); remove the field from the resource, or give it a value",
+                    format!("{pointer}/{name}").trim_start_matches('/').replace('/', ".")
+                ));
+            }
             let pointer = format!("{pointer}/{}", yaml::pointer_segment(name));
             find(child, child_prov, rest, create, pointer, out)
         }
