@@ -204,6 +204,9 @@ pub mod rule {
         DOC_IMAGE_UNKNOWN = "doc-image-unknown", Check, Error,
             "An overlay's `images:` entry names an image the base does not use, so the real image is never replaced.",
             "Name the image as the base does (the bare image name, e.g. `whystack-agent`).";
+        DOC_VERSION_MISMATCH = "doc-version-mismatch", Check, Warning,
+            "A page pins a release other than the one it documents, where a reader copies it: a base folder of the site (`/kubernetes/v1.29.0/`) or the image with a tag (`whystack-agent:1.29.0`), or a version that is no release at all.",
+            "Write `{{ version }}`, which is the release the page documents.";
         DOC_ENV_KEY_UNKNOWN = "doc-env-key-unknown", Check, Error,
             "A page mentions an environment key that the image release it documents does not read.",
             "Fix the key's spelling, or document the release that reads it (front matter `base`).";

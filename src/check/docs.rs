@@ -53,6 +53,21 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         }
     }
     out.extend(env_mentions(site, page));
+    if let Some(version) = documented_version(site, page) {
+        for block in &doc.code_blocks {
+            let at = (block.line, block.indent + 1);
+            let text = without_comments(&block.code);
+            let block_text = (text.as_ref(), at, block.indent);
+            pinned_versions(
+                site,
+                page,
+                version,
+                block_text,
+                Pins::OtherRelease,
+                &mut out,
+            );
+        }
+    }
     out
 }
 
@@ -75,9 +90,95 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
         texts.push((d, at));
     }
     for (text, at) in texts {
-        env_mentions_in(site, page, version, &without_comments(text), at, &mut out);
+        let text = without_comments(text);
+        env_mentions_in(site, page, version, &text, at, &mut out);
+        pinned_versions(
+            site,
+            page,
+            version,
+            (&text, at, 0),
+            Pins::NoRelease,
+            &mut out,
+        );
     }
     out
+}
+
+/// Which pinned versions [`pinned_versions`] reports.
+#[derive(Clone, Copy, PartialEq)]
+enum Pins {
+    /// Versions that are no release, anywhere in the page.
+    NoRelease,
+    /// Other releases than the page's, in the code a reader copies (a
+    /// table of releases or a link to the previous base is no mistake).
+    OtherRelease,
+}
+
+/// The releases a page pins: a base folder of the site
+/// (`/kubernetes/v1.29.0/`) and the image with a tag
+/// (`whystack-agent:1.29.0`, with or without a registry). Each must be a
+/// release, and in code the release the page documents, which
+/// `{{ version }}` writes.
+fn pinned_versions(
+    site: &Site,
+    page: &Page,
+    version: &semver::Version,
+    (text, at, indent): (&str, (usize, usize), usize),
+    pins: Pins,
+    out: &mut Vec<Diagnostic>,
+) {
+    let image = format!("{}:", site.images.name);
+    let forms: [(&str, bool); 2] = [("/kubernetes/v", false), (image.as_str(), true)];
+    for (i, line) in text.lines().enumerate() {
+        for (needle, is_image) in forms {
+            let mut from = 0;
+            while let Some(pos) = line[from..].find(needle) {
+                let start = from + pos;
+                from = start + needle.len();
+                // The image's own name, not the end of another one's.
+                let bounded = !is_image
+                    || line[..start]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(c)));
+                let rest = &line[from..];
+                let rest = if is_image {
+                    rest.strip_prefix('v').unwrap_or(rest)
+                } else {
+                    rest
+                };
+                let len = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || ".-+".contains(c)))
+                    .unwrap_or(rest.len());
+                let Ok(pinned) = semver::Version::parse(&rest[..len]) else {
+                    continue;
+                };
+                if !bounded || &pinned == version {
+                    continue;
+                }
+                let shown = &line[start..from + (line.len() - from - rest.len()) + len];
+                let known = site.images.releases.contains(&pinned)
+                    || site.bases.iter().any(|b| b.version == pinned);
+                if known != (pins == Pins::OtherRelease) {
+                    continue;
+                }
+                let why = if known {
+                    format!("a reader of the docs of {version} who copies it gets release {pinned}")
+                } else {
+                    format!("{pinned} is no release of {}", site.images.name)
+                };
+                let column = line[..start].chars().count() + if i == 0 { at.1 } else { 1 + indent };
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_VERSION_MISMATCH,
+                        format!("the page documents {version} and pins `{shown}`: {why}"),
+                    )
+                    .at(Location::at(&page.source, at.0 + i, column))
+                    .help("write `{{ version }}` for the release the page documents, or name the version in prose"),
+                );
+            }
+        }
+    }
 }
 
 /// GitHub Actions' own variables, which share the `RUNNER_` prefix of

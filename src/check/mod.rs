@@ -204,6 +204,7 @@ pub const CHECKS: &[Check] = &[
             rule::DOC_BASE_UNKNOWN,
             rule::DOC_YAML_INVALID,
             rule::DOC_ENV_KEY_UNKNOWN,
+            rule::DOC_VERSION_MISMATCH,
         ]],
         reraises: &[],
     },

@@ -639,6 +639,39 @@ fn an_overlay_that_admission_refuses_is_reported_at_the_page() {
     assert_eq!(f["location"]["file"], "content/es/index.md");
 }
 
+/// A page pins its own release where a reader copies it, and only
+/// releases anywhere: a table of releases or a link to an older base is no
+/// mistake, a command that downloads another release's base is.
+#[test]
+fn pinned_versions_are_the_pages_release() {
+    let findings = |body: &str| -> Vec<(String, u64, u64)> {
+        let p = agent_docs("", body);
+        let (_, report) = p.check_json();
+        findings_of(&report, "doc-version-mismatch")
+            .into_iter()
+            .map(|f| {
+                (
+                    f["message"].as_str().unwrap().to_string(),
+                    f["location"]["line"].as_u64().unwrap(),
+                    f["location"]["column"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let ours = "Intro.\n\n```sh\ncurl -fsSL https://docs.example.com/kubernetes/v1.30.0/base/files.txt\n```\n\n| 1.29.0 | `whystack-agent:1.29.0` |\n| --- | --- |\n\nThe [older base](/kubernetes/v1.29.0/base/files.txt).\n";
+    assert_eq!(findings(ours), []);
+    let other = "Intro.\n\n- Download:\n\n   ```sh\n   BASE=/kubernetes/v1.30.0/base\n   OLD=/kubernetes/v1.29.0/base\n   ```\n";
+    let found = findings(other);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].0.contains("gets release 1.29.0"), "{found:?}");
+    let page = std::fs::read_to_string(agent_docs("", other).path("content/es/index.md")).unwrap();
+    let line = page.lines().position(|l| l.contains("OLD=")).unwrap() as u64 + 1;
+    assert_eq!((found[0].1, found[0].2), (line, 8));
+    let none = findings("Use `whystack-agent:1.3.0` from now on.\n");
+    assert_eq!(none.len(), 1, "{none:?}");
+    assert!(none[0].0.contains("1.3.0 is no release"), "{none:?}");
+}
+
 /// An overlay that pins the image must pin the release its page
 /// documents: a tag of another release, with a `v`, or of no release is
 /// refused where the page sets it, whichever field sets it.
