@@ -319,7 +319,6 @@ const SNIPPETS: &[(&str, &str)] = &[
     ("doc-yaml-invalid", "```yaml\na: [1\n```"),
     ("doc-env-key-unknown", "Set `RUNNER_NOT_A_KEY` first."),
     ("doc-variable-unknown", "Version {{ lastest }}."),
-    ("doc-version-mismatch", "Pull `whystack-agent:1.0.7`."),
     (
         "credential-leak",
         "RUNNER_BOOTSTRAP_TOKEN=wst_9f8a7b6c5d4e3f2a1b0c",
@@ -336,6 +335,7 @@ const SNIPPETS: &[(&str, &str)] = &[
         "doc-command-mismatch",
         "```sh\nkubectl -n default logs whystack-agent-0\n```",
     ),
+    ("doc-version-mismatch", "Pull `whystack-agent:1.0.7`."),
     ("none", "Just one more sentence about the drain."),
 ];
 
