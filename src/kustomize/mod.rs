@@ -14,6 +14,7 @@ mod build;
 mod cache;
 pub mod files;
 mod generate;
+mod goregex;
 mod kustomization;
 mod nameref;
 mod patch;

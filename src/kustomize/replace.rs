@@ -319,7 +319,7 @@ fn steps(path: &str) -> Result<Vec<Step>, String> {
                 Ok(Step::Index(i))
             } else if is_list_match(&part) {
                 let (field, value) = list_match(&part)?;
-                let re = Regex::new(value)
+                let re = super::goregex::compile("{}", value)
                     .map_err(|e| format!("`{part}` is not a valid regular expression: {e}"))?;
                 Ok(Step::Match(field.into(), re, value.into()))
             } else if part == "*" {

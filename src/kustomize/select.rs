@@ -27,7 +27,7 @@ fn anchored(field: &str, pattern: &str) -> Result<Option<Regex>, String> {
     if pattern.is_empty() {
         return Ok(None);
     }
-    Regex::new(&format!("^(?:{pattern})$"))
+    super::goregex::compile("^(?:{})$", pattern)
         .map(Some)
         .map_err(|e| format!("target {field} {pattern:?} is not a valid regular expression: {e}"))
 }

@@ -482,9 +482,10 @@ impl<'a> ImageRule<'a> {
         tag_suffix: &'a str,
     ) -> Result<Self, Fail> {
         // Kustomize puts the name into a regular expression as it is.
-        let pattern = Regex::new(&format!(
-            "^{name}(:[a-zA-Z0-9_.{{}}-]*)?(@sha256:[a-zA-Z0-9_.{{}}-]*)?$"
-        ))
+        let pattern = super::goregex::compile(
+            "^{}(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$",
+            name,
+        )
         .map_err(|e| format!("image name {name:?} does not make a valid pattern: {e}"))?;
         Ok(ImageRule {
             pattern,
