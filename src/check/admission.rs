@@ -115,7 +115,10 @@ pub fn check(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
         });
         // The namespace is not named: an overlay that moves the workload
         // to another namespace has the same finding, not a new one.
-        let annotations_ptr = pod_ptr.replace("/spec", "/metadata/annotations");
+        let annotations_ptr = format!(
+            "{}/metadata/annotations",
+            pod_ptr.strip_suffix("/spec").unwrap_or_default()
+        );
         let annotations = object.value.pointer(&annotations_ptr);
         for v in violations(pod_ptr, pod, annotations, level, !runs_product) {
             out.push(
@@ -193,7 +196,7 @@ fn violations(
     for (i, v) in pod["volumes"].as_array().into_iter().flatten().enumerate() {
         let name = v["name"].as_str().unwrap_or_default();
         let pointer = format!("{pod_ptr}/volumes/{i}");
-        if v.get("hostPath").is_some() {
+        if v.get("hostPath").is_some_and(|h| !h.is_null()) {
             refuse(
                 pointer,
                 format!("volume `{name}` is a hostPath, a folder of the node"),
@@ -202,8 +205,9 @@ fn violations(
             let kind = v
                 .as_object()
                 .into_iter()
-                .flat_map(|m| m.keys())
-                .find(|k| *k != "name");
+                .flat_map(|m| m.iter())
+                .find(|(k, v)| *k != "name" && !v.is_null())
+                .map(|(k, _)| k);
             if let Some(kind) = kind.filter(|k| !RESTRICTED_VOLUMES.contains(&k.as_str())) {
                 refuse(
                     pointer,
@@ -229,12 +233,18 @@ fn violations(
             );
         }
     }
+    let annotations_ptr = format!(
+        "{}/metadata/annotations",
+        pod_ptr.strip_suffix("/spec").unwrap_or_default()
+    );
     for (key, value) in annotations.and_then(Value::as_object).into_iter().flatten() {
         let apparmor = key.starts_with("container.apparmor.security.beta.kubernetes.io/");
         let profile = value.as_str().unwrap_or_default();
-        if apparmor && profile != "runtime/default" && !profile.starts_with("localhost/") {
+        let allowed =
+            profile.is_empty() || profile == "runtime/default" || profile.starts_with("localhost/");
+        if apparmor && !allowed {
             refuse(
-                pod_ptr.replace("/spec", "/metadata/annotations"),
+                annotations_ptr.clone(),
                 format!("annotation `{key}: {profile}` turns AppArmor off"),
             );
         }
@@ -314,6 +324,39 @@ fn violations(
             );
         }
     }
+    // Windows pods are exempt from the restricted level's controls of
+    // Linux kernel features.
+    let windows = pod["os"]["name"] == "windows";
+    if level == Level::Restricted && run_as_non_root && pod_sc["runAsNonRoot"] == false {
+        refuse(
+            format!("{sc_ptr}/runAsNonRoot"),
+            "the pod sets runAsNonRoot: false".to_string(),
+        );
+    }
+    for (ptr, c) in containers(pod, pod_ptr) {
+        let name = c["name"].as_str().unwrap_or_default();
+        let handlers = [
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle/postStart",
+            "lifecycle/preStop",
+        ];
+        for handler in handlers {
+            for action in ["httpGet", "tcpSocket"] {
+                let at = format!("/{handler}/{action}/host");
+                if c.pointer(&at)
+                    .and_then(Value::as_str)
+                    .is_some_and(|h| !h.is_empty())
+                {
+                    refuse(
+                        format!("{ptr}{at}"),
+                        format!("container `{name}` sets a host for its {handler} {action}"),
+                    );
+                }
+            }
+        }
+    }
     for (ptr, who, sc) in contexts.iter().skip(1) {
         let caps = &sc["capabilities"];
         let added: Vec<&str> = caps["add"]
@@ -341,7 +384,7 @@ fn violations(
                 ),
             );
         }
-        if level < Level::Restricted {
+        if level < Level::Restricted || windows {
             continue;
         }
         let drops_all = caps["drop"]
@@ -465,11 +508,42 @@ mod tests {
         }
         let apparmor = json!({"container.apparmor.security.beta.kubernetes.io/a": "unconfined"});
         assert_eq!(
-            refused(pod(json!({})), Some(apparmor), Level::Baseline).len(),
+            refused(pod(json!({})), Some(apparmor.clone()), Level::Baseline).len(),
             1
         );
         let localhost = json!({"container.apparmor.security.beta.kubernetes.io/a": "localhost/p"});
         assert!(refused(pod(json!({})), Some(localhost), Level::Baseline).is_empty());
+        let in_template = violations(
+            "/spec/template/spec",
+            &pod(json!({})),
+            Some(&apparmor),
+            Level::Baseline,
+            true,
+        );
+        assert_eq!(
+            in_template[0].pointer,
+            "/spec/template/metadata/annotations"
+        );
+        let probe_host = json!({"containers": [{"name": "a", "livenessProbe": {"httpGet": {"host": "10.0.0.1", "port": 80}},
+            "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}}]});
+        let found = refused(pod(probe_host), None, Level::Baseline);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(
+            found[0].starts_with("/spec/containers/0/livenessProbe/httpGet/host: "),
+            "{found:?}"
+        );
+        // Windows pods are exempt from the kernel controls of restricted.
+        let bare = json!({"name": "w", "image": "x"});
+        let windows = json!({"os": {"name": "windows"}, "securityContext": {"runAsNonRoot": true}, "containers": [bare]});
+        assert_eq!(
+            refused(windows, None, Level::Restricted),
+            Vec::<String>::new()
+        );
+        let null_path = pod(json!({"volumes": [{"name": "v", "hostPath": null, "emptyDir": {}}]}));
+        assert_eq!(
+            refused(null_path, None, Level::Baseline),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

@@ -465,6 +465,17 @@ fn pods_that_their_namespace_refuses_are_reported() {
     assert!(found[0].0.contains("allowPrivilegeEscalation"), "{found:?}");
     assert_eq!(found[0].1, line_of(&escalates, "allowPrivilegeEscalation"));
 
+    // AppArmor turned off on the template.
+    let apparmor = original.replacen(
+        "    metadata:\n      labels:\n",
+        "    metadata:\n      annotations:\n        container.apparmor.security.beta.kubernetes.io/agent: unconfined\n      labels:\n",
+        1,
+    );
+    assert_ne!(apparmor, original);
+    let found = refused(&apparmor);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].0.contains("AppArmor"), "{found:?}");
+
     // A sidecar with no security context of its own, on the node's
     // network, adding a capability.
     let sidecar = original
