@@ -54,7 +54,13 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     }
     out.extend(env_mentions(site, page));
     if let Some(version) = documented_version(site, page) {
-        for block in &doc.code_blocks {
+        for (text, at) in page_texts(page) {
+            let text = without_comments(text);
+            let whole = (text.as_ref(), at, 0);
+            pinned_versions(site, page, version, whole, Pins::NoRelease, &mut out);
+        }
+        // An overlay's image pin is `image-pin-mismatch`'s.
+        for block in doc.code_blocks.iter().filter(|b| b.attr("file").is_none()) {
             let at = (block.line, block.indent + 1);
             let text = without_comments(&block.code);
             let block_text = (text.as_ref(), at, block.indent);
@@ -82,26 +88,21 @@ fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
     if prefixes.is_empty() {
         return out;
     }
-    // The body, and the title and description, which the page shows too
-    // (its `<h1>`, its `<title>`): each with where its text starts.
+    for (text, at) in page_texts(page) {
+        env_mentions_in(site, page, version, &without_comments(text), at, &mut out);
+    }
+    out
+}
+
+/// The body, and the title and description, which the page shows too
+/// (its `<h1>`, its `<title>`): each with where its text starts.
+fn page_texts(page: &Page) -> Vec<(&str, (usize, usize))> {
     let mut texts = vec![(page.body.as_str(), (page.body_line, 1))];
     texts.push((page.title.as_str(), page.values_at.title));
     if let (Some(d), Some(at)) = (page.description.as_deref(), page.values_at.description) {
         texts.push((d, at));
     }
-    for (text, at) in texts {
-        let text = without_comments(text);
-        env_mentions_in(site, page, version, &text, at, &mut out);
-        pinned_versions(
-            site,
-            page,
-            version,
-            (&text, at, 0),
-            Pins::NoRelease,
-            &mut out,
-        );
-    }
-    out
+    texts
 }
 
 /// Which pinned versions [`pinned_versions`] reports.
@@ -115,8 +116,9 @@ enum Pins {
 }
 
 /// The releases a page pins: a base folder of the site
-/// (`/kubernetes/v1.29.0/`) and the image with a tag
-/// (`whystack-agent:1.29.0`, with or without a registry). Each must be a
+/// (`/kubernetes/v1.29.0/`, as a path or below the site's URL) and the
+/// image with a tag (`whystack-agent:1.29.0`, with or without a registry;
+/// a variant such as `1.29.0-debug` is of release 1.29.0). Each must be a
 /// release, and in code the release the page documents, which
 /// `{{ version }}` writes.
 fn pinned_versions(
@@ -128,55 +130,81 @@ fn pinned_versions(
     out: &mut Vec<Diagnostic>,
 ) {
     let image = format!("{}:", site.images.name);
+    // The site's own URL before a path (`docs.example.com/kubernetes/…`).
+    let base_url = site.config.base_url.as_str();
+    let site_url = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest)
+        .trim_end_matches('/');
     let forms: [(&str, bool); 2] = [("/kubernetes/v", false), (image.as_str(), true)];
     for (i, line) in text.lines().enumerate() {
+        let mut found: Vec<(usize, usize, semver::Version)> = Vec::new();
         for (needle, is_image) in forms {
             let mut from = 0;
             while let Some(pos) = line[from..].find(needle) {
                 let start = from + pos;
                 from = start + needle.len();
-                // The image's own name, not the end of another one's.
-                let bounded = !is_image
-                    || line[..start]
-                        .chars()
-                        .next_back()
-                        .is_none_or(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(c)));
-                let rest = &line[from..];
-                let rest = if is_image {
-                    rest.strip_prefix('v').unwrap_or(rest)
-                } else {
-                    rest
+                let before = &line[..start];
+                let last = before.chars().next_back();
+                let bounded = match is_image {
+                    // The image's own name, not the end of another one's.
+                    true => last.is_none_or(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(c))),
+                    // A path of this site, not of another (GitHub's
+                    // `…/kubernetes/kubernetes/v1.29.0/`).
+                    false => {
+                        (!site_url.is_empty() && before.ends_with(site_url))
+                            || last.is_none_or(|c| c.is_whitespace() || "\"'(=<[`".contains(c))
+                    }
                 };
+                if !bounded {
+                    continue;
+                }
+                let rest = &line[from..];
+                let skipped = usize::from(is_image && rest.starts_with('v'));
+                let rest = &rest[skipped..];
                 let len = rest
                     .find(|c: char| !(c.is_ascii_alphanumeric() || ".-+".contains(c)))
                     .unwrap_or(rest.len());
-                let Ok(pinned) = semver::Version::parse(&rest[..len]) else {
+                let token = rest[..len].trim_end_matches('.');
+                let Ok(pinned) = semver::Version::parse(token) else {
                     continue;
                 };
-                if !bounded || &pinned == version {
+                let release = semver::Version::new(pinned.major, pinned.minor, pinned.patch);
+                if &release == version {
                     continue;
                 }
-                let shown = &line[start..from + (line.len() - from - rest.len()) + len];
-                let known = site.images.releases.contains(&pinned)
-                    || site.bases.iter().any(|b| b.version == pinned);
+                let known = site.images.releases.contains(&release)
+                    || site.bases.iter().any(|b| b.version == release);
                 if known != (pins == Pins::OtherRelease) {
                     continue;
                 }
-                let why = if known {
-                    format!("a reader of the docs of {version} who copies it gets release {pinned}")
-                } else {
-                    format!("{pinned} is no release of {}", site.images.name)
-                };
-                let column = line[..start].chars().count() + if i == 0 { at.1 } else { 1 + indent };
-                out.push(
-                    Diagnostic::new(
-                        rule::DOC_VERSION_MISMATCH,
-                        format!("the page documents {version} and pins `{shown}`: {why}"),
-                    )
-                    .at(Location::at(&page.source, at.0 + i, column))
-                    .help("write `{{ version }}` for the release the page documents, or name the version in prose"),
-                );
+                found.push((start, from + skipped + token.len(), release));
             }
+        }
+        // Columns counted once along the line.
+        found.sort_by_key(|f| f.0);
+        let (mut counted, mut chars) = (0usize, 0usize);
+        for (start, end, release) in found {
+            chars += line[counted..start].chars().count();
+            counted = start;
+            let shown = &line[start..end];
+            let why = match pins {
+                Pins::OtherRelease => {
+                    format!(
+                        "a reader of the docs of {version} who copies it gets release {release}"
+                    )
+                }
+                Pins::NoRelease => format!("{release} is no release of {}", site.images.name),
+            };
+            let column = chars + if i == 0 { at.1 } else { 1 + indent };
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_VERSION_MISMATCH,
+                    format!("the page documents {version} and pins `{shown}`: {why}"),
+                )
+                .at(Location::at(&page.source, at.0 + i, column))
+                .help("write `{{ version }}` for the release the page documents, or name the version in prose"),
+            );
         }
     }
 }

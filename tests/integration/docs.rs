@@ -670,6 +670,16 @@ fn pinned_versions_are_the_pages_release() {
     let none = findings("Use `whystack-agent:1.3.0` from now on.\n");
     assert_eq!(none.len(), 1, "{none:?}");
     assert!(none[0].0.contains("1.3.0 is no release"), "{none:?}");
+    // Another site's path, a variant of the page's release, and a pin
+    // that ends a sentence.
+    let fine = "Intro.\n\n```sh\ncurl -O https://raw.githubusercontent.com/kubernetes/kubernetes/v1.2.3/x.yaml\ndocker pull whystack-agent:1.30.0-debug\n```\n\nRun whystack-agent:1.30.0.\n";
+    assert_eq!(findings(fine), []);
+    let ended = findings("Run whystack-agent:1.2.3.\n");
+    assert_eq!(ended.len(), 1, "{ended:?}");
+    assert!(
+        ended[0].0.contains("pins `whystack-agent:1.2.3`"),
+        "{ended:?}"
+    );
 }
 
 /// An overlay that pins the image must pin the release its page
