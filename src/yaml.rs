@@ -243,8 +243,12 @@ pub fn kubernetes_stream_problem(text: &str) -> Option<(usize, String)> {
             continue;
         }
         let content = !line.trim().is_empty() && !line.trim_start().starts_with('#');
-        // A `---` on the first line starts the first document.
-        has_node |= content && !(i == 0 && line.starts_with("---"));
+        // A `---` that is no separator (the first line, the last one
+        // without a line end) starts a document, and is no node of one.
+        if line.starts_with("---") {
+            continue;
+        }
+        has_node |= content;
         if let (Some(end), true) = (ended_at, content) {
             return Some((
                 i + 1,
@@ -1022,6 +1026,16 @@ mod tests {
         assert_eq!(problem("%YAML 1.1\n---\na: 1\n").map(|p| p.0), Some(1));
         assert_eq!(problem("a: 1\n...\n# c\n\nb: 2\n").map(|p| p.0), Some(5));
         assert_eq!(problem("a: 1\n...\n---\nb: 2\n"), None);
+        assert_eq!(
+            problem("a: 1\n...\n---"),
+            None,
+            "a last `---` without a line end"
+        );
+        assert_eq!(
+            problem("a: 1\n---\n...\n").map(|p| p.0),
+            Some(3),
+            "an empty document"
+        );
     }
 
     #[test]

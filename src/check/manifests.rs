@@ -209,7 +209,7 @@ fn validation_problems(kind: &str, value: &Value) -> Vec<Problem> {
 fn repeated_names(value: &Value, pod: &str) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut unique = |lists: Vec<(String, Option<&Value>)>, name: &str, what: &str| {
-        let mut seen: Vec<&str> = Vec::new();
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for (ptr, list) in lists {
             for (i, item) in list
                 .and_then(Value::as_array)
@@ -217,16 +217,16 @@ fn repeated_names(value: &Value, pod: &str) -> Vec<Problem> {
                 .flatten()
                 .enumerate()
             {
+                // An unnamed port is no name (and a container without
+                // one is a finding of its own).
                 let Some(n) = item.get(name).and_then(Value::as_str) else {
                     continue;
                 };
-                if seen.contains(&n) {
+                if !n.is_empty() && !seen.insert(n) {
                     out.push(Problem::Invalid(
                         segments_of(&format!("{ptr}/{i}/{name}")),
                         format!("two {what} are named `{n}`; the API server refuses the second"),
                     ));
-                } else {
-                    seen.push(n);
                 }
             }
         }

@@ -115,11 +115,25 @@ pub fn check(_ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
         };
         // An empty selector picks every pod of the namespace (a Service
         // without one has its endpoints made by hand).
-        if selector.as_object().is_none_or(|m| m.is_empty()) {
+        let empty =
+            |v: Option<&Value>| v.is_none_or(|v| v.as_object().is_none_or(|m| m.is_empty()));
+        let picks_all = match selector.as_object() {
+            Some(m) if m.contains_key("matchLabels") || m.contains_key("matchExpressions") => {
+                empty(m.get("matchLabels"))
+                    && m.get("matchExpressions")
+                        .and_then(Value::as_array)
+                        .is_none_or(|e| e.is_empty())
+            }
+            _ => empty(Some(selector)),
+        };
+        if picks_all {
             continue;
         }
+        // No namespace is the one `kubectl apply` uses, `default` unless
+        // told otherwise.
+        let namespace = |o: &Object| o.namespace().unwrap_or("default").to_string();
         let picks = pods.iter().any(|(p, labels)| {
-            p.namespace() == o.namespace() && selects(selector, labels) != Some(false)
+            namespace(p) == namespace(o) && selects(selector, labels) != Some(false)
         });
         if !picks {
             out.push(

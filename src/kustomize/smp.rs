@@ -157,7 +157,7 @@ fn unmergeable_lists(value: &Value, loc: &Loc) -> Result<(), MergeError> {
                 return Ok(());
             };
             let field = loc.path.join(".");
-            let mut seen: Vec<Id> = Vec::new();
+            let mut seen: HashSet<Id> = HashSet::new();
             for (i, item) in items.iter().enumerate() {
                 if !item.is_object() {
                     continue;
@@ -168,13 +168,12 @@ fn unmergeable_lists(value: &Value, loc: &Loc) -> Result<(), MergeError> {
                         keys.0, keys.0
                     )));
                 };
-                if seen.contains(&id) {
+                if !seen.insert(id.clone()) {
                     return Err(loc.item(i).error(format!(
                         "`{field}` in the object has two items with `{}: {}`: merging any patch into the object, Kustomize keeps only the last of them, without a word; give each its own `{}`, or change the object with a JSON 6902 patch",
                         keys.0, id.0, keys.0
                     )));
                 }
-                seen.push(id);
                 unmergeable_lists(item, &loc.item(i))?;
             }
             Ok(())

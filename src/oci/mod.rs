@@ -349,10 +349,6 @@ impl Platform {
         self.may_reach(c, uid, gids)
     }
 
-    /// Whether the interpreter of script `c` (its `#!` line) runs, as the
-    /// kernel starts it: the interpreter is a path (from the working folder
-    /// when relative, never looked up on `PATH`), itself maybe a script,
-    /// four levels deep at most; `env NAME` then looks NAME up on `PATH`.
     /// Whether the kernel runs the file `c` once it may execute it: an ELF
     /// program for this platform with its loader, or a script the user
     /// may read whose `#!` interpreter runs. For a file the image does not
@@ -367,6 +363,10 @@ impl Platform {
         self.interpreter_runs(c, lookup, uid, gids, 0)
     }
 
+    /// Whether the interpreter of script `c` (its `#!` line) runs, as the
+    /// kernel starts it: the interpreter is a path (from the working folder
+    /// when relative, never looked up on `PATH`), itself maybe a script,
+    /// four levels deep at most; `env NAME` then looks NAME up on `PATH`.
     fn interpreter_runs(
         &self,
         c: &Command,
@@ -425,7 +425,10 @@ impl Platform {
                 .or_else(|| a.strip_prefix("--split-string="))
                 .or_else(|| a.strip_prefix("--split-string"));
             match split {
-                Some(words) => words.split_whitespace().find(|w| !w.starts_with('-')),
+                // Options and `NAME=value` settings come before it.
+                Some(words) => words
+                    .split_whitespace()
+                    .find(|w| !w.starts_with('-') && !w.contains('=')),
                 None => Some(a).filter(|a| !a.starts_with('-')),
             }
         });

@@ -657,6 +657,11 @@ fn a_script_runs_only_when_its_interpreter_does() {
         .file("usr/local/bin/envy", 0o755, b"#!/usr/bin/env tool\n")
         .file("usr/local/bin/split", 0o755, b"#!/usr/bin/env -S tool -v\n")
         .file(
+            "usr/local/bin/splitvar",
+            0o755,
+            b"#!/usr/bin/env -S LANG=C tool\n",
+        )
+        .file(
             "usr/local/bin/splitnode",
             0o755,
             b"#!/usr/bin/env -S node -e\n",
@@ -699,6 +704,7 @@ fn a_script_runs_only_when_its_interpreter_does() {
     // `env -S` splits the rest into words and runs the first; without
     // it, the kernel passes the rest as one name (`tool -v`).
     assert!(run("split").is_ok());
+    assert!(run("splitvar").is_ok());
     let Err(CommandError::Interpreter { program, .. }) = run("splitnode") else {
         panic!("{:?}", run("splitnode"));
     };

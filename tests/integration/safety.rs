@@ -539,6 +539,18 @@ fn selectors_must_pick_the_pods_they_are_for() {
             .collect()
     };
     assert_eq!(findings("selector-matches-nothing"), []);
+    // A policy for every pod of the namespace picks the agent's too.
+    let np = base.join("networkpolicy.yaml");
+    let policy = std::fs::read_to_string(&np).unwrap();
+    let all_pods = policy.replacen(
+        "  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: whystack-agent\n",
+        "  podSelector:\n    matchLabels: {}\n",
+        1,
+    );
+    assert_ne!(all_pods, policy);
+    std::fs::write(&np, &all_pods).unwrap();
+    assert_eq!(findings("selector-matches-nothing"), []);
+    std::fs::write(&np, &policy).unwrap();
     // The template's labels no longer what the StatefulSet and the
     // NetworkPolicy select.
     let relabelled = original.replacen(
