@@ -949,12 +949,14 @@ impl<'a> Builder<'a, '_> {
                     let selected = select(kz, &pointer, all, target)?;
                     for i in selected {
                         all[i].store_prev();
-                        json_on(&mut all[i], &ops).map_err(|m| {
-                            kz.err(
+                        json_on(&mut all[i], &ops).map_err(|(m, at)| {
+                            let mut e = kz.err(
                                 rule::KUSTOMIZE_PATCH_INVALID,
                                 &pointer,
                                 format!("{}: {m}", pt.name),
-                            )
+                            );
+                            e.location = at;
+                            e
                         })?;
                     }
                 }
@@ -1101,12 +1103,14 @@ impl<'a> Builder<'a, '_> {
                 ));
             };
             for i in select(kz, &pointer, all, target)? {
-                json_on(&mut all[i], &ops).map_err(|m| {
-                    kz.err(
+                json_on(&mut all[i], &ops).map_err(|(m, at)| {
+                    let mut e = kz.err(
                         rule::KUSTOMIZE_PATCH_INVALID,
                         &pointer,
                         format!("{}: {m}", pt.name),
-                    )
+                    );
+                    e.location = at;
+                    e
                 })?;
             }
         }
@@ -1470,7 +1474,7 @@ fn targeted_metadata(doc: &Value) -> Value {
 fn json_on(
     res: &mut Res,
     ops: &[(json_patch::PatchOperation, Prov)],
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), (String, Location)> {
     let kept = !res.prev.is_empty() || res.needs_hash;
     let meta = res.value.get_mut("metadata").and_then(Value::as_object_mut);
     let added = match meta {

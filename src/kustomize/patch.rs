@@ -296,20 +296,25 @@ fn with_go_indexes(doc: &Value, op: &PatchOperation) -> Option<PatchOperation> {
 }
 
 /// Applies JSON 6902 operations one by one, moving provenance with the
-/// values they move.
-pub fn apply_json(res: &mut Res, ops: &[(PatchOperation, Prov)]) -> Result<(), String> {
+/// values they move. An operation that cannot be applied is an error at
+/// that operation.
+pub fn apply_json(
+    res: &mut Res,
+    ops: &[(PatchOperation, Prov)],
+) -> Result<(), (String, crate::diagnostics::Location)> {
     for (i, (op, op_prov)) in ops.iter().enumerate() {
         let indexed = with_go_indexes(&res.value, op);
         let op = indexed.as_ref().unwrap_or(op);
         let lenient = lenient_replace(&res.value, op);
         let op = lenient.as_ref().unwrap_or(op);
         json_patch::patch(&mut res.value, std::slice::from_ref(op)).map_err(|e| {
-            format!(
+            let message = format!(
                 "operation {i} ({} {}) cannot be applied: {}",
                 op_name(op),
                 op.path(),
                 e.kind
-            )
+            );
+            (message, op_prov.at.location())
         })?;
         let value_prov = || {
             op_prov

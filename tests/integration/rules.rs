@@ -761,6 +761,33 @@ fn manifest_required_field_missing() {
     assert!(message(&f[0]).contains("containers"), "{f:#?}");
 }
 
+/// A JSON 6902 operation that cannot be applied is reported at that
+/// operation, inline or in a patch file, not at the `patches` entry.
+#[test]
+fn a_failing_json_operation_is_reported_where_it_is() {
+    let a = Agent::new("v1.29.0");
+    a.add(
+        "p.yaml",
+        "- op: add\n  path: /spec/replicas\n  value: 1\n- op: replace\n  path: /spec/template/spec/containers/5/image\n  value: x\n",
+    );
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "patches:\n  - target: {kind: StatefulSet}\n    path: p.yaml\n  - target: {kind: StatefulSet}\n    patch: |-\n      - op: remove\n        path: /spec/nothing/here\nconfigMapGenerator:",
+    );
+    let line = a.line_of("p.yaml", "op: replace");
+    let f = a.finding_at("kustomize-patch-invalid", "p.yaml", line);
+    assert!(message(&f).contains("operation 1"), "{f:#}");
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "configMapGenerator:",
+        "patches:\n  - target: {kind: StatefulSet}\n    patch: |-\n      - op: add\n        path: /spec/replicas\n        value: 1\n      - op: remove\n        path: /spec/nothing/here\nconfigMapGenerator:",
+    );
+    let line = a.line_of("kustomization.yaml", "op: remove");
+    a.finding_at("kustomize-patch-invalid", "kustomization.yaml", line);
+}
+
 /// Names the API server wants unique in a pod: a JSON patch that appends
 /// a container or a volume under a name the base uses makes a second one.
 #[test]
