@@ -475,9 +475,34 @@ impl Document {
     }
 
     fn read_as_kubernetes(mut self, patch: bool) -> Document {
-        for (pointer, raw) in &self.plain {
+        for (pointer, written) in &self.plain {
             let Some(node) = self.value.pointer_mut(pointer) else {
                 continue;
+            };
+            let raw = match written {
+                Written::Plain(raw) => raw,
+                // `!!binary`: the bytes the base64 text stands for.
+                Written::Binary => {
+                    use base64::Engine;
+                    let text: String = node
+                        .as_str()
+                        .unwrap_or_default()
+                        .split_whitespace()
+                        .collect();
+                    if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(text) {
+                        *node = Value::String(String::from_utf8_lossy(&bytes).into_owned());
+                    }
+                    continue;
+                }
+                // `!!set {a, b}`: members whose values Go writes as "".
+                Written::Set => {
+                    if let Value::Object(members) = node {
+                        for v in members.values_mut().filter(|v| v.is_null()) {
+                            *v = Value::String(String::new());
+                        }
+                    }
+                    continue;
+                }
             };
             let is_annotation = pointer
                 .strip_prefix("/metadata/annotations/")
@@ -666,7 +691,23 @@ pub fn pointer_segment(s: &str) -> String {
 }
 
 /// Plain scalars by JSON pointer, as written.
-type Plain = Vec<(String, String)>;
+type Plain = Vec<(String, Written)>;
+
+/// How a node that Go's reader takes differently was written.
+#[derive(Debug, Clone)]
+enum Written {
+    /// A plain scalar, as written.
+    Plain(String),
+    /// A scalar tagged `!!binary`.
+    Binary,
+    /// A map tagged `!!set`.
+    Set,
+}
+
+/// Whether `tag` is the core schema's `suffix` (`!!binary`).
+fn is_core(tag: Option<&saphyr_parser::Tag>, suffix: &str) -> bool {
+    tag.is_some_and(|t| t.is_yaml_core_schema() && t.suffix == suffix)
+}
 
 /// The positions of each document's nodes, and its plain scalars that may
 /// not be text (see [`Document`]).
@@ -720,7 +761,9 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
                 if let Some(p) = node_path(&mut stack, Some(&value)) {
                     // A tag (`!!str 12`) says what the scalar is.
                     if style == ScalarStyle::Plain && tag.is_none() && maybe_not_text(&value) {
-                        plain.push((p.clone(), value.to_string()));
+                        plain.push((p.clone(), Written::Plain(value.to_string())));
+                    } else if is_core(tag.as_deref(), "binary") {
+                        plain.push((p.clone(), Written::Binary));
                     }
                     current.0.entry(p).or_insert(pos);
                 }
@@ -734,6 +777,11 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
                 let is_map = matches!(event, Event::MappingStart(..));
                 let path = node_path(&mut stack, None).unwrap_or_else(|| "/?".into());
                 current.0.entry(path.clone()).or_insert(pos);
+                if let Event::MappingStart(_, tag) = &event {
+                    if is_core(tag.as_deref(), "set") {
+                        plain.push((path.clone(), Written::Set));
+                    }
+                }
                 stack.push(if is_map {
                     Frame::Map { path, key: None }
                 } else {
@@ -1012,6 +1060,22 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(e.line, Some(3));
+    }
+
+    /// Core tags kubectl's reader applies: `!!binary` is decoded, a
+    /// `!!set`'s members have "" for values.
+    #[test]
+    fn core_tags_as_go_reads_them() {
+        let doc = super::documents_with_positions(
+            "bin: !!binary aGVs\n  bG8=\nst: !!set {a, b}\nkeep: aGVsbG8=\n",
+        )
+        .unwrap()
+        .remove(0)
+        .as_kubernetes_reads_it();
+        assert_eq!(
+            doc.value,
+            serde_json::json!({"bin": "hello", "st": {"a": "", "b": ""}, "keep": "aGVsbG8="})
+        );
     }
 
     /// Kustomize splits a stream at lines that start with `---`.
