@@ -1485,6 +1485,9 @@ fn json_on(
         _ => false,
     };
     let applied = patch::apply_json(res, ops);
+    if applied.is_ok() {
+        through_float64(&mut res.value);
+    }
     if added {
         if let Some(meta) = res.value.get_mut("metadata").and_then(Value::as_object_mut) {
             if meta
@@ -1496,6 +1499,32 @@ fn json_on(
         }
     }
     applied
+}
+
+/// The numbers of an object as they come out of a trip through Go's
+/// JSON, which Kustomize's JSON patch library makes: every number is a
+/// float64 there, so a whole number past 2^53 is rounded, and one past
+/// the 64-bit integers stays a float.
+fn through_float64(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            const EXACT: u64 = 1 << 53;
+            let wide = n.as_i64().is_some_and(|i| i.unsigned_abs() > EXACT)
+                || n.as_u64().is_some_and(|u| u > EXACT);
+            if !wide {
+                return;
+            }
+            let f = n.as_f64().unwrap_or_default();
+            *n = if (i64::MIN as f64..i64::MAX as f64).contains(&f) {
+                (f as i64).into()
+            } else {
+                serde_json::Number::from_f64(f).unwrap_or_else(|| n.clone())
+            };
+        }
+        Value::Array(items) => items.iter_mut().for_each(through_float64),
+        Value::Object(map) => map.values_mut().for_each(through_float64),
+        _ => {}
+    }
 }
 
 /// Kustomize's last steps on what it built: objects marked
