@@ -137,9 +137,17 @@ fn pinned_versions(
         .map_or(base_url, |(_, rest)| rest)
         .trim_end_matches('/');
     let forms: [(&str, bool); 2] = [("/kubernetes/v", false), (image.as_str(), true)];
+    // Most texts pin nothing: one search over each, not one a line.
+    let forms: Vec<(&str, bool)> = forms
+        .into_iter()
+        .filter(|(needle, _)| text.contains(needle))
+        .collect();
+    if forms.is_empty() {
+        return;
+    }
     for (i, line) in text.lines().enumerate() {
         let mut found: Vec<(usize, usize, semver::Version)> = Vec::new();
-        for (needle, is_image) in forms {
+        for &(needle, is_image) in &forms {
             let mut from = 0;
             while let Some(pos) = line[from..].find(needle) {
                 let start = from + pos;

@@ -648,7 +648,21 @@ fn excerpts(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Diagnostic
         return out;
     };
     let mut patches = Vec::new();
+    // Only a block that names a workload of the base (its kind and its
+    // name) can show its pods: the others are not parsed again.
+    let workloads: Vec<(&str, &str)> = base_build
+        .objects
+        .iter()
+        .filter(|o| pod_spec_pointer(o.kind()).is_some() && !o.name().is_empty())
+        .map(|o| (o.kind(), o.name()))
+        .collect();
     for block in blocks {
+        let may_show = workloads
+            .iter()
+            .any(|(kind, name)| block.code.contains(kind) && block.code.contains(name));
+        if !may_show {
+            continue;
+        }
         // A block that does not parse is `doc-yaml-invalid` already.
         let Ok(docs) = yaml::documents_with_positions(&block.code) else {
             continue;

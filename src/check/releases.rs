@@ -65,7 +65,9 @@ fn removed_pages(site: &Site) -> Vec<Diagnostic> {
         .filter(|p| p.version == latest && p.fallback_from.is_none())
         .filter(|p| !in_next.contains(&(p.lang.as_str(), p.rel.as_str())))
         // A page in a refused folder of next is there, unread.
-        .filter(|p| !site.refused.covers(&next_dir.join(&p.lang).join(&p.rel)))
+        .filter(|p| {
+            site.refused.is_empty() || !site.refused.covers(&next_dir.join(&p.lang).join(&p.rel))
+        })
         .map(|p| {
             Diagnostic::new(
                 rule::VERSION_PAGE_REMOVED,
