@@ -690,6 +690,13 @@ pub fn pointer_segment(s: &str) -> String {
     s.replace('~', "~0").replace('/', "~1")
 }
 
+/// The key one JSON pointer segment stands for: [`pointer_segment`]
+/// undone (`~1` is `/`, then `~0` is `~`, so `~01` is `~1`). Any other
+/// `~` is itself, as Kustomize's JSON patch library reads it.
+pub fn pointer_key(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
 /// Plain scalars by JSON pointer, as written.
 type Plain = Vec<(String, Written)>;
 
@@ -1060,6 +1067,15 @@ mod tests {
             "{e:?}"
         );
         assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn pointer_keys_undo_pointer_segments() {
+        for key in ["a/b", "~", "~1", "~0", "a~/b~~1", ""] {
+            assert_eq!(super::pointer_key(&super::pointer_segment(key)), key);
+        }
+        assert_eq!(super::pointer_key("~01"), "~1");
+        assert_eq!(super::pointer_key("a~2b"), "a~2b");
     }
 
     /// Core tags kubectl's reader applies: `!!binary` is decoded, a

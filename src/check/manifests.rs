@@ -149,7 +149,7 @@ fn segments_of(pointer: &str) -> Vec<Segment> {
         .split('/')
         .skip(1)
         .map(|s| {
-            let s = s.replace("~1", "/").replace("~0", "~");
+            let s = crate::yaml::pointer_key(s);
             match s.parse::<usize>() {
                 Ok(i) => Segment::Index(i),
                 Err(_) => Segment::Key(s),

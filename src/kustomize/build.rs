@@ -1326,7 +1326,7 @@ fn rename_yaml11_boolean_keys(value: &mut Value, mut pointers: Vec<String>) {
         let Some((parent, key)) = pointer.rsplit_once('/') else {
             continue;
         };
-        let key = key.replace("~1", "/").replace("~0", "~");
+        let key = yaml::pointer_key(key);
         let (Some(b), Some(Value::Object(map))) =
             (yaml::yaml11_boolean(&key), value.pointer_mut(parent))
         else {

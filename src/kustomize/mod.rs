@@ -241,7 +241,7 @@ pub fn patch_pointer(kind: &str, merged: &Value, patch: &Value, pointer: &str) -
     let mut names: Vec<String> = Vec::new();
     let mut out = String::new();
     for raw in pointer.split('/').skip(1) {
-        let seg = raw.replace("~1", "/").replace("~0", "~");
+        let seg = crate::yaml::pointer_key(raw);
         match m {
             Value::Object(_) => {
                 m = m.get(&seg)?;

@@ -197,23 +197,10 @@ fn go_pointer(path: &str) -> Result<String, String> {
     };
     let mut out = String::with_capacity(path.len() + 1);
     for segment in rest.split('/') {
-        let mut key = String::with_capacity(segment.len());
-        let mut chars = segment.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (c, chars.peek()) {
-                ('~', Some('1')) => {
-                    key.push('/');
-                    chars.next();
-                }
-                ('~', Some('0')) => {
-                    key.push('~');
-                    chars.next();
-                }
-                _ => key.push(c),
-            }
-        }
         out.push('/');
-        out.push_str(&crate::yaml::pointer_segment(&key));
+        out.push_str(&crate::yaml::pointer_segment(&crate::yaml::pointer_key(
+            segment,
+        )));
     }
     Ok(out)
 }
@@ -247,7 +234,7 @@ fn go_indexes(doc: &Value, pointer: &str, adds: bool) -> Option<String> {
                 node = index.and_then(|i| items.get(i));
             }
             Some(Value::Object(map)) => {
-                let key = segment.replace("~1", "/").replace("~0", "~");
+                let key = crate::yaml::pointer_key(segment);
                 node = map.get(&key);
             }
             _ => node = None,
@@ -385,7 +372,7 @@ fn op_name(op: &PatchOperation) -> &'static str {
 
 fn split_last(pointer: &str) -> Option<(&str, String)> {
     let i = pointer.rfind('/')?;
-    let last = pointer[i + 1..].replace("~1", "/").replace("~0", "~");
+    let last = crate::yaml::pointer_key(&pointer[i + 1..]);
     Some((&pointer[..i], last))
 }
 

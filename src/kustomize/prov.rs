@@ -206,10 +206,7 @@ impl Prov {
 
 /// The decoded segments of a JSON pointer.
 pub fn segments(pointer: &str) -> impl Iterator<Item = String> + '_ {
-    pointer
-        .split('/')
-        .skip(1)
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+    pointer.split('/').skip(1).map(crate::yaml::pointer_key)
 }
 
 struct Place<'a> {
