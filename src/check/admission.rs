@@ -11,7 +11,7 @@
 
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Rule};
-use crate::kustomize::{pod_spec_pointer, Object};
+use crate::kustomize::{pod_metadata_pointer, pod_spec_pointer, Object};
 use serde_json::Value;
 
 pub const RULES: &[&Rule] = &[rule::POD_SECURITY_REFUSED];
@@ -113,14 +113,12 @@ pub fn check(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                 .as_str()
                 .is_some_and(|i| subject.is_product(product, i))
         });
-        // The namespace is not named: an overlay that moves the workload
-        // to another namespace has the same finding, not a new one.
-        let annotations_ptr = format!(
-            "{}/metadata/annotations",
-            pod_ptr.strip_suffix("/spec").unwrap_or_default()
-        );
+        let annotations_ptr = format!("{}/annotations", pod_metadata_pointer(pod_ptr));
         let annotations = object.value.pointer(&annotations_ptr);
         for v in violations(pod_ptr, pod, annotations, level, !runs_product) {
+            // The namespace is not named: an overlay that moves the
+            // workload to another namespace has the same finding, not a
+            // new one.
             out.push(
                 Diagnostic::new(
                     rule::POD_SECURITY_REFUSED,
@@ -233,10 +231,7 @@ fn violations(
             );
         }
     }
-    let annotations_ptr = format!(
-        "{}/metadata/annotations",
-        pod_ptr.strip_suffix("/spec").unwrap_or_default()
-    );
+    let annotations_ptr = format!("{}/annotations", pod_metadata_pointer(pod_ptr));
     for (key, value) in annotations.and_then(Value::as_object).into_iter().flatten() {
         let apparmor = key.starts_with("container.apparmor.security.beta.kubernetes.io/");
         let profile = value.as_str().unwrap_or_default();
@@ -267,6 +262,27 @@ fn violations(
                         port["hostPort"]
                     ),
                 );
+            }
+        }
+        let handlers = [
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle/postStart",
+            "lifecycle/preStop",
+        ];
+        for handler in handlers {
+            for action in ["httpGet", "tcpSocket"] {
+                let at = format!("/{handler}/{action}/host");
+                if c.pointer(&at)
+                    .and_then(Value::as_str)
+                    .is_some_and(|h| !h.is_empty())
+                {
+                    refuse(
+                        format!("{ptr}{at}"),
+                        format!("container `{name}` sets a host for its {handler} {action}"),
+                    );
+                }
             }
         }
     }
@@ -324,39 +340,15 @@ fn violations(
             );
         }
     }
-    // Windows pods are exempt from the restricted level's controls of
-    // Linux kernel features.
-    let windows = pod["os"]["name"] == "windows";
     if level == Level::Restricted && run_as_non_root && pod_sc["runAsNonRoot"] == false {
         refuse(
             format!("{sc_ptr}/runAsNonRoot"),
             "the pod sets runAsNonRoot: false".to_string(),
         );
     }
-    for (ptr, c) in containers(pod, pod_ptr) {
-        let name = c["name"].as_str().unwrap_or_default();
-        let handlers = [
-            "livenessProbe",
-            "readinessProbe",
-            "startupProbe",
-            "lifecycle/postStart",
-            "lifecycle/preStop",
-        ];
-        for handler in handlers {
-            for action in ["httpGet", "tcpSocket"] {
-                let at = format!("/{handler}/{action}/host");
-                if c.pointer(&at)
-                    .and_then(Value::as_str)
-                    .is_some_and(|h| !h.is_empty())
-                {
-                    refuse(
-                        format!("{ptr}{at}"),
-                        format!("container `{name}` sets a host for its {handler} {action}"),
-                    );
-                }
-            }
-        }
-    }
+    // Windows pods are exempt from the restricted level's controls of
+    // Linux kernel features.
+    let windows = pod["os"]["name"] == "windows";
     for (ptr, who, sc) in contexts.iter().skip(1) {
         let caps = &sc["capabilities"];
         let added: Vec<&str> = caps["add"]

@@ -6,7 +6,7 @@
 
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Rule};
-use crate::kustomize::{pod_spec_pointer, Object};
+use crate::kustomize::{pod_metadata_pointer, pod_spec_pointer, Object};
 use serde_json::{Map, Value};
 
 pub const RULES: &[&Rule] = &[rule::MANIFEST_VALUE_INVALID, rule::SELECTOR_MATCHES_NOTHING];
@@ -65,9 +65,8 @@ pub fn selects(selector: &Value, labels: &Map<String, Value>) -> Option<bool> {
 /// The labels of a workload's pods.
 fn template_labels(o: &Object) -> Option<&Map<String, Value>> {
     let pod = pod_spec_pointer(o.kind())?;
-    let meta = pod.strip_suffix("/spec")?;
     o.value
-        .pointer(&format!("{meta}/metadata/labels"))
+        .pointer(&format!("{}/labels", pod_metadata_pointer(pod)))
         .and_then(Value::as_object)
 }
 

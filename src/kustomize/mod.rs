@@ -150,6 +150,15 @@ pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
     }
 }
 
+/// JSON pointer of the metadata of the pods whose spec [`pod_spec_pointer`]
+/// puts at `pod_spec`: `/spec/template/metadata`, a Pod's own `/metadata`.
+pub fn pod_metadata_pointer(pod_spec: &str) -> String {
+    format!(
+        "{}/metadata",
+        pod_spec.strip_suffix("/spec").unwrap_or_default()
+    )
+}
+
 /// A patch's `target` (as written in a kustomization), compiled once to be
 /// tried on many built objects.
 pub struct Target(select::Compiled);
