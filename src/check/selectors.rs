@@ -62,6 +62,27 @@ pub fn selects(selector: &Value, labels: &Map<String, Value>) -> Option<bool> {
     Some(true)
 }
 
+/// Whether a selector (a plain map or a `LabelSelector`, as [`selects`]
+/// reads them) states no requirement, and so picks every pod.
+fn requires_nothing(selector: &Value) -> bool {
+    let empty = |v: Option<&Value>| v.is_none_or(|v| v.as_object().is_none_or(|m| m.is_empty()));
+    match selector.as_object() {
+        Some(m) if m.contains_key("matchLabels") || m.contains_key("matchExpressions") => {
+            empty(m.get("matchLabels"))
+                && m.get("matchExpressions")
+                    .and_then(Value::as_array)
+                    .is_none_or(|e| e.is_empty())
+        }
+        _ => empty(Some(selector)),
+    }
+}
+
+/// The namespace an object goes to: without one, the one `kubectl apply`
+/// uses, `default` unless told otherwise.
+fn namespace(o: &Object) -> &str {
+    o.namespace().unwrap_or("default")
+}
+
 /// The labels of a workload's pods.
 fn template_labels(o: &Object) -> Option<&Map<String, Value>> {
     let pod = pod_spec_pointer(o.kind())?;
@@ -114,23 +135,9 @@ pub fn check(_ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
         };
         // An empty selector picks every pod of the namespace (a Service
         // without one has its endpoints made by hand).
-        let empty =
-            |v: Option<&Value>| v.is_none_or(|v| v.as_object().is_none_or(|m| m.is_empty()));
-        let picks_all = match selector.as_object() {
-            Some(m) if m.contains_key("matchLabels") || m.contains_key("matchExpressions") => {
-                empty(m.get("matchLabels"))
-                    && m.get("matchExpressions")
-                        .and_then(Value::as_array)
-                        .is_none_or(|e| e.is_empty())
-            }
-            _ => empty(Some(selector)),
-        };
-        if picks_all {
+        if requires_nothing(selector) {
             continue;
         }
-        // No namespace is the one `kubectl apply` uses, `default` unless
-        // told otherwise.
-        let namespace = |o: &Object| o.namespace().unwrap_or("default").to_string();
         let picks = pods.iter().any(|(p, labels)| {
             namespace(p) == namespace(o) && selects(selector, labels) != Some(false)
         });
