@@ -530,12 +530,13 @@ pub const MAX_PER_FILE_AND_RULE: usize = 100;
 /// bounded list changes nothing.
 pub fn bound(diagnostics: &mut Vec<Diagnostic>) {
     use std::collections::HashMap;
-    type Key<'a> = (&'a std::path::Path, &'static str);
-    let mut counts: HashMap<Key, usize> = HashMap::new();
-    for d in diagnostics.iter() {
-        if let Some(l) = &d.location {
-            *counts.entry((l.file.as_path(), d.rule.id)).or_default() += 1;
-        }
+    let keys: Vec<Option<(&std::path::Path, &'static str)>> = diagnostics
+        .iter()
+        .map(|d| d.location.as_ref().map(|l| (l.file.as_path(), d.rule.id)))
+        .collect();
+    let mut counts: HashMap<_, usize> = HashMap::new();
+    for key in keys.iter().flatten() {
+        *counts.entry(*key).or_default() += 1;
     }
     // One more is shown rather than counted; and so a bounded list (the
     // findings shown and the count) is left as it is.
@@ -543,45 +544,46 @@ pub fn bound(diagnostics: &mut Vec<Diagnostic>) {
     if !counts.values().any(|&n| over_bound(n)) {
         return;
     }
-    let over: HashMap<(std::path::PathBuf, &'static str), usize> = counts
-        .into_iter()
-        .filter(|(_, n)| over_bound(*n))
-        .map(|((f, r), n)| ((f.to_path_buf(), r), n))
-        .collect();
-    let mut seen: HashMap<(std::path::PathBuf, &'static str), usize> = HashMap::new();
-    let mut out = Vec::with_capacity(diagnostics.len());
-    for d in diagnostics.drain(..) {
-        let Some(key) = d
-            .location
-            .as_ref()
-            .map(|l| (l.file.clone(), d.rule.id))
-            .filter(|k| over.contains_key(k))
-        else {
-            out.push(d);
-            continue;
-        };
-        let n = seen.entry(key.clone()).or_default();
-        *n += 1;
-        if *n < MAX_PER_FILE_AND_RULE {
-            out.push(d);
-        } else if *n == MAX_PER_FILE_AND_RULE {
-            // The last one shown, then what is left.
-            let more = over[&key] - MAX_PER_FILE_AND_RULE;
-            let summary = Diagnostic {
-                rule: d.rule,
-                severity: d.severity,
-                message: format!(
-                    "… and {more} more `{}` findings in this file, not shown: fix the ones above and check again",
-                    d.rule.id
-                ),
-                location: d.location.clone(),
-                help: None,
+    // Each finding's fate: dropped (None), kept (Some(0)), or kept and
+    // followed by the count of those left out (Some(more)).
+    let mut seen: HashMap<_, usize> = HashMap::new();
+    let fates: Vec<Option<usize>> = keys
+        .iter()
+        .map(|key| {
+            let Some(key) = key.filter(|k| over_bound(counts[k])) else {
+                return Some(0);
             };
-            out.push(d);
-            out.push(summary);
+            let n = seen.entry(key).or_default();
+            *n += 1;
+            match (*n).cmp(&MAX_PER_FILE_AND_RULE) {
+                std::cmp::Ordering::Less => Some(0),
+                std::cmp::Ordering::Equal => Some(counts[&key] - MAX_PER_FILE_AND_RULE),
+                std::cmp::Ordering::Greater => None,
+            }
+        })
+        .collect();
+    let all = std::mem::take(diagnostics);
+    for (d, fate) in all.into_iter().zip(fates) {
+        match fate {
+            None => {}
+            Some(0) => diagnostics.push(d),
+            Some(more) => {
+                // The last one shown, then what is left.
+                let summary = Diagnostic {
+                    rule: d.rule,
+                    severity: d.severity,
+                    message: format!(
+                        "… and {more} more `{}` findings in this file, not shown: fix the ones above and check again",
+                        d.rule.id
+                    ),
+                    location: d.location.clone(),
+                    help: None,
+                };
+                diagnostics.push(d);
+                diagnostics.push(summary);
+            }
         }
     }
-    *diagnostics = out;
 }
 
 /// The exit code a list of findings calls for: 0 without errors, 2 when an
