@@ -52,10 +52,15 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
             );
         }
     }
-    out.extend(env_mentions(site, page));
     if let Some(version) = documented_version(site, page) {
+        // Environment keys named in the page's text or code, with the
+        // prefixes the image data declares (`RUNNER_`), must be read by
+        // the documented release, and versions it names must be releases.
         for (text, at) in page_texts(page) {
             let text = without_comments(text);
+            if !site.images.env_prefixes.is_empty() {
+                env_mentions_in(site, page, version, &text, at, &mut out);
+            }
             let whole = (text.as_ref(), at, 0);
             pinned_versions(site, page, version, whole, Pins::NoRelease, &mut out);
         }
@@ -73,23 +78,6 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
                 &mut out,
             );
         }
-    }
-    out
-}
-
-/// Environment keys named in a page's text or code, with the prefixes the
-/// image data declares (`RUNNER_`), must be read by the documented release.
-fn env_mentions(site: &Site, page: &Page) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let prefixes = &site.images.env_prefixes;
-    let Some(version) = documented_version(site, page) else {
-        return out;
-    };
-    if prefixes.is_empty() {
-        return out;
-    }
-    for (text, at) in page_texts(page) {
-        env_mentions_in(site, page, version, &without_comments(text), at, &mut out);
     }
     out
 }
