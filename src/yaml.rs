@@ -452,8 +452,9 @@ pub struct Document {
     pub value: Value,
     pub positions: Positions,
     /// The plain (unquoted) scalars that a reader may take for something
-    /// other than a string (`0644`, `1_000`, `true`, `~`), by JSON pointer,
-    /// as written: see [`Document::as_kubernetes_reads_it`].
+    /// other than a string (`0644`, `1_000`, `true`, `~`), as written, and
+    /// the nodes tagged `!!binary` or `!!set`, by JSON pointer: see
+    /// [`Document::as_kubernetes_reads_it`].
     plain: Plain,
 }
 
@@ -697,7 +698,8 @@ pub fn pointer_key(segment: &str) -> String {
     segment.replace("~1", "/").replace("~0", "~")
 }
 
-/// Plain scalars by JSON pointer, as written.
+/// Plain scalars as written, and nodes with a core tag Go's reader
+/// applies, by JSON pointer.
 type Plain = Vec<(String, Written)>;
 
 /// How a node that Go's reader takes differently was written.
@@ -851,7 +853,6 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
         Map { path: String, key: Option<String> },
         Seq { path: String, index: usize },
     }
-    let word = yaml11_boolean;
     let mut out = Vec::new();
     let mut keys = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
@@ -881,13 +882,13 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
             Event::Scalar(value, style, _, tag) => {
                 let plain = style == ScalarStyle::Plain && tag.is_none();
                 if let (true, Some(Frame::Map { path, key: None })) = (plain, stack.last()) {
-                    if word(&value).is_some() {
+                    if yaml11_boolean(&value).is_some() {
                         keys.push(format!("{path}/{}", pointer_segment(&value)));
                     }
                 }
                 if let Some(p) = next(&mut stack, Some(&value)) {
                     if let (ScalarStyle::Plain, None) = (style, tag) {
-                        if let Some(b) = word(&value) {
+                        if let Some(b) = yaml11_boolean(&value) {
                             out.push((p, Value::Bool(b)));
                         } else if let Some(n) = go_number(&value) {
                             out.push((p, Value::Number(n)));
@@ -924,24 +925,6 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
 pub fn non_string_keys(text: &str, yaml11: bool) -> Vec<(usize, usize, String)> {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     let not_text = |key: &str| {
-        let yaml11_word = matches!(
-            key,
-            "y" | "Y"
-                | "yes"
-                | "Yes"
-                | "YES"
-                | "on"
-                | "On"
-                | "ON"
-                | "n"
-                | "N"
-                | "no"
-                | "No"
-                | "NO"
-                | "off"
-                | "Off"
-                | "OFF"
-        );
         matches!(
             key,
             "" | "~"
@@ -955,7 +938,7 @@ pub fn non_string_keys(text: &str, yaml11: bool) -> Vec<(usize, usize, String)> 
                 | "False"
                 | "FALSE"
         ) || go_number(key).is_some()
-            || (yaml11 && yaml11_word)
+            || (yaml11 && yaml11_boolean(key).is_some())
     };
     // For each open map, whether the next scalar is a key.
     let mut maps: Vec<Option<bool>> = Vec::new();
