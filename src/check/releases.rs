@@ -66,7 +66,8 @@ fn removed_pages(site: &Site) -> Vec<Diagnostic> {
         .filter(|p| !in_next.contains(&(p.lang.as_str(), p.rel.as_str())))
         // A page in a refused folder of next is there, unread.
         .filter(|p| {
-            site.refused.is_empty() || !site.refused.covers(&next_dir.join(&p.lang).join(&p.rel))
+            site.refused.paths.is_empty()
+                || !site.refused.covers(&next_dir.join(&p.lang).join(&p.rel))
         })
         .map(|p| {
             Diagnostic::new(

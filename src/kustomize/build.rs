@@ -950,13 +950,11 @@ impl<'a> Builder<'a, '_> {
                     for i in selected {
                         all[i].store_prev();
                         json_on(&mut all[i], &ops).map_err(|(m, at)| {
-                            let mut e = kz.err(
+                            error(
                                 rule::KUSTOMIZE_PATCH_INVALID,
-                                &pointer,
                                 format!("{}: {m}", pt.name),
-                            );
-                            e.location = at;
-                            e
+                                at,
+                            )
                         })?;
                     }
                 }
@@ -1104,13 +1102,11 @@ impl<'a> Builder<'a, '_> {
             };
             for i in select(kz, &pointer, all, target)? {
                 json_on(&mut all[i], &ops).map_err(|(m, at)| {
-                    let mut e = kz.err(
+                    error(
                         rule::KUSTOMIZE_PATCH_INVALID,
-                        &pointer,
                         format!("{}: {m}", pt.name),
-                    );
-                    e.location = at;
-                    e
+                        at,
+                    )
                 })?;
             }
         }

@@ -95,9 +95,8 @@ pub fn load_lock(root: &Path, diagnostics: &mut Vec<Diagnostic>) -> BTreeMap<Lin
 }
 
 /// The frozen lines found under `versions/`, newest first, with their
-/// content folders; a finding for anything else there.
-/// The frozen docs versions, newest first, and the release lines whose
-/// folder is there and was refused (None when `versions/` itself was).
+/// content folders, and the lines whose folder is there and was refused
+/// (None when `versions/` itself was); a finding for anything else there.
 fn frozen(
     root: &Path,
     diagnostics: &mut Vec<Diagnostic>,

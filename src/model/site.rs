@@ -71,14 +71,6 @@ impl Refused {
     pub fn covers(&self, path: &std::path::Path) -> bool {
         self.paths.iter().any(|p| path.starts_with(p))
     }
-
-    /// Whether nothing was refused.
-    pub fn is_empty(&self) -> bool {
-        self.paths.is_empty()
-            && self.bases.is_empty()
-            && self.docs_lines.is_empty()
-            && !self.docs_folder
-    }
 }
 
 /// A signature `basepress release` stored for a version.
