@@ -24,7 +24,9 @@ mod values;
 
 use aho_corasick::AhoCorasick;
 use base64::Engine as _;
-use regex::bytes::{Captures, Regex, RegexBuilder};
+use regex::bytes::{Regex, RegexBuilder};
+use regex_automata::util::captures::Captures;
+use regex_automata::{meta, Input};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -73,6 +75,25 @@ pub struct RuleData {
     pub decoded_contains: Option<String>,
     #[serde(default)]
     pub rescan: bool,
+    /// Where the regex runs: near the rule's anchors only, not over the
+    /// whole file.
+    #[serde(default)]
+    pub window: Option<WindowData>,
+}
+
+/// Where a rule's matches can lie, as the rules file says it: every match
+/// starts on the line where one of its anchors starts (or right after the
+/// line break before it) and ends on the line where that anchor ends, or
+/// `lines_after` lines below, or on an indented line that follows them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowData {
+    /// A regex that every match holds (found left to right without
+    /// overlaps); without one, the anchors are the rule's keywords.
+    #[serde(default)]
+    pub anchor: Option<String>,
+    #[serde(default)]
+    pub lines_after: usize,
 }
 
 /// How a rule's secret is encoded.
@@ -142,9 +163,17 @@ impl Finding<'_> {
 
 struct Rule {
     data: RuleData,
-    regex: Regex,
+    regex: meta::Regex,
     allow: Vec<Regex>,
     allow_key: Vec<Regex>,
+    window: Option<Window>,
+}
+
+/// A rule's window, compiled (see [`WindowData`]).
+struct Window {
+    /// `None`: the rule's keywords are its anchors.
+    anchor: Option<Regex>,
+    lines_after: usize,
 }
 
 /// The compiled rules. Build it once ([`Scanner::new`]) and share it.
@@ -156,6 +185,9 @@ pub struct Scanner {
     triggers: Vec<Vec<usize>>,
     /// Rules without keywords: they run on every input.
     always: Vec<usize>,
+    /// Whether a rule's window is anchored on keywords: the keyword pass
+    /// then keeps where each keyword occurs.
+    keyword_windows: bool,
     base64: base64::engine::GeneralPurpose,
 }
 
@@ -208,11 +240,29 @@ impl Scanner {
         let mut triggers: Vec<Vec<usize>> = Vec::new();
         let mut always = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut keyword_windows = false;
         for (i, data) in rules.into_iter().enumerate() {
             if !seen.insert(data.id.clone()) {
                 return Err(bad(&data, "the id is used twice".into()));
             }
-            let regex = compile(&data, &data.regex)?;
+            let regex = meta::Regex::builder()
+                .syntax(
+                    regex_automata::util::syntax::Config::new()
+                        .unicode(false)
+                        .utf8(false),
+                )
+                .configure(
+                    meta::Regex::config()
+                        .utf8_empty(false)
+                        .nfa_size_limit(Some(32 << 20)),
+                )
+                .build(&data.regex)
+                .map_err(|e| {
+                    bad(
+                        &data,
+                        format!("the regex {:?} does not compile: {e}", data.regex),
+                    )
+                })?;
             let groups = regex.captures_len();
             for g in std::iter::once(data.secret_group).chain(data.key_group) {
                 if g >= groups {
@@ -235,6 +285,19 @@ impl Scanner {
                 .iter()
                 .map(|re| compile(&data, re))
                 .collect::<Result<_, _>>()?;
+            let window = match &data.window {
+                None => None,
+                Some(w) => {
+                    if w.anchor.is_none() && data.keywords.is_empty() {
+                        return Err(bad(&data, "a window needs an anchor or keywords".into()));
+                    }
+                    keyword_windows |= w.anchor.is_none();
+                    Some(Window {
+                        anchor: w.anchor.as_ref().map(|a| compile(&data, a)).transpose()?,
+                        lines_after: w.lines_after,
+                    })
+                }
+            };
             if data.keywords.is_empty() {
                 always.push(i);
             }
@@ -256,6 +319,7 @@ impl Scanner {
                 regex,
                 allow,
                 allow_key,
+                window,
             });
         }
         let keywords = AhoCorasick::builder()
@@ -273,6 +337,7 @@ impl Scanner {
             keywords,
             triggers,
             always,
+            keyword_windows,
             base64,
         })
     }
@@ -330,61 +395,91 @@ impl Scanner {
         }
     }
 
-    /// Which rules may match `bytes`: those whose keywords occur in it, and
-    /// those without keywords.
-    fn triggered(&self, bytes: &[u8]) -> Vec<bool> {
+    /// The keyword pass: which rules may match `bytes` (those whose
+    /// keywords occur in it, and those without keywords) and, when a
+    /// rule's window is anchored on keywords, where each keyword occurs.
+    fn triggered(&self, bytes: &[u8]) -> Triggered {
         let mut on = vec![false; self.rules.len()];
         for &i in &self.always {
             on[i] = true;
         }
+        let mut keywords = Vec::new();
         let mut left = self.triggers.len();
         let mut word_seen = vec![false; self.triggers.len()];
         for m in self.keywords.find_overlapping_iter(bytes) {
             let w = m.pattern().as_usize();
+            if self.keyword_windows {
+                keywords.push((w, m.start(), m.end()));
+            }
             if !word_seen[w] {
                 word_seen[w] = true;
                 for &r in &self.triggers[w] {
                     on[r] = true;
                 }
                 left -= 1;
-                if left == 0 {
+                if left == 0 && !self.keyword_windows {
                     break;
                 }
             }
         }
-        on
+        Triggered { on, keywords }
     }
 
     /// The matches of every triggered rule that pass its tests. `outer`:
     /// whether base64 values are decoded and scanned again (not inside a
     /// decoded value: one level only).
     fn collect(&self, bytes: &[u8], outer: bool, out: &mut Vec<Hit>) {
-        for (i, on) in self.triggered(bytes).into_iter().enumerate() {
-            if !on {
+        let triggered = self.triggered(bytes);
+        for (i, rule) in self.rules.iter().enumerate() {
+            if !triggered.on[i] || (rule.data.rescan && !outer) {
                 continue;
             }
-            let rule = &self.rules[i];
-            if rule.data.rescan && !outer {
-                continue;
-            }
-            for caps in rule.regex.captures_iter(bytes) {
-                if out.len() >= MAX_FINDINGS * 4 {
-                    return;
+            let spans: Vec<(usize, usize)> = match &rule.window {
+                None => vec![(0, bytes.len())],
+                Some(window) => {
+                    let anchors: Vec<(usize, usize)> = match &window.anchor {
+                        Some(anchor) => anchor
+                            .find_iter(bytes)
+                            .map(|m| (m.start(), m.end()))
+                            .collect(),
+                        None => triggered
+                            .keywords
+                            .iter()
+                            .filter(|(w, _, _)| self.triggers[*w].contains(&i))
+                            .map(|&(_, start, end)| (start, end))
+                            .collect(),
+                    };
+                    regions(bytes, &anchors, window.lines_after)
                 }
-                if let Some(hit) = self.check(i, &caps) {
-                    out.push(hit);
+            };
+            let mut caps = rule.regex.create_captures();
+            for (start, end) in spans {
+                let mut at = start;
+                while at < end {
+                    rule.regex
+                        .search_captures(&Input::new(bytes).span(at..end), &mut caps);
+                    let Some(m) = caps.get_match() else {
+                        break;
+                    };
+                    if out.len() >= MAX_FINDINGS * 4 {
+                        return;
+                    }
+                    if let Some(hit) = self.check(i, bytes, &caps) {
+                        out.push(hit);
+                    }
+                    at = if m.is_empty() { m.end() + 1 } else { m.end() };
                 }
             }
         }
     }
 
     /// A match of rule `i`, when its value passes the rule's tests.
-    fn check(&self, i: usize, caps: &Captures) -> Option<Hit> {
+    fn check(&self, i: usize, bytes: &[u8], caps: &Captures) -> Option<Hit> {
         let rule = &self.rules[i];
         let d = &rule.data;
-        let whole = caps.get(0)?;
-        let secret = caps.get(d.secret_group)?;
-        let value = secret.as_bytes();
+        let whole = caps.get_group(0)?;
+        let secret = caps.get_group(d.secret_group)?;
+        let value = &bytes[secret.range()];
         if values::is_placeholder(value) {
             return None;
         }
@@ -403,8 +498,12 @@ impl Scanner {
         if rule.allow.iter().any(|re| re.is_match(value)) {
             return None;
         }
-        if let Some(key) = d.key_group.and_then(|g| caps.get(g)) {
-            if rule.allow_key.iter().any(|re| re.is_match(key.as_bytes())) {
+        if let Some(key) = d.key_group.and_then(|g| caps.get_group(g)) {
+            if rule
+                .allow_key
+                .iter()
+                .any(|re| re.is_match(&bytes[key.range()]))
+            {
                 return None;
             }
         }
@@ -423,20 +522,17 @@ impl Scanner {
         }
         // A finding starts where the match shows something: the leading
         // delimiter some rules match is left out.
-        let start = match d.key_group.and_then(|g| caps.get(g)) {
-            Some(key) => key.start(),
-            None => whole.start() + leading_delimiters(whole.as_bytes()),
+        let start = match d.key_group.and_then(|g| caps.get_group(g)) {
+            Some(key) => key.start,
+            None => whole.start + leading_delimiters(&bytes[whole.range()]),
         }
-        .min(secret.start());
+        .min(secret.start);
         Some(Hit {
             rule: i,
             decoded: decoded_by,
             start,
-            end: whole.end().max(secret.end()),
-            redacted: redact(
-                &whole.as_bytes()[start - whole.start()..secret.start() - whole.start()],
-                value,
-            ),
+            end: whole.end.max(secret.end),
+            redacted: redact(&bytes[start..secret.start], value),
         })
     }
 
@@ -522,6 +618,59 @@ impl Scanner {
         }
         out
     }
+}
+
+/// What the keyword pass found (see [`Scanner::triggered`]).
+struct Triggered {
+    /// By rule: whether it may match.
+    on: Vec<bool>,
+    /// Each keyword occurrence, as (keyword, start, end), when some rule's
+    /// window is anchored on keywords.
+    keywords: Vec<(usize, usize, usize)>,
+}
+
+/// The parts of `bytes` a windowed rule's regex searches, in order and
+/// apart: around each anchor (start, end), from the line break before the
+/// anchor's line to the end of the line where it ends, `lines_after`
+/// lines more and the indented lines that follow (see [`WindowData`]).
+/// A part may be larger than that (never smaller): a match lies whole in
+/// one part, and a search from a part's start finds what a search of the
+/// whole file finds there.
+fn regions(bytes: &[u8], anchors: &[(usize, usize)], lines_after: usize) -> Vec<(usize, usize)> {
+    // Just past the line break that ends the line holding `i`.
+    let past_line =
+        |i: usize| memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n + 1);
+    let mut sorted = anchors.to_vec();
+    sorted.sort_unstable();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // The end of the latest anchor's line, and of its part.
+    let mut latest = (0, 0);
+    for (start, end) in sorted {
+        let covered = out.last().map_or(0, |r| r.1).min(start);
+        // The line break before the anchor's line: searched back to the
+        // part so far only, which a line that starts earlier joins.
+        let from = memchr::memrchr(b'\n', &bytes[covered..start])
+            .map_or(covered.saturating_sub(1), |n| covered + n);
+        let last = end.saturating_sub(1).max(start);
+        if last >= latest.0 {
+            let line_end = past_line(last);
+            let mut to = line_end;
+            for _ in 0..lines_after {
+                if to < bytes.len() {
+                    to = past_line(to);
+                }
+            }
+            while to < bytes.len() && matches!(bytes[to], b' ' | b'\t') {
+                to = past_line(to);
+            }
+            latest = (line_end, to);
+        }
+        match out.last_mut() {
+            Some(r) if from <= r.1 => r.1 = r.1.max(latest.1),
+            _ => out.push((from, latest.1)),
+        }
+    }
+    out
 }
 
 /// How many bytes of delimiter (space, quotes, brackets) a match starts

@@ -610,17 +610,110 @@ fn every_match_of_a_rule_holds_one_of_its_keywords() {
         });
         let outcome = runner.run(&texts, |text| {
             for m in regex.find_iter(&text) {
-                let lower = m.as_bytes().to_ascii_lowercase();
+                let lower = text[m.range()].to_ascii_lowercase();
                 if !keywords
                     .iter()
                     .any(|k| memchr::memmem::find(&lower, k).is_some())
                 {
                     return Err(TestCaseError::fail(format!(
                         "{:?} matches but holds none of the keywords {:?}",
-                        String::from_utf8_lossy(m.as_bytes()),
+                        String::from_utf8_lossy(&text[m.range()]),
                         rule.keywords
                     )));
                 }
+            }
+            Ok(())
+        });
+        if let Err(e) = outcome {
+            panic!("{}: {e}", rule.id);
+        }
+    }
+}
+
+/// A windowed rule's regex runs near its anchors only (see `window` in
+/// the rules file), which must find what a scan of the whole file finds.
+/// Texts mix what each regex matches with the bytes around a match that
+/// decide it (line breaks, indentation, quotes, `:` and `=`), and both
+/// scans of each text must agree.
+#[test]
+fn windows_find_what_a_whole_scan_finds() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+    let windowed: Vec<RuleData> = Scanner::new()
+        .rules()
+        .filter(|r| r.window.is_some())
+        .cloned()
+        .collect();
+    assert!(windowed.len() >= 2, "{} windowed rules", windowed.len());
+    let shipped: Vec<RuleData> = Scanner::new().rules().cloned().collect();
+    for rule in windowed {
+        // All the rules, for a base64 value decodes to what the others
+        // find; only this one's window taken away.
+        let with = Scanner::from_rules(shipped.clone()).unwrap();
+        let without = Scanner::from_rules(
+            shipped
+                .iter()
+                .map(|r| match r.id == rule.id {
+                    true => RuleData {
+                        window: None,
+                        ..r.clone()
+                    },
+                    false => r.clone(),
+                })
+                .collect(),
+        )
+        .unwrap();
+        let hir = regex_syntax::ParserBuilder::new()
+            .unicode(false)
+            .utf8(false)
+            .build()
+            .parse(&rule.regex)
+            .unwrap();
+        let matching = proptest::string::bytes_regex_parsed(&without_looks(&hir)).unwrap();
+        // The example, a finding, with line breaks, indentation and block
+        // headers put in: wrapped values, keys a line above their values.
+        let example = rule.example.concat().into_bytes();
+        let breaks: &[&[u8]] = &[b"\n", b"\n  ", b"\r\n\t", b" |\n  ", b"\n ", b" "];
+        let broken = proptest::collection::vec(
+            (0..=example.len(), prop::sample::select(breaks.to_vec())),
+            0..3,
+        )
+        .prop_map(move |cuts| {
+            let mut text = example.clone();
+            let mut cuts = cuts;
+            cuts.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
+            for (at, what) in cuts {
+                text.splice(at..at, what.iter().copied());
+            }
+            text
+        });
+        let piece = prop_oneof![
+            3 => matching,
+            3 => broken,
+            2 => proptest::collection::vec(
+                prop::sample::select(b"aZ09+/=:|>-\"' \t\r\n\n\n{,.".to_vec()),
+                0..40
+            ),
+        ];
+        let texts = proptest::collection::vec(piece, 1..8).prop_map(|parts| parts.concat());
+        let mut runner = TestRunner::new(Config {
+            cases: 400,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let show = |s: &Scanner, text: &[u8]| -> Vec<(String, usize, usize, String)> {
+            s.scan(text)
+                .into_iter()
+                .map(|f| (f.rule.id.clone(), f.offset, f.len, f.redacted))
+                .collect()
+        };
+        let outcome = runner.run(&texts, |text| {
+            let (a, b) = (show(&with, &text), show(&without, &text));
+            if a != b {
+                return Err(TestCaseError::fail(format!(
+                    "{:?}: windows find {a:?}, the whole scan {b:?}",
+                    String::from_utf8_lossy(&text)
+                )));
             }
             Ok(())
         });
