@@ -917,6 +917,20 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
     (out, keys)
 }
 
+/// Whether Go's YAML reader takes the plain scalar `s` for something
+/// other than a string: a number (`8080`, `0x1F`, `1_0`, `1e3`, `.inf`),
+/// a boolean (`true`, `False`) or null (`~`, `NULL`). YAML 1.1's words
+/// (`yes`, `on`) are [`yaml11_boolean`]'s.
+pub fn go_reads_as_non_string(s: &str) -> bool {
+    let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
+    matches!(
+        s,
+        "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+    ) || matches!(unsigned, ".inf" | ".Inf" | ".INF")
+        || matches!(s, ".nan" | ".NaN" | ".NAN")
+        || go_number(s).is_some()
+}
+
 /// The plain map keys of every document of `text` that Go's YAML reader
 /// takes for something other than a string (a number, `true`, `~`, and
 /// with `yaml11` also `yes`, `on`, `y`…), with their line and column.
@@ -925,20 +939,7 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
 pub fn non_string_keys(text: &str, yaml11: bool) -> Vec<(usize, usize, String)> {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     let not_text = |key: &str| {
-        matches!(
-            key,
-            "" | "~"
-                | "null"
-                | "Null"
-                | "NULL"
-                | "true"
-                | "True"
-                | "TRUE"
-                | "false"
-                | "False"
-                | "FALSE"
-        ) || go_number(key).is_some()
-            || (yaml11 && yaml11_boolean(key).is_some())
+        key.is_empty() || go_reads_as_non_string(key) || (yaml11 && yaml11_boolean(key).is_some())
     };
     // For each open map, whether the next scalar is a key.
     let mut maps: Vec<Option<bool>> = Vec::new();

@@ -57,7 +57,13 @@ fn text(file: &SourceFile) -> std::result::Result<&str, String> {
         .bytes
         .strip_prefix(b"\xEF\xBB\xBF")
         .unwrap_or(&file.bytes);
-    std::str::from_utf8(bytes).map_err(|e| format!("the file is not UTF-8 text: {e}"))
+    std::str::from_utf8(bytes).map_err(|e| {
+        if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+            "the file is UTF-16 text (it starts with a UTF-16 byte-order mark), which basepress does not read; save it as UTF-8 (PowerShell's `>` writes UTF-16: use `Out-File -Encoding utf8`)".to_string()
+        } else {
+            format!("the file is not UTF-8 text: {e}")
+        }
+    })
 }
 
 /// Where the first byte of `file` that is not UTF-8 is.
@@ -818,6 +824,25 @@ impl<'a> Builder<'a, '_> {
                     pair.at.location(),
                 ));
             }
+            // Kustomize writes the key unquoted and reads it back as a
+            // number, a boolean or null: `kubectl kustomize` stops.
+            if yaml::go_reads_as_non_string(&pair.key) {
+                let mut e = error(
+                    rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
+                    format!(
+                        "the key `{}` reads as a number, a boolean or null in YAML, and kubectl kustomize stops on a generated key like it (`json: unsupported type`)",
+                        pair.key
+                    ),
+                    pair.at.location(),
+                );
+                e.help = Some(format!(
+                    "use a key that starts with a letter (`port-{}`), or write the {} as a resource file with the key quoted (`\"{}\": …`)",
+                    pair.key,
+                    if secret { "Secret" } else { "ConfigMap" },
+                    pair.key
+                ));
+                return Err(e);
+            }
             if seen.insert(pair.key.clone(), ()).is_some() {
                 return Err(error(
                     rule::KUSTOMIZE_GENERATOR_INVALID,
@@ -1528,6 +1553,29 @@ fn through_float64(value: &mut Value) {
 /// dropped, the annotations it uses while it builds are removed, and so is
 /// an annotations map left empty (or null).
 fn finish(all: &mut Vec<Res>) -> Result<()> {
+    for r in all.iter() {
+        let Some((pointer, c)) = unwritable(&r.value, &mut String::new()) else {
+            continue;
+        };
+        let what = if c == '\u{85}' {
+            "which kubectl kustomize writes as a space (a next-line character)".to_string()
+        } else {
+            "a control character that kubectl kustomize refuses to write (`control characters are not allowed`)".to_string()
+        };
+        let mut e = error(
+            rule::KUSTOMIZE_BUILD_INVALID,
+            format!(
+                "`{pointer}` of {} holds U+{:04X}, {what}",
+                r.cur(),
+                c as u32
+            ),
+            r.prov.nearest(&pointer).at.location(),
+        );
+        e.help = Some(
+            "remove the character; text from a Windows-1252 file read as Latin-1 has such characters where it had quotes and dashes (U+0092 for ’)".into(),
+        );
+        return Err(e);
+    }
     // Kustomize reads annotations as a map of strings: it drops any other
     // value without a word (a list makes it crash), and the API server
     // would refuse one.
@@ -1750,6 +1798,38 @@ fn merge_data(old: &Res, new: &mut Res, field: &str) {
             m.set_key(k, p);
         }
     }
+}
+
+/// The first key or text in `value` (its pointer below `at`, and the
+/// character) with a character that Go's YAML writer, which `kubectl
+/// kustomize` prints with, cannot write back as it is: DEL, the C1
+/// controls, U+FFFE and U+FFFF, and U+0085, which becomes a space.
+fn unwritable(value: &Value, at: &mut String) -> Option<(String, char)> {
+    let bad = |s: &str| {
+        s.chars()
+            .find(|&c| matches!(c, '\u{7f}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}'))
+    };
+    let len = at.len();
+    let found = match value {
+        Value::String(s) => bad(s).map(|c| (at.clone(), c)),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            at.truncate(len);
+            at.push('/');
+            at.push_str(&yaml::pointer_segment(k));
+            match bad(k) {
+                Some(c) => Some((at.clone(), c)),
+                None => unwritable(v, at),
+            }
+        }),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+            at.truncate(len);
+            at.push_str(&format!("/{i}"));
+            unwritable(v, at)
+        }),
+        _ => None,
+    };
+    at.truncate(len);
+    found
 }
 
 /// Builds the kustomization in folder `dir` of `files`.

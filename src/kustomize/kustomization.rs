@@ -44,6 +44,18 @@ where
     D: Deserializer<'de>,
 {
     let map: Option<BTreeMap<String, Option<String>>> = Option::deserialize(d)?;
+    // Kustomize writes these keys into objects unquoted, and reads them
+    // back: a key that reads as a number, a boolean or null stops
+    // `kubectl kustomize` (`json: unsupported type`).
+    if let Some(key) = map
+        .iter()
+        .flat_map(|m| m.keys())
+        .find(|k| crate::yaml::go_reads_as_non_string(k))
+    {
+        return Err(serde::de::Error::custom(format!(
+            "the key `{key}` reads as a number, a boolean or null once Kustomize writes it into an object, and kubectl kustomize stops on it; use a key that starts with a letter"
+        )));
+    }
     Ok(map
         .unwrap_or_default()
         .into_iter()

@@ -226,6 +226,58 @@ fn corpus_matches_kubectl() {
     );
 }
 
+/// A file in UTF-16 with its byte-order mark (what PowerShell's `>`
+/// writes): `kubectl kustomize` reads it; basepress refuses it, and says
+/// how to save it (deliberately stricter: the corpus holds text only).
+#[test]
+fn utf16_files_are_refused_with_how_to_save_them() {
+    let utf16 = |text: &str| -> Vec<u8> {
+        let mut bytes = vec![0xFF, 0xFE];
+        bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        bytes
+    };
+    let resource = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
+    let kustomization = "resources: [r.yaml]\n";
+    for (name, files, rule) in [
+        (
+            "resource",
+            [
+                ("kustomization.yaml", kustomization.as_bytes().to_vec()),
+                ("r.yaml", utf16(resource)),
+            ],
+            "manifest-yaml-invalid",
+        ),
+        (
+            "kustomization",
+            [
+                ("kustomization.yaml", utf16(kustomization)),
+                ("r.yaml", resource.as_bytes().to_vec()),
+            ],
+            "kustomization-invalid",
+        ),
+    ] {
+        let case = Case {
+            name: format!("utf16-{name}"),
+            files: files.into_iter().map(|(p, b)| (p.to_string(), b)).collect(),
+            ..Case::default()
+        };
+        let Err(message) = basepress(&case) else {
+            panic!("{name}: a UTF-16 file was built");
+        };
+        assert!(
+            message.starts_with(rule) && message.contains("UTF-16") && message.contains("UTF-8"),
+            "{name}: {message}"
+        );
+        if have("kubectl") {
+            let scratch = tempfile::tempdir().unwrap();
+            assert!(
+                kubectl(&case, scratch.path()).is_ok(),
+                "{name}: kubectl refuses it too"
+            );
+        }
+    }
+}
+
 /// The repository's bases, built as `kubectl kustomize bases/vX.Y.Z`.
 #[test]
 fn repository_bases_match_kubectl() {
