@@ -149,6 +149,9 @@ impl Kustomization {
             Some(Value::Object(m)) => !m.is_empty(),
             Some(_) => true,
         };
+        // `order: legacy` alone is the order basepress builds in.
+        let legacy = serde_json::json!({"order": "legacy"});
+        let sort_options = self.sort_options.as_ref().filter(|v| **v != legacy);
         let fields = [
             ("crds", &self.crds),
             ("configurations", &self.configurations),
@@ -163,7 +166,7 @@ impl Kustomization {
                 &self.helm_chart_inflation_generator,
             ),
             ("openapi", &self.openapi),
-            ("sortOptions", &self.sort_options),
+            ("sortOptions", &sort_options.cloned()),
             ("buildMetadata", &self.build_metadata),
         ];
         fields
