@@ -424,11 +424,22 @@ fn to_json(v: serde_yaml::Value) -> Result<Value, Error> {
 /// `/spec/template/spec/containers/0`) to the 1-based line and column of
 /// the node (for a mapping entry, of its key).
 #[derive(Debug, Default, Clone)]
-pub struct Positions(HashMap<String, (usize, usize)>);
+pub struct Positions(
+    HashMap<String, (usize, usize)>,
+    /// The scalar values written quoted or as a block (`"http"`, `'x'`,
+    /// `|`), by pointer.
+    std::collections::HashSet<String>,
+);
 
 impl Positions {
     pub fn get(&self, pointer: &str) -> Option<(usize, usize)> {
         self.0.get(pointer).copied()
+    }
+
+    /// Whether the scalar value at `pointer` was written quoted or as a
+    /// block scalar (a JSON string too), not plain.
+    pub fn quoted(&self, pointer: &str) -> bool {
+        self.1.contains(pointer)
     }
 
     /// The position of `pointer`, or of its nearest ancestor that has one.
@@ -774,6 +785,9 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
                     } else if is_core(tag.as_deref(), "binary") {
                         plain.push((p.clone(), Written::Binary));
                     }
+                    if style != ScalarStyle::Plain {
+                        current.1.insert(p.clone());
+                    }
                     current.0.entry(p).or_insert(pos);
                 }
             }
@@ -915,6 +929,26 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
         }
     }
     (out, keys)
+}
+
+/// Whether a value Kustomize generates (a ConfigMap's data) is written
+/// quoted or as a block, a style a patch's scalar then takes: text of
+/// several lines, text a plain scalar would read as something else
+/// (`8080`, `~`, `0x1F`, YAML 1.1's `yes` and `NO`), and text that starts
+/// or ends as YAML syntax does (`#x`, `&x`, `- x`, `? x`, `x:`, `a: b`),
+/// as `kubectl kustomize` was seen to write them (`[x`, `*x`, `!x`, `a b`
+/// and the empty text stay plain).
+pub fn generated_quoted(s: &str) -> bool {
+    !s.is_empty()
+        && (s.contains('\n')
+            || go_reads_as_non_string(s)
+            || yaml11_boolean(s).is_some()
+            || !plain_scalar(s).is_string()
+            || s.starts_with(['#', '&'])
+            || s.starts_with("- ")
+            || s.starts_with("? ")
+            || s.ends_with(':')
+            || s.contains(": "))
 }
 
 /// Whether Go's YAML reader takes the plain scalar `s` for something

@@ -180,23 +180,29 @@ pub fn object(
     let mut data_prov = BTreeMap::new();
     let mut binary_prov = BTreeMap::new();
     for p in pairs {
-        let leaf = Prov {
+        // Kustomize writes each value in the style Go's YAML writer picks,
+        // and keeps it when a patch sets the value.
+        let leaf = |text: &str| Prov {
             at: p.at.clone(),
-            kids: Kids::Leaf,
+            kids: match crate::yaml::generated_quoted(text) {
+                true => Kids::Quoted,
+                false => Kids::Leaf,
+            },
         };
         match (secret_type, std::str::from_utf8(&p.value)) {
             (Some(_), _) => {
-                data.insert(p.key.clone(), secret_base64(&p.value).into());
-                data_prov.insert(p.key.clone(), leaf);
+                let encoded = secret_base64(&p.value);
+                data_prov.insert(p.key.clone(), leaf(&encoded));
+                data.insert(p.key.clone(), encoded.into());
             }
             (None, Ok(text)) => {
                 data.insert(p.key.clone(), text.into());
-                data_prov.insert(p.key.clone(), leaf);
+                data_prov.insert(p.key.clone(), leaf(text));
             }
             (None, Err(_)) => {
                 let enc = base64::engine::general_purpose::STANDARD.encode(&p.value);
+                binary_prov.insert(p.key.clone(), leaf(&enc));
                 binary.insert(p.key.clone(), enc.into());
-                binary_prov.insert(p.key.clone(), leaf);
             }
         }
     }

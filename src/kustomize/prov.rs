@@ -42,6 +42,10 @@ impl Src {
 pub enum Kids {
     #[default]
     Leaf,
+    /// A scalar written quoted or as a block: Kustomize keeps that style
+    /// when a patch or a transformer sets the value, so a number set there
+    /// is written, and read back, as text.
+    Quoted,
     Map(BTreeMap<String, Prov>),
     List(Vec<Prov>),
 }
@@ -144,7 +148,7 @@ impl Prov {
 
     /// The list children, mutable (turning a leaf into an empty list).
     pub fn list_mut(&mut self) -> Option<&mut Vec<Prov>> {
-        if matches!(self.kids, Kids::Leaf) {
+        if matches!(self.kids, Kids::Leaf | Kids::Quoted) {
             self.kids = Kids::List(Vec::new());
         }
         match &mut self.kids {
@@ -160,7 +164,7 @@ impl Prov {
             let next = match &node.kids {
                 Kids::Map(m) => m.get(&seg),
                 Kids::List(l) => seg.parse::<usize>().ok().and_then(|i| l.get(i)),
-                Kids::Leaf => None,
+                Kids::Leaf | Kids::Quoted => None,
             };
             match next {
                 Some(n) => node = n,
@@ -177,7 +181,7 @@ impl Prov {
             node = match &mut node.kids {
                 Kids::Map(m) => m.get_mut(&seg)?,
                 Kids::List(l) => l.get_mut(seg.parse::<usize>().ok()?)?,
-                Kids::Leaf => return None,
+                Kids::Leaf | Kids::Quoted => return None,
             };
         }
         Some(node)
@@ -199,8 +203,25 @@ impl Prov {
             (Value::Array(items), Kids::Leaf) => items.is_empty(),
             (Value::Object(_) | Value::Array(_), _) => false,
             (_, Kids::Leaf) => true,
+            (_, Kids::Quoted) => value.is_string(),
             _ => false,
         }
+    }
+}
+
+/// A scalar `new` set where the scalar `old` was, as Kustomize writes it:
+/// in the old node's style. A number or a boolean over a string written
+/// quoted or as a block (`"http"`, `'x'`, `|`, a generated `8080` or text
+/// of several lines) is written quoted, so it is read back as text
+/// (`port: 8080` over `port: "http"` is `"8080"`).
+pub fn in_style_of(old: &Value, old_prov: &Prov, new: &Value) -> Value {
+    match (old, new) {
+        (Value::String(_), Value::Number(_) | Value::Bool(_))
+            if matches!(old_prov.kids, Kids::Quoted) =>
+        {
+            Value::String(crate::yaml::scalar_text(new).unwrap_or_default())
+        }
+        _ => new.clone(),
     }
 }
 
@@ -248,6 +269,7 @@ impl Place<'_> {
                 }
                 Kids::List(kids)
             }
+            Value::String(_) if self.positions.quoted(pointer) => Kids::Quoted,
             _ => Kids::Leaf,
         };
         Prov { at, kids }

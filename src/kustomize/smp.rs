@@ -395,25 +395,21 @@ fn merge_value<'a>(
             });
             merge_list(base, list, prov, loc)
         }
-        _ => Ok(Some((
-            keep_quoting(base.as_ref().map(|b| &b.0), patch),
-            prov.clone(),
-        ))),
-    }
-}
-
-/// A scalar of the patch over one of the base: Kustomize keeps the base
-/// node's style, so a number or a boolean over a quoted string (`"4"`,
-/// `"8080"`, any string a plain scalar could not write) stays a string
-/// (`value: 16` over `value: "4"` is `"16"`).
-fn keep_quoting(base: Option<&Value>, patch: &Value) -> Value {
-    match (base, patch) {
-        (Some(Value::String(old)), Value::Number(_) | Value::Bool(_))
-            if !crate::yaml::plain_scalar(old).is_string() =>
-        {
-            Value::String(crate::yaml::scalar_text(patch).unwrap_or_default())
+        _ => {
+            let mut merged = prov.clone();
+            // The node keeps the base's style.
+            if let Some((_, base_prov)) = &base {
+                merged.kids = match base_prov.kids {
+                    Kids::Quoted => Kids::Quoted,
+                    _ => Kids::Leaf,
+                };
+            }
+            let value = match &base {
+                Some((old, old_prov)) => super::prov::in_style_of(old, old_prov, patch),
+                None => patch.clone(),
+            };
+            Ok(Some((value, merged)))
         }
-        _ => patch.clone(),
     }
 }
 

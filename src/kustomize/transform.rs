@@ -298,11 +298,16 @@ pub fn set_entry(
 }
 
 /// Sets a scalar node.
+/// Sets a scalar, in the style of the one it replaces (see
+/// [`super::prov::in_style_of`]).
 fn set_scalar(node: &mut Value, prov: &mut Prov, value: Value, src: &Src) {
-    *node = value;
+    *node = super::prov::in_style_of(node, prov, &value);
     *prov = Prov {
         at: src.clone(),
-        kids: Kids::Leaf,
+        kids: match prov.kids {
+            Kids::Quoted => Kids::Quoted,
+            _ => Kids::Leaf,
+        },
     };
 }
 
