@@ -188,6 +188,8 @@ pub struct Scanner {
     /// Whether a rule's window is anchored on keywords: the keyword pass
     /// then keeps where each keyword occurs.
     keyword_windows: bool,
+    /// By keyword: whether it anchors a window (see `keyword_windows`).
+    windowed_words: Vec<bool>,
     base64: base64::engine::GeneralPurpose,
 }
 
@@ -332,9 +334,21 @@ impl Scanner {
                 .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
                 .with_decode_allow_trailing_bits(true),
         );
+        let windowed_words = triggers
+            .iter()
+            .map(|rules| {
+                rules.iter().any(|&r| {
+                    compiled[r]
+                        .window
+                        .as_ref()
+                        .is_some_and(|w| w.anchor.is_none())
+                })
+            })
+            .collect();
         Ok(Scanner {
             rules: compiled,
             keywords,
+            windowed_words,
             triggers,
             always,
             keyword_windows,
@@ -408,7 +422,7 @@ impl Scanner {
         let mut word_seen = vec![false; self.triggers.len()];
         for m in self.keywords.find_overlapping_iter(bytes) {
             let w = m.pattern().as_usize();
-            if self.keyword_windows {
+            if self.windowed_words[w] {
                 keywords.push((w, m.start(), m.end()));
             }
             if !word_seen[w] {
@@ -660,6 +674,10 @@ fn regions(bytes: &[u8], anchors: &[(usize, usize)], lines_after: usize) -> Vec<
                     to = past_line(to);
                 }
             }
+            // The indented lines the previous anchor's part walked over
+            // need no second walk (a block of such lines would cost the
+            // square of its length).
+            to = to.max(latest.1);
             while to < bytes.len() && matches!(bytes[to], b' ' | b'\t') {
                 to = past_line(to);
             }

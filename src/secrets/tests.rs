@@ -512,6 +512,10 @@ fn findings_are_bounded_on_hostile_input() {
         b"token password secret ".repeat(50_000),
         b"k: ".iter().chain(&vec![b'Q'; 1 << 20]).copied().collect(),
         b"-----BEGIN RSA PRIVATE KEY-----\n".repeat(30_000),
+        // Indented lines each holding an anchor: pretty-printed JSON, a
+        // YAML map (a window walks an indented block once, not once an
+        // anchor).
+        b"  \"f\": \"0123456789abcdef0123456789abcdef\",\n  token_n: x\n".repeat(30_000),
     ] {
         scanner.scan(&blob);
         scanner.scan_html(&blob);
