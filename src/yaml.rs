@@ -572,6 +572,23 @@ pub fn plain_scalar(text: &str) -> Value {
 /// the float syntax do, after dropping `_`: a leading `0` is octal (`0644`),
 /// `0x`, `0o` and `0b` give their bases, and `09` is a float.
 pub fn go_number(s: &str) -> Option<serde_json::Number> {
+    // Go's reader looks at the first byte: a digit or a sign may start a
+    // number (its `_` dropped); a `.` a float, read as Go's `ParseFloat`
+    // reads it, with `_` only between digits (`.5_0`, not `._5`, `.5_`);
+    // anything else (`_1`) is text.
+    match s.as_bytes().first() {
+        Some(b'0'..=b'9' | b'+' | b'-') => {}
+        Some(b'.') => {
+            let b = s.as_bytes();
+            let between_digits = |i: usize| {
+                i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+            };
+            if !(0..b.len()).all(|i| b[i] != b'_' || between_digits(i)) {
+                return None;
+            }
+        }
+        _ => return None,
+    }
     let s: String = s.chars().filter(|&c| c != '_').collect();
     let (negative, unsigned) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -957,12 +974,60 @@ pub fn generated_quoted(s: &str) -> bool {
 /// (`yes`, `on`) are [`yaml11_boolean`]'s.
 pub fn go_reads_as_non_string(s: &str) -> bool {
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
-    matches!(
-        s,
-        "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
-    ) || matches!(unsigned, ".inf" | ".Inf" | ".INF")
+    go_timestamp(s)
+        || matches!(
+            s,
+            "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+        )
+        || matches!(unsigned, ".inf" | ".Inf" | ".INF")
         || matches!(s, ".nan" | ".NaN" | ".NAN")
         || go_number(s).is_some()
+}
+
+/// Whether Go's YAML reader takes `s` for a timestamp: a date
+/// `YYYY-M-D`, alone or followed by a time (`T`, `t` or a space, then
+/// `H:M:S`, a fraction and a zone), as its formats allow.
+fn go_timestamp(s: &str) -> bool {
+    let date_end = s.find(['T', 't', ' ']).unwrap_or(s.len());
+    let mut parts = s[..date_end].split('-');
+    let digits = |p: Option<&str>, min: usize, max: usize| {
+        p.is_some_and(|p| (min..=max).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let date = digits(parts.next(), 4, 4)
+        && digits(parts.next(), 1, 2)
+        && digits(parts.next(), 1, 2)
+        && parts.next().is_none();
+    if !date || date_end == s.len() {
+        return date;
+    }
+    // `15:4:5`, then `.999999999` and `Z`, `Z07:00` or `+07:00`.
+    let time = &s[date_end + 1..];
+    let clock_end = time.find(['.', 'Z', '+', '-']).unwrap_or(time.len());
+    let mut clock = time[..clock_end].split(':');
+    let clock_ok = digits(clock.next(), 1, 2)
+        && digits(clock.next(), 1, 2)
+        && digits(clock.next(), 1, 2)
+        && clock.next().is_none();
+    let mut rest = &time[clock_end..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let end = fraction
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(fraction.len());
+        if end == 0 {
+            return false;
+        }
+        rest = &fraction[end..];
+    }
+    let zone_ok = match rest {
+        "" => s.as_bytes()[date_end] == b' ',
+        "Z" => true,
+        _ => {
+            let zone = rest.strip_prefix(['+', '-']).unwrap_or("");
+            let mut hm = zone.split(':');
+            digits(hm.next(), 2, 2) && digits(hm.next(), 2, 2) && hm.next().is_none()
+        }
+    };
+    clock_ok && zone_ok
 }
 
 /// The plain map keys of every document of `text` that Go's YAML reader

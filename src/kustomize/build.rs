@@ -1553,27 +1553,22 @@ fn through_float64(value: &mut Value) {
 /// dropped, the annotations it uses while it builds are removed, and so is
 /// an annotations map left empty (or null).
 fn finish(all: &mut Vec<Res>) -> Result<()> {
-    for r in all.iter() {
-        let Some((pointer, c)) = unwritable(&r.value, &mut String::new()) else {
-            continue;
-        };
-        let what = if c == '\u{85}' {
-            "which kubectl kustomize writes as a space (a next-line character)".to_string()
-        } else {
-            "a control character that kubectl kustomize refuses to write (`control characters are not allowed`)".to_string()
-        };
+    // Kustomize keeps an object's earlier names and namespaces as lists
+    // joined by commas, and panics reading back one that has a comma.
+    if let Some((r, id)) = all.iter().find_map(|r| {
+        r.prev
+            .iter()
+            .find(|id| id.name.contains(',') || id.namespace.contains(','))
+            .map(|id| (r, id))
+    }) {
         let mut e = error(
             rule::KUSTOMIZE_BUILD_INVALID,
             format!(
-                "`{pointer}` of {} holds U+{:04X}, {what}",
-                r.cur(),
-                c as u32
+                "{id} has a comma in its name or namespace, and was renamed or moved: kubectl kustomize crashes on it (it keeps earlier names in a list joined by commas)"
             ),
-            r.prov.nearest(&pointer).at.location(),
+            r.prov.nearest("/metadata/name").at.location(),
         );
-        e.help = Some(
-            "remove the character; text from a Windows-1252 file read as Latin-1 has such characters where it had quotes and dashes (U+0092 for ’)".into(),
-        );
+        e.help = Some("Kubernetes names have no commas: rename the object".into());
         return Err(e);
     }
     // Kustomize reads annotations as a map of strings: it drops any other
@@ -1599,6 +1594,30 @@ fn finish(all: &mut Vec<Res>) -> Result<()> {
             .pointer("/metadata/annotations/config.kubernetes.io~1local-config")
             .is_none_or(|v| v.as_str() == Some("false"))
     });
+    // What kubectl prints, after the local-config objects are dropped.
+    for r in all.iter() {
+        let Some((pointer, c)) = unwritable(&r.value, &mut String::new()) else {
+            continue;
+        };
+        let what = if c == '\u{85}' {
+            "which kubectl kustomize writes as a space (a next-line character)".to_string()
+        } else {
+            "a control character that kubectl kustomize refuses to write (`control characters are not allowed`)".to_string()
+        };
+        let mut e = error(
+            rule::KUSTOMIZE_BUILD_INVALID,
+            format!(
+                "`{pointer}` of {} holds U+{:04X}, {what}",
+                r.cur(),
+                c as u32
+            ),
+            r.prov.nearest(&pointer).at.location(),
+        );
+        e.help = Some(
+            "remove the character; text from a Windows-1252 file read as Latin-1 has such characters where it had quotes and dashes (U+0092 for ’)".into(),
+        );
+        return Err(e);
+    }
     for r in all.iter_mut() {
         let Some(meta) = r.value.get_mut("metadata").and_then(Value::as_object_mut) else {
             continue;

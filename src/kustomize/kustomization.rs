@@ -50,11 +50,14 @@ where
     if let Some(key) = map
         .iter()
         .flat_map(|m| m.keys())
-        .find(|k| crate::yaml::go_reads_as_non_string(k))
+        .find(|k| k.is_empty() || crate::yaml::go_reads_as_non_string(k))
     {
-        return Err(serde::de::Error::custom(format!(
-            "the key `{key}` reads as a number, a boolean or null once Kustomize writes it into an object, and kubectl kustomize stops on it; use a key that starts with a letter"
-        )));
+        return Err(serde::de::Error::custom(match key.is_empty() {
+            true => "an empty key: kubectl kustomize stops on it; name the key".to_string(),
+            false => format!(
+                "the key `{key}` reads as a number, a boolean, a date or null once Kustomize writes it into an object, and kubectl kustomize stops on it; use a key that starts with a letter"
+            ),
+        }));
     }
     Ok(map
         .unwrap_or_default()
