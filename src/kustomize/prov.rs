@@ -96,6 +96,15 @@ impl Prov {
         place.walk(value, &mut pointer, &root)
     }
 
+    /// The children of a scalar set here: none, in this node's style
+    /// (see [`in_style_of`]).
+    pub fn scalar_kids(&self) -> Kids {
+        match self.kids {
+            Kids::Quoted => Kids::Quoted,
+            _ => Kids::Leaf,
+        }
+    }
+
     /// This node's position alone, without children.
     pub fn clone_leaf(&self) -> Prov {
         Prov {

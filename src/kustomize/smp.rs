@@ -399,10 +399,7 @@ fn merge_value<'a>(
             let mut merged = prov.clone();
             // The node keeps the base's style.
             if let Some((_, base_prov)) = &base {
-                merged.kids = match base_prov.kids {
-                    Kids::Quoted => Kids::Quoted,
-                    _ => Kids::Leaf,
-                };
+                merged.kids = base_prov.scalar_kids();
             }
             let value = match &base {
                 Some((old, old_prov)) => super::prov::in_style_of(old, old_prov, patch),

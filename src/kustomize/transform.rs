@@ -304,10 +304,7 @@ fn set_scalar(node: &mut Value, prov: &mut Prov, value: Value, src: &Src) {
     *node = super::prov::in_style_of(node, prov, &value);
     *prov = Prov {
         at: src.clone(),
-        kids: match prov.kids {
-            Kids::Quoted => Kids::Quoted,
-            _ => Kids::Leaf,
-        },
+        kids: prov.scalar_kids(),
     };
 }
 

@@ -185,10 +185,8 @@ pub struct Scanner {
     triggers: Vec<Vec<usize>>,
     /// Rules without keywords: they run on every input.
     always: Vec<usize>,
-    /// Whether a rule's window is anchored on keywords: the keyword pass
-    /// then keeps where each keyword occurs.
-    keyword_windows: bool,
-    /// By keyword: whether it anchors a window (see `keyword_windows`).
+    /// By keyword: whether it anchors a rule's window, so that the
+    /// keyword pass keeps where it occurs.
     windowed_words: Vec<bool>,
     base64: base64::engine::GeneralPurpose,
 }
@@ -242,7 +240,6 @@ impl Scanner {
         let mut triggers: Vec<Vec<usize>> = Vec::new();
         let mut always = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        let mut keyword_windows = false;
         for (i, data) in rules.into_iter().enumerate() {
             if !seen.insert(data.id.clone()) {
                 return Err(bad(&data, "the id is used twice".into()));
@@ -293,7 +290,6 @@ impl Scanner {
                     if w.anchor.is_none() && data.keywords.is_empty() {
                         return Err(bad(&data, "a window needs an anchor or keywords".into()));
                     }
-                    keyword_windows |= w.anchor.is_none();
                     Some(Window {
                         anchor: w.anchor.as_ref().map(|a| compile(&data, a)).transpose()?,
                         lines_after: w.lines_after,
@@ -351,7 +347,6 @@ impl Scanner {
             windowed_words,
             triggers,
             always,
-            keyword_windows,
             base64,
         })
     }
@@ -418,6 +413,7 @@ impl Scanner {
             on[i] = true;
         }
         let mut keywords = Vec::new();
+        let recording = self.windowed_words.contains(&true);
         let mut left = self.triggers.len();
         let mut word_seen = vec![false; self.triggers.len()];
         for m in self.keywords.find_overlapping_iter(bytes) {
@@ -431,7 +427,7 @@ impl Scanner {
                     on[r] = true;
                 }
                 left -= 1;
-                if left == 0 && !self.keyword_windows {
+                if left == 0 && !recording {
                     break;
                 }
             }
