@@ -476,23 +476,33 @@ impl Document {
     /// YAML 1.2 keeps them as text), a float without a fraction is an
     /// integer (`1.0` is 1), and an annotation's value is always the text
     /// written (`prometheus.io/port: 9090` is `"9090"`).
+    /// A plain timestamp is the time, as Go writes it in JSON
+    /// (`2024-1-2` is `"2024-01-02T00:00:00Z"`).
     pub fn as_kubernetes_reads_it(self) -> Document {
-        self.read_as_kubernetes(false)
+        self.read_as_kubernetes(Reading::Object)
     }
 
     /// [`Document::as_kubernetes_reads_it`] for a strategic merge patch,
     /// where an annotation's `null` is no text: it deletes the annotation.
     pub fn as_kubernetes_reads_a_patch(self) -> Document {
-        self.read_as_kubernetes(true)
+        self.read_as_kubernetes(Reading::Patch)
     }
 
-    fn read_as_kubernetes(mut self, patch: bool) -> Document {
+    /// [`Document::as_kubernetes_reads_it`] for JSON 6902 operations,
+    /// which Kustomize turns into JSON with another library: a timestamp
+    /// stays the text written.
+    pub fn as_kubernetes_reads_operations(self) -> Document {
+        self.read_as_kubernetes(Reading::Operations)
+    }
+
+    fn read_as_kubernetes(mut self, reading: Reading) -> Document {
+        let patch = reading == Reading::Patch;
         for (pointer, written) in &self.plain {
             let Some(node) = self.value.pointer_mut(pointer) else {
                 continue;
             };
-            let raw = match written {
-                Written::Plain(raw) => raw,
+            let (raw, in_flow) = match written {
+                Written::Plain(raw, in_flow) => (raw, *in_flow),
                 // `!!binary`: the bytes the base64 text stands for.
                 Written::Binary => {
                     use base64::Engine;
@@ -528,12 +538,28 @@ impl Document {
             } else if node.is_string() {
                 if let Some(n) = go_number(raw) {
                     *node = Value::Number(n);
+                } else if let Some(time) = go_timestamp_json(raw) {
+                    // Kustomize writes a flow collection back in flow
+                    // style, where Go's writer quotes a scalar with a `:`
+                    // and it is read back as text.
+                    let quoted = in_flow && raw.contains(':');
+                    if reading != Reading::Operations && !quoted {
+                        *node = Value::String(time);
+                    }
                 }
             }
         }
         integral_floats(&mut self.value);
         self
     }
+}
+
+/// What a document is read as (see [`Document::as_kubernetes_reads_it`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Object,
+    Patch,
+    Operations,
 }
 
 /// Whether a plain scalar may be read as something other than a string.
@@ -733,8 +759,9 @@ type Plain = Vec<(String, Written)>;
 /// How a node that Go's reader takes differently was written.
 #[derive(Debug, Clone)]
 enum Written {
-    /// A plain scalar, as written.
-    Plain(String),
+    /// A plain scalar, as written, and whether it is in a flow
+    /// collection (`{a: 1}`, `[1]`).
+    Plain(String, bool),
     /// A scalar tagged `!!binary`.
     Binary,
     /// A map tagged `!!set`.
@@ -752,9 +779,26 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
     use saphyr_parser::{Event, Parser, ScalarStyle};
     let mut plain = Vec::new();
     enum Frame {
-        Map { path: String, key: Option<String> },
-        Seq { path: String, index: usize },
+        Map {
+            path: String,
+            key: Option<String>,
+            flow: bool,
+        },
+        Seq {
+            path: String,
+            index: usize,
+            flow: bool,
+        },
     }
+    // Whether a collection starting at (line, column) is written in flow
+    // style: its first character is `{` or `[`.
+    let lines: Vec<&str> = text.split('\n').collect();
+    let flow_at = |line: usize, column: usize| {
+        line.checked_sub(1)
+            .and_then(|l| lines.get(l))
+            .and_then(|l| l.chars().nth(column))
+            .is_some_and(|c| c == '{' || c == '[')
+    };
     let mut docs = Vec::new();
     let mut current = Positions::default();
     let mut stack: Vec<Frame> = Vec::new();
@@ -765,12 +809,12 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
         let mut node_path = |stack: &mut Vec<Frame>, is_scalar: Option<&str>| -> Option<String> {
             match stack.last_mut() {
                 None => Some(String::new()),
-                Some(Frame::Seq { path, index }) => {
+                Some(Frame::Seq { path, index, .. }) => {
                     let p = format!("{path}/{index}");
                     *index += 1;
                     Some(p)
                 }
-                Some(Frame::Map { path, key }) => match key.take() {
+                Some(Frame::Map { path, key, .. }) => match key.take() {
                     Some(k) => Some(format!("{path}/{}", pointer_segment(&k))),
                     None => {
                         // This node is a key.
@@ -798,7 +842,11 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
                 if let Some(p) = node_path(&mut stack, Some(&value)) {
                     // A tag (`!!str 12`) says what the scalar is.
                     if style == ScalarStyle::Plain && tag.is_none() && maybe_not_text(&value) {
-                        plain.push((p.clone(), Written::Plain(value.to_string())));
+                        let in_flow = matches!(
+                            stack.last(),
+                            Some(Frame::Map { flow: true, .. } | Frame::Seq { flow: true, .. })
+                        );
+                        plain.push((p.clone(), Written::Plain(value.to_string(), in_flow)));
                     } else if is_core(tag.as_deref(), "binary") {
                         plain.push((p.clone(), Written::Binary));
                     }
@@ -822,10 +870,19 @@ fn positions(text: &str) -> Option<Vec<(Positions, Plain)>> {
                         plain.push((path.clone(), Written::Set));
                     }
                 }
+                let flow = flow_at(span.start.line(), span.start.col());
                 stack.push(if is_map {
-                    Frame::Map { path, key: None }
+                    Frame::Map {
+                        path,
+                        key: None,
+                        flow,
+                    }
                 } else {
-                    Frame::Seq { path, index: 0 }
+                    Frame::Seq {
+                        path,
+                        index: 0,
+                        flow,
+                    }
                 });
             }
             Event::MappingEnd | Event::SequenceEnd => {
@@ -984,50 +1041,94 @@ pub fn go_reads_as_non_string(s: &str) -> bool {
         || go_number(s).is_some()
 }
 
-/// Whether Go's YAML reader takes `s` for a timestamp: a date
-/// `YYYY-M-D`, alone or followed by a time (`T`, `t` or a space, then
-/// `H:M:S`, a fraction and a zone), as its formats allow.
+/// Whether Go's YAML reader takes `s` for a timestamp (see
+/// [`go_timestamp_json`]).
 fn go_timestamp(s: &str) -> bool {
-    let date_end = s.find(['T', 't', ' ']).unwrap_or(s.len());
-    let mut parts = s[..date_end].split('-');
-    let digits = |p: Option<&str>, min: usize, max: usize| {
-        p.is_some_and(|p| (min..=max).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+    go_timestamp_json(s).is_some()
+}
+
+/// The text Kubernetes gets for a plain scalar that Go's YAML reader
+/// takes for a timestamp: the time, written as Go writes it in JSON
+/// (RFC 3339, the fraction's trailing zeros dropped, `Z` for UTC):
+/// `2024-1-2` is `2024-01-02T00:00:00Z`. A timestamp is a date
+/// `YYYY-M-D`, alone, or followed by `T` or `t`, a time `H:M:S` with an
+/// optional fraction and a zone (`Z` or `±hh:mm`), or by a space and a
+/// time without a zone (UTC); a date or a time out of range is text.
+pub fn go_timestamp_json(s: &str) -> Option<String> {
+    // One or two digits, in `range`.
+    let num = |t: &str, range: std::ops::RangeInclusive<u32>| -> Option<u32> {
+        let ok = (1..=2).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit());
+        ok.then(|| t.parse().ok())
+            .flatten()
+            .filter(|n| range.contains(n))
     };
-    let date = digits(parts.next(), 4, 4)
-        && digits(parts.next(), 1, 2)
-        && digits(parts.next(), 1, 2)
-        && parts.next().is_none();
-    if !date || date_end == s.len() {
-        return date;
+    let b = s.as_bytes();
+    if b.len() < 5 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return None;
     }
-    // `15:4:5`, then `.999999999` and `Z`, `Z07:00` or `+07:00`.
-    let time = &s[date_end + 1..];
-    let clock_end = time.find(['.', 'Z', '+', '-']).unwrap_or(time.len());
+    let sep = s.find(['T', 't', ' ']);
+    let date = &s[..sep.unwrap_or(s.len())];
+    let mut parts = date.split('-');
+    let year: u32 = parts.next()?.parse().ok()?;
+    let month = num(parts.next()?, 1..=12)?;
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let days = match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    };
+    let day = num(parts.next()?, 1..=days)?;
+    if parts.next().is_some() {
+        return None;
+    }
+    let Some(sep) = sep else {
+        return Some(format!("{year:04}-{month:02}-{day:02}T00:00:00Z"));
+    };
+    let time = &s[sep + 1..];
+    let clock_end = time
+        .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+        .unwrap_or(time.len());
     let mut clock = time[..clock_end].split(':');
-    let clock_ok = digits(clock.next(), 1, 2)
-        && digits(clock.next(), 1, 2)
-        && digits(clock.next(), 1, 2)
-        && clock.next().is_none();
-    let mut rest = &time[clock_end..];
-    if let Some(fraction) = rest.strip_prefix('.') {
-        let end = fraction
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(fraction.len());
-        if end == 0 {
-            return false;
-        }
-        rest = &fraction[end..];
+    let hour = num(clock.next()?, 0..=23)?;
+    let minute = num(clock.next()?, 0..=59)?;
+    let second = num(clock.next()?, 0..=59)?;
+    if clock.next().is_some() {
+        return None;
     }
-    let zone_ok = match rest {
-        "" => s.as_bytes()[date_end] == b' ',
-        "Z" => true,
-        _ => {
-            let zone = rest.strip_prefix(['+', '-']).unwrap_or("");
-            let mut hm = zone.split(':');
-            digits(hm.next(), 2, 2) && digits(hm.next(), 2, 2) && hm.next().is_none()
+    let mut rest = &time[clock_end..];
+    // A fraction (`.` or `,`, then digits), kept to nanoseconds.
+    let mut fraction = String::new();
+    if let Some(f) = rest.strip_prefix(['.', ',']) {
+        let end = f.find(|c: char| !c.is_ascii_digit()).unwrap_or(f.len());
+        if end == 0 {
+            return None;
         }
+        fraction = f[..end.min(9)].trim_end_matches('0').to_string();
+        rest = &f[end..];
+    }
+    let zone = match (b[sep], rest) {
+        (b' ', "") | (b'T' | b't', "Z") => "Z".to_string(),
+        (b'T' | b't', zone) => {
+            let sign = zone.chars().next().filter(|c| matches!(c, '+' | '-'))?;
+            let (hh, mm) = zone[1..].split_once(':')?;
+            let ok = hh.len() == 2 && mm.len() == 2;
+            let (hh, mm) = (num(hh, 0..=24)?, num(mm, 0..=60)?);
+            match (ok, hh == 0 && mm == 0) {
+                (false, _) => return None,
+                (true, true) => "Z".to_string(),
+                (true, false) => format!("{sign}{hh:02}:{mm:02}"),
+            }
+        }
+        _ => return None,
     };
-    clock_ok && zone_ok
+    let fraction = match fraction.is_empty() {
+        true => String::new(),
+        false => format!(".{fraction}"),
+    };
+    Some(format!(
+        "{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}{fraction}{zone}"
+    ))
 }
 
 /// The plain map keys of every document of `text` that Go's YAML reader

@@ -1284,7 +1284,7 @@ fn parse_patch(
     match docs.as_slice() {
         [] => Err("the patch is empty".into()),
         [d] if d.value.is_array() => {
-            let mut d = d.clone().as_kubernetes_reads_it();
+            let mut d = d.clone().as_kubernetes_reads_operations();
             // Kustomize reads operations written in YAML as YAML 1.1,
             // where a plain `yes` or `on` is a boolean, and a map key
             // that is one is its text (`y:` is `"true":`).
