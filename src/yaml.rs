@@ -1008,16 +1008,15 @@ fn yaml11_walk(text: &str) -> (Vec<(String, Value)>, Vec<String>) {
 /// Whether a value Kustomize generates (a ConfigMap's data) is written
 /// quoted or as a block, a style a patch's scalar then takes: text of
 /// several lines, text a plain scalar would read as something else
-/// (`8080`, `~`, `0x1F`, YAML 1.1's `yes` and `NO`), and text that starts
-/// or ends as YAML syntax does (`#x`, `&x`, `- x`, `? x`, `x:`, `a: b`),
-/// as `kubectl kustomize` was seen to write them (`[x`, `*x`, `!x`, `a b`
-/// and the empty text stay plain).
+/// (`8080`, `~`, `0x1F`, `.inf`, YAML 1.1's `yes` and `NO`, not a date),
+/// and text that starts or ends as YAML syntax does (`#x`, `&x`, `- x`,
+/// `? x`, `x:`, `a: b`), as `kubectl kustomize` was seen to write them
+/// (`[x`, `*x`, `!x`, `a b`, `2024-01-02` and the empty text stay plain).
 pub fn generated_quoted(s: &str) -> bool {
     !s.is_empty()
         && (s.contains('\n')
-            || go_reads_as_non_string(s)
+            || go_number_bool_or_null(s)
             || yaml11_boolean(s).is_some()
-            || !plain_scalar(s).is_string()
             || s.starts_with(['#', '&'])
             || s.starts_with("- ")
             || s.starts_with("? ")
@@ -1027,16 +1026,20 @@ pub fn generated_quoted(s: &str) -> bool {
 
 /// Whether Go's YAML reader takes the plain scalar `s` for something
 /// other than a string: a number (`8080`, `0x1F`, `1_0`, `1e3`, `.inf`),
-/// a boolean (`true`, `False`) or null (`~`, `NULL`). YAML 1.1's words
-/// (`yes`, `on`) are [`yaml11_boolean`]'s.
+/// a boolean (`true`, `False`), null (`~`, `NULL`) or a date
+/// (`2024-01-02`). YAML 1.1's words (`yes`, `on`) are
+/// [`yaml11_boolean`]'s.
 pub fn go_reads_as_non_string(s: &str) -> bool {
+    go_number_bool_or_null(s) || go_timestamp(s)
+}
+
+/// [`go_reads_as_non_string`] but for dates.
+fn go_number_bool_or_null(s: &str) -> bool {
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
-    go_timestamp(s)
-        || matches!(
-            s,
-            "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
-        )
-        || matches!(unsigned, ".inf" | ".Inf" | ".INF")
+    matches!(
+        s,
+        "~" | "null" | "Null" | "NULL" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE"
+    ) || matches!(unsigned, ".inf" | ".Inf" | ".INF")
         || matches!(s, ".nan" | ".NaN" | ".NAN")
         || go_number(s).is_some()
 }

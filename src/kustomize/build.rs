@@ -825,12 +825,12 @@ impl<'a> Builder<'a, '_> {
                 ));
             }
             // Kustomize writes the key unquoted and reads it back as a
-            // number, a boolean or null: `kubectl kustomize` stops.
+            // number, a boolean, a date or null: `kubectl kustomize` stops.
             if yaml::go_reads_as_non_string(&pair.key) {
                 let mut e = error(
                     rule::KUSTOMIZE_GENERATOR_KEY_INVALID,
                     format!(
-                        "the key `{}` reads as a number, a boolean or null in YAML, and kubectl kustomize stops on a generated key like it (`json: unsupported type`)",
+                        "the key `{}` reads as a number, a boolean, a date or null in YAML, and kubectl kustomize stops on a generated key like it (`json: unsupported type`)",
                         pair.key
                     ),
                     pair.at.location(),

@@ -45,7 +45,7 @@ where
 {
     let map: Option<BTreeMap<String, Option<String>>> = Option::deserialize(d)?;
     // Kustomize writes these keys into objects unquoted, and reads them
-    // back: a key that reads as a number, a boolean or null stops
+    // back: a key that reads as a number, a boolean, a date or null stops
     // `kubectl kustomize` (`json: unsupported type`).
     if let Some(key) = map
         .iter()
