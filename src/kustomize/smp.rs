@@ -396,13 +396,13 @@ fn merge_value<'a>(
             merge_list(base, list, prov, loc)
         }
         _ => {
-            let mut merged = prov.clone();
             // The node keeps the base's style.
-            if let Some((_, base_prov)) = &base {
-                merged.kids = base_prov.scalar_kids();
-            }
+            let mut merged = prov.clone();
             let value = match &base {
-                Some((old, old_prov)) => super::prov::in_style_of(old, old_prov, patch),
+                Some((old, old_prov)) => {
+                    merged.kids = old_prov.scalar_kids();
+                    super::prov::in_style_of(old, old_prov, patch)
+                }
                 None => patch.clone(),
             };
             Ok(Some((value, merged)))

@@ -297,7 +297,6 @@ pub fn set_entry(
     Ok(())
 }
 
-/// Sets a scalar node.
 /// Sets a scalar, in the style of the one it replaces (see
 /// [`super::prov::in_style_of`]).
 fn set_scalar(node: &mut Value, prov: &mut Prov, value: Value, src: &Src) {

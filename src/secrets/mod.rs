@@ -459,7 +459,7 @@ impl Scanner {
                             .map(|&(_, start, end)| (start, end))
                             .collect(),
                     };
-                    regions(bytes, &anchors, window.lines_after)
+                    regions(bytes, anchors, window.lines_after)
                 }
             };
             let mut caps = rule.regex.create_captures();
@@ -646,16 +646,19 @@ struct Triggered {
 /// A part may be larger than that (never smaller): a match lies whole in
 /// one part, and a search from a part's start finds what a search of the
 /// whole file finds there.
-fn regions(bytes: &[u8], anchors: &[(usize, usize)], lines_after: usize) -> Vec<(usize, usize)> {
+fn regions(
+    bytes: &[u8],
+    mut anchors: Vec<(usize, usize)>,
+    lines_after: usize,
+) -> Vec<(usize, usize)> {
     // Just past the line break that ends the line holding `i`.
     let past_line =
         |i: usize| memchr::memchr(b'\n', &bytes[i..]).map_or(bytes.len(), |n| i + n + 1);
-    let mut sorted = anchors.to_vec();
-    sorted.sort_unstable();
+    anchors.sort_unstable();
     let mut out: Vec<(usize, usize)> = Vec::new();
     // The end of the latest anchor's line, and of its part.
     let mut latest = (0, 0);
-    for (start, end) in sorted {
+    for (start, end) in anchors {
         let covered = out.last().map_or(0, |r| r.1).min(start);
         // The line break before the anchor's line: searched back to the
         // part so far only, which a line that starts earlier joins.
