@@ -70,24 +70,56 @@ const VALUED: &[&str] = &[
     "--type",
 ];
 
-/// Kinds by the names kubectl takes for them.
+/// Kinds by the names kubectl takes for them, alone or with their API
+/// group (`statefulsets.apps`, `statefulsets.v1.apps`).
 fn kind_of(word: &str) -> Option<&'static str> {
-    Some(match word.to_ascii_lowercase().as_str() {
-        "po" | "pod" | "pods" => "Pod",
-        "sts" | "statefulset" | "statefulsets" => "StatefulSet",
-        "deploy" | "deployment" | "deployments" => "Deployment",
-        "ds" | "daemonset" | "daemonsets" => "DaemonSet",
-        "job" | "jobs" => "Job",
-        "cj" | "cronjob" | "cronjobs" => "CronJob",
-        "svc" | "service" | "services" => "Service",
-        "cm" | "configmap" | "configmaps" => "ConfigMap",
-        "secret" | "secrets" => "Secret",
-        "pvc" | "persistentvolumeclaim" | "persistentvolumeclaims" => "PersistentVolumeClaim",
-        "sa" | "serviceaccount" | "serviceaccounts" => "ServiceAccount",
-        "netpol" | "networkpolicy" | "networkpolicies" => "NetworkPolicy",
-        "pdb" | "poddisruptionbudget" | "poddisruptionbudgets" => "PodDisruptionBudget",
+    let (name, group) = word.split_once('.').unwrap_or((word, ""));
+    let (kind, own) = match name.to_ascii_lowercase().as_str() {
+        "po" | "pod" | "pods" => ("Pod", ""),
+        "sts" | "statefulset" | "statefulsets" => ("StatefulSet", "apps"),
+        "deploy" | "deployment" | "deployments" => ("Deployment", "apps"),
+        "ds" | "daemonset" | "daemonsets" => ("DaemonSet", "apps"),
+        "rs" | "replicaset" | "replicasets" => ("ReplicaSet", "apps"),
+        "job" | "jobs" => ("Job", "batch"),
+        "cj" | "cronjob" | "cronjobs" => ("CronJob", "batch"),
+        "svc" | "service" | "services" => ("Service", ""),
+        "cm" | "configmap" | "configmaps" => ("ConfigMap", ""),
+        "secret" | "secrets" => ("Secret", ""),
+        "pvc" | "persistentvolumeclaim" | "persistentvolumeclaims" => ("PersistentVolumeClaim", ""),
+        "sa" | "serviceaccount" | "serviceaccounts" => ("ServiceAccount", ""),
+        "netpol" | "networkpolicy" | "networkpolicies" => ("NetworkPolicy", "networking.k8s.io"),
+        "pdb" | "poddisruptionbudget" | "poddisruptionbudgets" => ("PodDisruptionBudget", "policy"),
         _ => return None,
-    })
+    };
+    // The group, maybe after a version (`v1.apps`); the core group's
+    // kinds take none.
+    let versioned = group
+        .split_once('.')
+        .is_some_and(|(v, g)| v.starts_with('v') && g == own);
+    (group.is_empty() || (!own.is_empty() && (group == own || versioned))).then_some(kind)
+}
+
+/// Kinds whose pods `kubectl logs`, `exec` and `attach` reach through the
+/// object (`kubectl logs statefulset/NAME` picks one of its pods).
+const RUNS_PODS: &[&str] = &[
+    "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "ReplicaSet",
+    "Job",
+];
+
+/// The containers (and init containers) of a workload's pod template.
+fn containers_of(o: &Object) -> Vec<String> {
+    let spec = match o.kind() {
+        "CronJob" => &o.value["spec"]["jobTemplate"]["spec"]["template"]["spec"],
+        _ => &o.value["spec"]["template"]["spec"],
+    };
+    ["containers", "initContainers"]
+        .iter()
+        .flat_map(|f| spec[f].as_array().into_iter().flatten())
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
+        .collect()
 }
 
 /// A pod the base runs: a StatefulSet's `NAME-N`, with its containers.
@@ -107,22 +139,35 @@ struct Moves {
 }
 
 impl Moves {
-    /// The moves of the page's overlay (its `file=kustomization.yaml`).
-    fn of(doc: &crate::model::document::Document) -> Moves {
-        let kustomization = doc
+    /// The moves of the page's overlays (its `file=kustomization.yaml`
+    /// blocks), each with its tab; none moves nothing.
+    fn of(doc: &crate::model::document::Document) -> Vec<(Option<&str>, Moves)> {
+        let mut out: Vec<(Option<&str>, Moves)> = Vec::new();
+        for block in doc
             .code_blocks
             .iter()
-            .find(|b| super::overlays::is_kustomization(b));
-        let value = kustomization
-            .and_then(|b| crate::yaml::documents(&b.code).ok())
-            .and_then(|docs| docs.into_iter().next())
-            .unwrap_or_default();
-        let text = |k: &str| value[k].as_str().unwrap_or_default().to_string();
-        Moves {
-            namespace: Some(text("namespace")).filter(|n| !n.is_empty()),
-            prefix: text("namePrefix"),
-            suffix: text("nameSuffix"),
+            .filter(|b| super::overlays::is_kustomization(b))
+        {
+            let tab = block.attr("tab");
+            if out.iter().any(|(t, _)| *t == tab) {
+                continue;
+            }
+            let value = crate::yaml::documents(&block.code)
+                .ok()
+                .and_then(|docs| docs.into_iter().next())
+                .unwrap_or_default();
+            let text = |k: &str| value[k].as_str().unwrap_or_default().to_string();
+            let moves = Moves {
+                namespace: Some(text("namespace")).filter(|n| !n.is_empty()),
+                prefix: text("namePrefix"),
+                suffix: text("nameSuffix"),
+            };
+            out.push((tab, moves));
         }
+        if out.is_empty() {
+            out.push((None, Moves::default()));
+        }
+        out
     }
 
     fn name(&self, name: &str) -> String {
@@ -141,16 +186,7 @@ fn pods<'o>(objects: &'o [Object], moves: &'o Moves) -> Vec<Pod<'o>> {
     let mut out = Vec::new();
     for o in objects.iter().filter(|o| o.kind() == "StatefulSet") {
         let replicas = o.value["spec"]["replicas"].as_u64().unwrap_or(1).min(64);
-        let containers: Vec<String> = ["containers", "initContainers"]
-            .iter()
-            .flat_map(|f| {
-                o.value["spec"]["template"]["spec"][f]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-            })
-            .filter_map(|c| c["name"].as_str().map(str::to_string))
-            .collect();
+        let containers = containers_of(o);
         for n in 0..replicas {
             out.push(Pod {
                 name: format!("{}-{n}", moves.name(o.name())),
@@ -169,33 +205,81 @@ struct Command<'l> {
     words: Vec<(usize, &'l str)>,
 }
 
+/// Words that run the command after them (after their own options):
+/// `sudo kubectl …`, `watch -n 5 kubectl …`, `env KUBECONFIG=x kubectl …`.
+/// Each with its options that take a value.
+const WRAPPERS: &[(&str, &[&str])] = &[
+    (
+        "sudo",
+        &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U"],
+    ),
+    ("env", &["-u", "-C", "-S"]),
+    ("watch", &["-n", "--interval", "-q"]),
+    ("time", &[]),
+    ("command", &[]),
+    ("exec", &[]),
+    ("nohup", &[]),
+    ("nice", &["-n"]),
+];
+
+/// Words at the start of a line that are a prompt, not a command.
+const PROMPTS: &[&str] = &["$", "#", "%", "PS>", ">"];
+
 impl<'l> Command<'l> {
-    /// `kubectl …` at the start of `line` (after a prompt `$ ` or `PS> `).
-    fn read(line: &'l str) -> Option<Command<'l>> {
-        // Columns count characters, as every finding's do.
-        let mut words: Vec<(usize, &str)> = Vec::new();
-        let mut at = 0;
-        for w in line.split(' ') {
-            if !w.is_empty() {
-                let quotes = w.len() - w.trim_start_matches(['"', '\'']).len();
-                words.push((at + quotes, w.trim_matches(['"', '\''])));
+    /// The `kubectl` commands of a line as the shell reads it: each simple
+    /// command of its lists and pipelines (`a && kubectl …`, `x; kubectl
+    /// …`, `… | kubectl …`, `$(kubectl …)`), after a prompt (`$ `, `PS> `)
+    /// at the start, and after the variable assignments and the wrappers
+    /// before it (`KUBECONFIG=k sudo -E kubectl …`). A `#` starting a word
+    /// after the line's start begins a comment.
+    fn read_all(line: &'l str) -> Vec<Command<'l>> {
+        let mut out = Vec::new();
+        let mut words = Vec::new();
+        for token in tokens(line) {
+            match token {
+                Token::Word(at, w) => words.push((at, w)),
+                Token::Operator => {
+                    out.extend(Command::simple(std::mem::take(&mut words)));
+                }
             }
-            at += w.chars().count() + 1;
         }
-        while words
-            .first()
-            .is_some_and(|(_, w)| matches!(*w, "$" | "#" | "PS>" | ">"))
-        {
-            words.remove(0);
+        out.extend(Command::simple(words));
+        out
+    }
+
+    /// One simple command's words, if it runs `kubectl`.
+    fn simple(mut words: Vec<(usize, &'l str)>) -> Option<Command<'l>> {
+        let mut skip = 0;
+        while let Some(&(_, w)) = words.get(skip) {
+            let assignment = w.split_once('=').is_some_and(|(name, _)| {
+                !name.is_empty()
+                    && !name.starts_with(|c: char| c.is_ascii_digit())
+                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            });
+            if assignment {
+                skip += 1;
+                continue;
+            }
+            let Some((_, valued)) = WRAPPERS.iter().find(|(name, _)| *name == w) else {
+                break;
+            };
+            skip += 1;
+            // The wrapper's options, and their values.
+            while let Some(&(_, option)) = words.get(skip) {
+                if option == "--" {
+                    skip += 1;
+                    break;
+                }
+                if !option.starts_with('-') {
+                    break;
+                }
+                skip += if valued.contains(&option) { 2 } else { 1 };
+            }
         }
-        // A pipe or a list ends the command.
-        if let Some(end) = words
-            .iter()
-            .position(|(_, w)| matches!(*w, "|" | "&&" | "||" | ";" | "\\" | "`"))
-        {
-            words.truncate(end);
-        }
-        (words.first()?.1 == "kubectl").then_some(Command { words })
+        words.drain(..skip.min(words.len()));
+        let program = words.first()?.1;
+        let name = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        matches!(name, "kubectl" | "kubectl.exe").then_some(Command { words })
     }
 
     /// The value of option `short`/`long` (`-n X`, `-nX`, `--namespace=X`,
@@ -244,6 +328,71 @@ impl<'l> Command<'l> {
     }
 }
 
+/// A word of a line (its column in characters and its text, without
+/// the quotes around it), or what ends a simple command.
+enum Token<'l> {
+    Word(usize, &'l str),
+    Operator,
+}
+
+/// The words and command separators of `line`, as the shell splits them:
+/// at blanks outside quotes, and at `;`, `&`, `|`, `(`, `)` and a
+/// backquote, which end a simple command (`$(` too: its `$` is no word).
+/// A prompt at the start of the line is dropped.
+fn tokens<'l>(line: &'l str) -> Vec<Token<'l>> {
+    let mut out = Vec::new();
+    let mut start: Option<(usize, usize)> = None;
+    let mut quote: Option<char> = None;
+    let push = |out: &mut Vec<Token<'l>>, (at, from): (usize, usize), to: usize| {
+        let word = &line[from..to];
+        let trimmed = word.trim_start_matches(['"', '\'']);
+        let at = at + (word.len() - trimmed.len());
+        let trimmed = trimmed.trim_end_matches(['"', '\'']);
+        if trimmed != "$" {
+            out.push(Token::Word(at, trimmed));
+        }
+    };
+    for (column, (i, c)) in line.char_indices().enumerate() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                start.get_or_insert((column, i));
+            }
+            None if c == ' ' || c == '\t' => {
+                if let Some(s) = start.take() {
+                    push(&mut out, s, i);
+                }
+            }
+            // `2>&1`, `<&3`: a redirection, not a background command.
+            None if c == '&' && line[..i].ends_with(['>', '<']) => {
+                start.get_or_insert((column, i));
+            }
+            None if matches!(c, ';' | '&' | '|' | '(' | ')' | '`') => {
+                if let Some(s) = start.take() {
+                    push(&mut out, s, i);
+                }
+                out.push(Token::Operator);
+            }
+            None if c == '#' && start.is_none() && !out.is_empty() => break,
+            None => {
+                start.get_or_insert((column, i));
+            }
+        }
+    }
+    if let Some(s) = start {
+        push(&mut out, s, line.len());
+    }
+    // The prompt: its words before the first command.
+    let prompt = out
+        .iter()
+        .take_while(|t| matches!(t, Token::Word(_, w) if PROMPTS.contains(w)))
+        .count();
+    out.drain(..prompt);
+    out
+}
+
 /// The `kubectl` commands of the shell blocks of page `i`, against the
 /// objects of the base it documents.
 pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
@@ -260,44 +409,84 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         return Vec::new();
     };
     let base = &site.bases[b];
+    let folder = base.folder();
     let objects = &built.objects;
-    // The commands of a page that shows an overlay run on what it builds.
-    let moves = Moves::of(doc);
-    let pods = pods(objects, &moves);
-    let mut namespaces: BTreeSet<&str> = objects
+    // The commands of a page that shows an overlay run on what it builds;
+    // of a page with overlays in tabs, on the one of their tab.
+    let overlays = Moves::of(doc);
+    let views: Vec<(Option<&str>, View)> = overlays
         .iter()
-        .filter_map(|o| match o.kind() {
-            "Namespace" => Some(o.name()),
-            _ => o.namespace(),
-        })
+        .map(|(tab, moves)| (*tab, View::new(objects, moves)))
         .collect();
-    if let Some(n) = &moves.namespace {
-        namespaces.insert(n);
-    }
     let mut out = Vec::new();
     for block in doc
         .code_blocks
         .iter()
         .filter(|b| SHELLS.contains(&b.lang.as_str()))
     {
+        // A block in a tab runs on its tab's overlay, else on the one in
+        // no tab; a block in no tab on any of them: a command is wrong
+        // only when it is wrong on each.
+        let tab = block.attr("tab");
+        let own: Vec<&View> = views
+            .iter()
+            .filter(|(t, _)| tab.is_some() && *t == tab)
+            .chain(views.iter().filter(|(t, _)| t.is_none()))
+            .map(|(_, v)| v)
+            .take(1)
+            .collect();
+        let candidates: Vec<&View> = match own.is_empty() {
+            false => own,
+            true => views.iter().map(|(_, v)| v).collect(),
+        };
         for (n, line) in logical_lines(&block.code) {
-            let Some(command) = Command::read(&line) else {
-                continue;
-            };
             let at = |column: usize| {
                 Location::at(&page.source, block.line + n, column + 1 + block.indent)
             };
-            let folder = base.folder();
-            check_command(
-                &command,
-                (objects, &pods, &namespaces, &moves),
-                &folder,
-                at,
-                &mut out,
-            );
+            for command in Command::read_all(&line) {
+                let mut first: Option<Vec<Diagnostic>> = None;
+                for view in &candidates {
+                    let mut found = Vec::new();
+                    check_command(&command, (objects, view), &folder, at, &mut found);
+                    if found.is_empty() {
+                        first = Some(found);
+                        break;
+                    }
+                    first.get_or_insert(found);
+                }
+                out.extend(first.into_iter().flatten());
+            }
         }
     }
     out
+}
+
+/// The base's objects as an overlay moves them: their pods and the
+/// namespaces they are in.
+struct View<'o> {
+    moves: &'o Moves,
+    pods: Vec<Pod<'o>>,
+    namespaces: BTreeSet<&'o str>,
+}
+
+impl<'o> View<'o> {
+    fn new(objects: &'o [Object], moves: &'o Moves) -> View<'o> {
+        let mut namespaces: BTreeSet<&str> = objects
+            .iter()
+            .filter_map(|o| match o.kind() {
+                "Namespace" => Some(o.name()),
+                _ => o.namespace(),
+            })
+            .collect();
+        if let Some(n) = &moves.namespace {
+            namespaces.insert(n);
+        }
+        View {
+            moves,
+            pods: pods(objects, moves),
+            namespaces,
+        }
+    }
 }
 
 /// The lines of a block as the shell reads them: a line ending in `\`
@@ -324,21 +513,18 @@ fn logical_lines(code: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// What the base has that commands may name.
-type Known<'o, 'p> = (
-    &'o [Object],
-    &'p [Pod<'o>],
-    &'p BTreeSet<&'o str>,
-    &'o Moves,
-);
-
 fn check_command(
     command: &Command,
-    (objects, pods, namespaces, moves): Known,
+    (objects, view): (&[Object], &View),
     folder: &str,
     at: impl Fn(usize) -> Location,
     out: &mut Vec<Diagnostic>,
 ) {
+    let View {
+        moves,
+        pods,
+        namespaces,
+    } = view;
     let operands = command.operands();
     let Some(&(_, verb)) = operands.first() else {
         return;
@@ -379,19 +565,7 @@ fn check_command(
     // pod or object of the cluster names what the base cannot know.
     let owner = |n: &str| -> Option<Option<&str>> {
         if kind == "Pod" {
-            // `NAME-N` of a StatefulSet of the base, whatever N: scaling
-            // (`kubectl scale`, an overlay's `replicas`) makes more.
-            let ordinal = |p: &&Pod| {
-                let stem = p.name.rsplit_once('-').map_or("", |(s, _)| s);
-                n.strip_prefix(stem)
-                    .and_then(|r| r.strip_prefix('-'))
-                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-            };
-            return pods
-                .iter()
-                .find(|p| p.name == n)
-                .or_else(|| pods.iter().find(ordinal))
-                .map(|p| p.namespace);
+            return pod_named(pods, n).map(|p| p.namespace);
         }
         objects
             .iter()
@@ -466,35 +640,70 @@ fn check_command(
             out.push(d);
         }
     }
-    // `-c NAME`: a container of the pod.
-    if kind == "Pod" && matches!(verb, "logs" | "exec" | "attach") {
-        let pod = pods.iter().find(|p| p.name == name);
-        if let (Some(pod), Some((c, container))) = (pod, command.option("-c", "--container")) {
-            if !pod.containers.iter().any(|k| k == container) {
-                let near = closest(container, pod.containers.iter().map(String::as_str))
-                    .map(|k| format!(": did you mean `{k}`?"))
-                    .unwrap_or_else(|| format!(" (its containers: {})", pod.containers.join(", ")));
-                out.push(
-                    Diagnostic::new(
-                        rule::DOC_COMMAND_MISMATCH,
-                        format!("`kubectl {verb}` names container `{container}`, which pod `{name}` of base {folder} does not have{near}"),
-                    )
-                    .at(at(c)),
-                );
-            }
+    // `-c NAME`: a container of the pod, or of the pods of the workload
+    // (`kubectl logs statefulset/NAME -c agent`).
+    if !matches!(verb, "logs" | "exec" | "attach") {
+        return;
+    }
+    let containers = match kind {
+        "Pod" => pod_named(pods, name).map(|p| p.containers.clone()),
+        _ if RUNS_PODS.contains(&kind) => objects
+            .iter()
+            .find(|o| o.kind() == kind && moves.name(o.name()) == name)
+            .map(containers_of),
+        _ => None,
+    };
+    if let (Some(containers), Some((c, container))) =
+        (containers, command.option("-c", "--container"))
+    {
+        if !containers.iter().any(|k| k == container) {
+            let near = closest(container, containers.iter().map(String::as_str))
+                .map(|k| format!(": did you mean `{k}`?"))
+                .unwrap_or_else(|| format!(" (its containers: {})", containers.join(", ")));
+            let what = match kind {
+                "Pod" => "pod".to_string(),
+                _ => format!("the pods of {}", kind.to_ascii_lowercase()),
+            };
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!("`kubectl {verb}` names container `{container}`, which {what} `{name}` of base {folder} does not have{near}"),
+                )
+                .at(at(c)),
+            );
         }
     }
+}
+
+/// The pod of the base named `name`: by its name, or as a further
+/// replica of a StatefulSet (`NAME-N`, whatever N: scaling, with `kubectl
+/// scale` or an overlay's `replicas`, makes more).
+fn pod_named<'p, 'o>(pods: &'p [Pod<'o>], name: &str) -> Option<&'p Pod<'o>> {
+    let ordinal = |p: &&Pod| {
+        let stem = p.name.rsplit_once('-').map_or("", |(s, _)| s);
+        name.strip_prefix(stem)
+            .and_then(|r| r.strip_prefix('-'))
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    pods.iter()
+        .find(|p| p.name == name)
+        .or_else(|| pods.iter().find(ordinal))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The one `kubectl` command of `line`.
+    fn one(line: &str) -> Command<'_> {
+        let mut all = Command::read_all(line);
+        assert_eq!(all.len(), 1, "{line}");
+        all.remove(0)
+    }
+
     #[test]
     fn commands_are_read_as_kubectl_reads_them() {
-        let c =
-            Command::read("$ kubectl -n whystack-agent logs whystack-agent-0 -c agent | grep x")
-                .unwrap();
+        let c = one("$ kubectl -n whystack-agent logs whystack-agent-0 -c agent | grep x");
         assert_eq!(
             c.option("-n", "--namespace").map(|o| o.1),
             Some("whystack-agent")
@@ -502,14 +711,88 @@ mod tests {
         assert_eq!(c.option("-c", "--container").map(|o| o.1), Some("agent"));
         let ops: Vec<&str> = c.operands().iter().map(|o| o.1).collect();
         assert_eq!(ops, ["logs", "whystack-agent-0"]);
-        let c = Command::read("kubectl --namespace=x get sts/a").unwrap();
+        let c = one("kubectl --namespace=x get sts/a");
         assert_eq!(c.option("-n", "--namespace"), Some((20, "x")));
-        let c = Command::read("kubectl -nx exec p -- sh -c 'ls -n'").unwrap();
+        let c = one("kubectl -nx exec p -- sh -c 'ls -n'");
         assert_eq!(c.option("-n", "--namespace").map(|o| o.1), Some("x"));
         assert_eq!(
             c.operands().iter().map(|o| o.1).collect::<Vec<_>>(),
             ["exec", "p"]
         );
-        assert!(Command::read("echo kubectl").is_none());
+        assert!(Command::read_all("echo kubectl").is_empty());
+    }
+
+    /// Every simple command of a line is read, after what may come before
+    /// `kubectl` in it, and each word keeps its column.
+    #[test]
+    fn every_kubectl_of_a_line_is_read_behind_lists_prefixes_and_wrappers() {
+        let namespaces = |line: &str| -> Vec<(usize, String)> {
+            Command::read_all(line)
+                .iter()
+                .map(|c| {
+                    let (at, n) = c.option("-n", "--namespace").unwrap_or((0, "-"));
+                    (at, n.to_string())
+                })
+                .collect()
+        };
+        let cases: &[(&str, &[(usize, &str)])] = &[
+            (
+                "kubectl apply -k . && kubectl -n a get pods",
+                &[(0, "-"), (33, "a")],
+            ),
+            (
+                "kubectl apply -k .; kubectl -n a get pods",
+                &[(0, "-"), (31, "a")],
+            ),
+            (
+                "kubectl apply -k . || kubectl -n a get pods",
+                &[(0, "-"), (33, "a")],
+            ),
+            ("cat x | kubectl -n a apply -f -", &[(19, "a")]),
+            ("echo $(kubectl -n a get pods)", &[(18, "a")]),
+            ("echo `kubectl -n a get pods`", &[(17, "a")]),
+            ("KUBECONFIG=/k kubectl -n a logs p", &[(25, "a")]),
+            ("sudo -E kubectl -n a logs p", &[(19, "a")]),
+            ("sudo -u admin kubectl -n a logs p", &[(25, "a")]),
+            ("watch -n 5 kubectl -n a get pods", &[(22, "a")]),
+            ("env -u X A=b kubectl -n a get pods", &[(24, "a")]),
+            ("time kubectl\t-n\ta get pods", &[(16, "a")]),
+            ("/usr/local/bin/kubectl -n a get pods", &[(26, "a")]),
+            ("PS> kubectl.exe -n a get pods", &[(19, "a")]),
+            ("kubectl logs p -n a 2>&1 | tee log", &[(18, "a")]),
+            ("kubectl get pods -n a # then kubectl -n b", &[(20, "a")]),
+            ("kubectl get pods -o jsonpath='{.a b}' -n a", &[(41, "a")]),
+        ];
+        for (line, want) in cases {
+            let want: Vec<(usize, String)> =
+                want.iter().map(|(at, n)| (*at, n.to_string())).collect();
+            assert_eq!(namespaces(line), want, "{line}");
+        }
+        for none in [
+            "echo 'kubectl -n a get pods'",
+            "# comment",
+            "kubectlx -n a get pods",
+            "watch 'kubectl get pods'",
+        ] {
+            assert!(Command::read_all(none).is_empty(), "{none}");
+        }
+    }
+
+    #[test]
+    fn kinds_are_named_alone_or_with_their_group() {
+        for (word, kind) in [
+            ("sts", Some("StatefulSet")),
+            ("statefulsets.apps", Some("StatefulSet")),
+            ("statefulsets.v1.apps", Some("StatefulSet")),
+            ("jobs.batch", Some("Job")),
+            ("networkpolicies.networking.k8s.io", Some("NetworkPolicy")),
+            ("pods", Some("Pod")),
+            ("statefulsets.batch", None),
+            ("pods.apps", None),
+            ("deployments.apps.example.com", None),
+            ("whystack-agent-0", None),
+        ] {
+            assert_eq!(kind_of(word), kind, "{word}");
+        }
     }
 }

@@ -817,6 +817,59 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         got.len() == 1 && got[0].2.contains("`whystack-agent`"),
         "{got:?}"
     );
+    // Every command of a line, behind what may come before `kubectl`,
+    // and the containers of a workload's pods.
+    for fine in [
+        "kubectl apply -k . && kubectl -n whystack-agent get sts/whystack-agent",
+        "kubectl -n whystack-agent logs sts/whystack-agent -c agent",
+        "kubectl -n whystack-agent logs whystack-agent-3 -c agent 2>&1 | tee log",
+    ] {
+        assert_eq!(findings(fine), [], "{fine}");
+    }
+    for (wrong, says) in [
+        (
+            "kubectl apply -k . && kubectl -n wrong rollout status statefulset/whystack-agent",
+            "in namespace `wrong`",
+        ),
+        (
+            "kubectl apply -k .; kubectl -n wrong get sts/whystack-agent",
+            "in namespace `wrong`",
+        ),
+        (
+            "KUBECONFIG=~/k kubectl -n wrong logs whystack-agent-0",
+            "in namespace `wrong`",
+        ),
+        (
+            "sudo -E kubectl -n wrong logs whystack-agent-0",
+            "in namespace `wrong`",
+        ),
+        (
+            "watch -n 2 kubectl -n wrong get pod whystack-agent-0",
+            "in namespace `wrong`",
+        ),
+        (
+            "kubectl\t-n wrong logs whystack-agent-0",
+            "in namespace `wrong`",
+        ),
+        (
+            "kubectl get statefulsets.apps/whystack-agent -n wrong",
+            "in namespace `wrong`",
+        ),
+        (
+            "kubectl -n whystack-agent logs statefulset/whystack-agent -c agnet",
+            "did you mean `agent`",
+        ),
+        (
+            "kubectl -n whystack-agent exec sts/whystack-agent -c agnet -- true",
+            "did you mean `agent`",
+        ),
+    ] {
+        let got = findings(wrong);
+        assert!(
+            got.len() == 1 && got[0].0 == "error" && got[0].2.contains(says),
+            "{wrong}: {got:?}"
+        );
+    }
     // A page whose overlay moves the base: its namespace and names.
     let k = format!("{OVERLAY}namespace: agent-b\nnamePrefix: b-\n");
     let body = format!(
@@ -830,6 +883,37 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         found[0]["message"].as_str().unwrap().contains("`agent-b`"),
         "{report:#}"
     );
+    // Overlays in tabs: a command in a tab runs on its tab's overlay; one
+    // in no tab is wrong only if it is wrong on each.
+    let tabs = |ns: &str| {
+        format!("```yaml file=kustomization.yaml tab={ns}\n{OVERLAY}namespace: agent-{ns}\n```\n\n")
+    };
+    let sh = |tab: &str, ns: &str| {
+        format!("```sh{tab}\nkubectl -n agent-{ns} logs whystack-agent-0\n```\n\n")
+    };
+    let body = [
+        tabs("a"),
+        tabs("b"),
+        sh(" tab=b", "b"),
+        sh(" tab=a", "a"),
+        sh("", "a"),
+        sh("", "b"),
+        sh(" tab=b", "a"),
+        sh("", "c"),
+    ]
+    .concat();
+    let p = agent_docs("", &body);
+    let (_, report) = p.check_json();
+    let found: Vec<String> = findings_of(&report, "doc-command-mismatch")
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(found.len(), 2, "{report:#}");
+    assert!(
+        found[0].contains("namespace `agent-a`") && found[0].contains("`agent-b`"),
+        "{found:?}"
+    );
+    assert!(found[1].contains("namespace `agent-c`"), "{found:?}");
 }
 
 /// An overlay that renames the image's repository (a customer's mirror
