@@ -134,7 +134,8 @@ fn pinned_versions(
         return;
     }
     for (i, line) in text.lines().enumerate() {
-        let mut found: Vec<(usize, usize, semver::Version)> = Vec::new();
+        // Where each pin is, and its release (none for a tag with a `v`).
+        let mut found: Vec<(usize, usize, Option<semver::Version>)> = Vec::new();
         for &(needle, is_image) in &forms {
             let mut from = 0;
             while let Some(pos) = line[from..].find(needle) {
@@ -150,6 +151,7 @@ fn pinned_versions(
                     false => {
                         (!site_url.is_empty() && before.ends_with(site_url))
                             || last.is_none_or(|c| c.is_whitespace() || "\"'(=<[`".contains(c))
+                            || ends_with_variable(before)
                     }
                 };
                 if !bounded {
@@ -165,7 +167,17 @@ fn pinned_versions(
                 let Ok(pinned) = semver::Version::parse(token) else {
                     continue;
                 };
-                let release = semver::Version::new(pinned.major, pinned.minor, pinned.patch);
+                // An image's variant (`1.29.0-debug`) is of its release; a
+                // base folder is the release's alone (`v1.29.0-rc.1` is none).
+                let release = match is_image {
+                    true => semver::Version::new(pinned.major, pinned.minor, pinned.patch),
+                    false => pinned,
+                };
+                // The image's tags have no `v`: `:v1.30.0` is no tag of it.
+                if skipped == 1 && pins == Pins::OtherRelease {
+                    found.push((start, from + skipped + token.len(), None));
+                    continue;
+                }
                 if &release == version {
                     continue;
                 }
@@ -174,7 +186,7 @@ fn pinned_versions(
                 if known != (pins == Pins::OtherRelease) {
                     continue;
                 }
-                found.push((start, from + skipped + token.len(), release));
+                found.push((start, from + skipped + token.len(), Some(release)));
             }
         }
         // Columns counted once along the line.
@@ -184,13 +196,19 @@ fn pinned_versions(
             chars += line[counted..start].chars().count();
             counted = start;
             let shown = &line[start..end];
-            let why = match pins {
-                Pins::OtherRelease => {
-                    format!(
-                        "a reader of the docs of {version} who copies it gets release {release}"
-                    )
-                }
-                Pins::NoRelease => format!("{release} is no release of {}", site.images.name),
+            let (why, help) = match (pins, release) {
+                (_, None) => (
+                    "the image's tags have no `v`, so a reader who copies it pulls a tag that is not there".to_string(),
+                    format!("drop the `v`: `{}:{{{{ version }}}}`", site.images.name),
+                ),
+                (Pins::OtherRelease, Some(release)) => (
+                    format!("a reader of the docs of {version} who copies it gets release {release}"),
+                    PIN_HELP.to_string(),
+                ),
+                (Pins::NoRelease, Some(release)) => (
+                    format!("{release} is no release of {}", site.images.name),
+                    PIN_HELP.to_string(),
+                ),
             };
             let column = chars + if i == 0 { at.1 } else { 1 + indent };
             out.push(
@@ -199,10 +217,21 @@ fn pinned_versions(
                     format!("the page documents {version} and pins `{shown}`: {why}"),
                 )
                 .at(Location::at(&page.source, at.0 + i, column))
-                .help("write `{{ version }}` for the release the page documents, or name the version in prose"),
+                .help(help),
             );
         }
     }
+}
+
+const PIN_HELP: &str =
+    "write `{{ version }}` for the release the page documents, or name the version in prose";
+
+/// Whether `text` ends with a shell variable (`$SITE`, `${SITE}`), which a
+/// script puts the site's URL in before a path (`"$SITE/kubernetes/…"`).
+fn ends_with_variable(text: &str) -> bool {
+    let text = text.strip_suffix('}').unwrap_or(text);
+    let name = text.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    name.len() < text.len() && (name.ends_with('$') || name.ends_with("${"))
 }
 
 /// GitHub Actions' own variables, which share the `RUNNER_` prefix of

@@ -71,7 +71,68 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
             }
         }
     }
+    code_urls(ctx, page, doc, &mut out);
     out
+}
+
+/// The full URLs of the site itself in the page's code blocks (`curl -O
+/// https://docs.example.com/kubernetes/v1.30.0/base/files.txt`): what a
+/// reader copies must be there once published, as a link's target must.
+/// A URL built from a shell variable (`…/v${VERSION}/base`) is the
+/// reader's to fill.
+fn code_urls(
+    ctx: &Context,
+    page: &Page,
+    doc: &crate::model::document::Document,
+    out: &mut Vec<Diagnostic>,
+) {
+    let index = &ctx.analysis.index;
+    for block in &doc.code_blocks {
+        if !block.code.contains("//") {
+            continue;
+        }
+        for (row, line) in block.code.lines().enumerate() {
+            let mut from = 0;
+            while let Some(found) = line[from..].find("//") {
+                let slashes = from + found;
+                from = slashes + 2;
+                // Back to the scheme (`https:`), if any; forward to the end
+                // of the URL.
+                let start = line[..slashes]
+                    .strip_suffix(':')
+                    .map(|head| {
+                        head.trim_end_matches(|c: char| {
+                            c.is_ascii_alphanumeric() || "+-.".contains(c)
+                        })
+                        .len()
+                    })
+                    .unwrap_or(slashes);
+                let len = line[slashes..]
+                    .find(|c: char| c.is_whitespace() || "\"'<>`()[]{}|\\^".contains(c))
+                    .unwrap_or(line.len() - slashes);
+                let end = slashes + len;
+                from = from.max(end);
+                let url = line[start..end].trim_end_matches(['.', ',', ';', ':', '!', '?']);
+                if line[end..].starts_with(['{', '$']) || url.contains('$') {
+                    continue;
+                }
+                let Some(path) = index.own_path(url) else {
+                    continue;
+                };
+                if let Target::Broken(why) = index.resolve(page, &path) {
+                    let column = line[..start].chars().count() + 1 + block.indent;
+                    out.push(
+                        Diagnostic::new(
+                            rule::LINK_BROKEN,
+                            format!("`{url}`, in a code block a reader copies, goes nowhere: {why}"),
+                        )
+                        .at(Location::at(&page.source, block.line + row, column))
+                        .help("write the URL of a published file or page (`{{ version }}` for the release the page documents)"),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// Link `link` of `page`'s document, as published on `from` (the page, or

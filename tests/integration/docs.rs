@@ -680,6 +680,55 @@ fn pinned_versions_are_the_pages_release() {
         ended[0].0.contains("pins `whystack-agent:1.2.3`"),
         "{ended:?}"
     );
+    // A tag with a `v` is no tag of the image; a base folder behind a
+    // variable that holds the site's URL is the site's; a base folder is
+    // a release's alone, with no pre-release.
+    let code = "Intro.\n\n```sh\ndocker pull r.example.com/whystack-agent:v1.30.0\nBASE=\"$SITE/kubernetes/v1.29.0/base\"\nNEXT=\"${SITE}/kubernetes/v1.30.0-rc.1/base\"\n```\n\n```yaml\nimage: whystack-agent:v{{ version }}\n```\n";
+    let found = findings(code);
+    let says: Vec<&str> = found.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(found.len(), 4, "{found:?}");
+    assert!(
+        says[0].contains(":v1.30.0`: the image's tags have no `v`"),
+        "{says:?}"
+    );
+    assert!(says[1].contains("gets release 1.29.0"), "{says:?}");
+    assert!(says[2].contains("1.30.0-rc.1 is no release"), "{says:?}");
+    assert!(says[3].contains("the image's tags have no `v`"), "{says:?}");
+}
+
+/// The site's own URLs in code a reader copies must be there once
+/// published, as a link's target must; one built from a shell variable
+/// is the reader's to fill.
+#[test]
+fn the_sites_own_urls_in_code_blocks_resolve() {
+    let body = "Intro.\n\n```sh\ncurl -fsSLO https://docs.whystack.ai/kubernetes/v{{ version }}/base/files.txt\nBASE=\"https://docs.whystack.ai/kubernetes/v${VERSION#v}/base\"\nopen https://docs.whystack.ai/es/ https://example.com/nope\nkubectl apply -k https://docs.whystack.ai/kubernetes/v1.30/base/\ncurl -O https://docs.whystack.ai/kubernetes/1.30.0/base/files.txt.\n   curl -O https://docs.whystack.ai/kubernetes/v{{ version }}/base/nope.yaml\n```\n";
+    let p = agent_docs("", body);
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let found: Vec<(String, u64, u64)> = findings_of(&report, "link-broken")
+        .into_iter()
+        .map(|f| {
+            (
+                f["message"].as_str().unwrap().to_string(),
+                f["location"]["line"].as_u64().unwrap(),
+                f["location"]["column"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let line = page_line(&p, "kubectl apply -k https");
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert_eq!((found[0].1, found[0].2), (line, 18), "{found:?}");
+    assert!(
+        found[0].0.contains("`/kubernetes/v1.30/base/`"),
+        "{found:?}"
+    );
+    assert_eq!((found[1].1, found[1].2), (line + 1, 9), "{found:?}");
+    assert!(
+        found[1].0.contains("/kubernetes/1.30.0/base/files.txt`,"),
+        "{found:?}"
+    );
+    assert_eq!((found[2].1, found[2].2), (line + 2, 12), "{found:?}");
+    assert!(found[2].0.contains("v1.30.0/base/nope.yaml"), "{found:?}");
 }
 
 /// An overlay that pins the image must pin the release its page
