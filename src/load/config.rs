@@ -109,6 +109,25 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
             .help("list each language once; to show a language under two names, pick one"));
         }
     }
+    // Every canonical link, sitemap entry and alternate language link
+    // starts with it: without a scheme it would be a relative path.
+    let url = &config.base_url;
+    let parsed = url::Url::parse(url).ok().filter(|u| {
+        matches!(u.scheme(), "http" | "https")
+            && u.host_str().is_some_and(|h| !h.is_empty())
+            && u.query().is_none()
+            && u.fragment().is_none()
+            && u.username().is_empty()
+            && u.password().is_none()
+    });
+    if parsed.is_none() || url.contains(char::is_whitespace) {
+        return Err(fail_at(
+            "/base_url",
+            url,
+            format!("base_url `{url}` is not the http(s) URL the site is published at"),
+        )
+        .help("write the scheme and host, and the path when the site is below one: `https://docs.example.com` or `https://example.com/docs`"));
+    }
     if let Some(url) = &config.edit_url {
         let ok = (url.starts_with("https://") || url.starts_with("http://"))
             && !url.contains(char::is_whitespace);
@@ -292,5 +311,53 @@ languages:
         std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
         let edit = load(dir.path()).unwrap().edit_url;
         assert_eq!(edit.as_deref(), Some("https://github.com/o/r/edit/main/"));
+    }
+
+    /// Every absolute link of the site starts with `base_url`: one that is
+    /// no http(s) URL is refused where it is written.
+    #[test]
+    fn base_url_is_an_http_url() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/site.yaml")).unwrap();
+        let line = repo
+            .lines()
+            .position(|l| l.starts_with("base_url:"))
+            .unwrap()
+            + 1;
+        for wrong in [
+            "docs.whystack.ai",
+            "\"\"",
+            "not a url",
+            "\"javascript:alert(1)\"",
+            "ftp://docs.example.com",
+            "https://",
+            "https://docs.example.com/?lang=en",
+            "https://docs.example.com/#top",
+            "https://user:pw@docs.example.com",
+            "\"https://docs.example.com/a b\"",
+        ] {
+            let yaml = repo.replace(
+                "base_url: https://docs.whystack.ai",
+                &format!("base_url: {wrong}"),
+            );
+            std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
+            let d = load(dir.path()).unwrap_err();
+            assert_eq!(d.rule.id, "config-invalid", "{wrong}");
+            assert!(d.message.contains("base_url"), "{wrong}: {}", d.message);
+            assert_eq!(
+                d.location.as_ref().and_then(|l| l.line),
+                Some(line),
+                "{wrong}"
+            );
+        }
+        for right in ["http://localhost:1313", "https://example.com/docs/"] {
+            let yaml = repo.replace(
+                "base_url: https://docs.whystack.ai",
+                &format!("base_url: {right}"),
+            );
+            std::fs::write(dir.path().join(FILE_NAME), yaml).unwrap();
+            assert!(load(dir.path()).is_ok(), "{right}");
+        }
     }
 }

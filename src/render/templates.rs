@@ -9,6 +9,7 @@ pub use lint::{lint, RENDERED};
 
 use crate::diagnostics::{rule, Diagnostic};
 use crate::model::site::Site;
+use std::collections::HashMap;
 use std::error::Error as _;
 use tera::Tera;
 
@@ -43,6 +44,15 @@ pub fn asset(path: &str) -> Option<&'static str> {
 /// Compiles the defaults and the project's overrides into one engine.
 pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
     let mut tera = Tera::default();
+    // A build reads its inputs alone: the environment would make the same
+    // inputs give other pages (which the build cache would not see), and
+    // would publish whatever it holds.
+    tera.register_function("get_env", |_: &HashMap<String, tera::Value>| {
+        Err(tera::Error::msg(
+            "`get_env` is not available: pages are made from the project's files alone; put the value in site.yaml or the page's front matter",
+        ))
+    });
+    tera.register_function("range", range);
     tera.autoescape_on(vec![".html"]);
     // Tera's default also escapes `/`, which makes every URL unreadable.
     tera.set_escape_fn(super::escape::escape);
@@ -90,6 +100,54 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
         return Err(circles);
     }
     Ok(tera)
+}
+
+/// The most numbers `range` gives, as many as loops over literal ranges
+/// may make ([`nesting::MAX_STEPS`]): Tera holds them all at once.
+pub const RANGE_LIMIT: usize = 1_000_000;
+
+/// Tera's `range(end, start=0, step_by=1)`, refusing a step of 0 (a loop
+/// without end) and more than [`RANGE_LIMIT`] numbers.
+fn range(args: &HashMap<String, tera::Value>) -> tera::Result<tera::Value> {
+    let number = |name: &str, default: Option<usize>| -> tera::Result<usize> {
+        match args.get(name) {
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    tera::Error::msg(format!(
+                        "Function `range` received {name}={v} but `{name}` can only be a number"
+                    ))
+                }),
+            None => default.ok_or_else(|| {
+                tera::Error::msg(format!(
+                    "Function `range` was called without a `{name}` argument"
+                ))
+            }),
+        }
+    };
+    let (start, end, step) = (
+        number("start", Some(0))?,
+        number("end", None)?,
+        number("step_by", Some(1))?,
+    );
+    if start > end {
+        return Err(tera::Error::msg(
+            "Function `range` was called with a `start` argument greater than the `end` one",
+        ));
+    }
+    if step == 0 {
+        return Err(tera::Error::msg(
+            "Function `range` was called with `step_by=0`, which never ends",
+        ));
+    }
+    let count = (end - start).div_ceil(step);
+    if count > RANGE_LIMIT {
+        return Err(tera::Error::msg(format!(
+            "Function `range` would give {count} numbers, more than the {RANGE_LIMIT} a template may loop over"
+        )));
+    }
+    Ok((start..end).step_by(step).collect::<Vec<usize>>().into())
 }
 
 /// Whether a template of the project may read the context variable

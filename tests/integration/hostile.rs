@@ -397,6 +397,21 @@ fn a_deeply_nested_template_is_an_error_not_a_crash() {
             "{% for i in range(end=30000000) %}x{% endfor %}".to_string(),
             "loops over ranges",
         ),
+        // A range whose end only rendering knows held 32 GB; a step of 0
+        // never ended.
+        (
+            "{% set n = 1000000000 %}{% for i in range(end=n) %}x{% endfor %}".to_string(),
+            "more than the 1000000",
+        ),
+        (
+            "{% for i in range(end=5, step_by=0) %}x{% endfor %}".to_string(),
+            "never ends",
+        ),
+        // The environment is no input of a page.
+        (
+            "{{ get_env(name=\"HOME\") }}".to_string(),
+            "`get_env` is not available",
+        ),
     ] {
         let p = Project::new();
         p.write("templates/page.html", &text);
