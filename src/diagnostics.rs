@@ -267,6 +267,9 @@ pub mod rule {
         TEMPLATE_RECURSION = "template-recursion", Input, Error,
             "Templates include, extend or import one another in a circle, or a macro calls itself (or another that calls it back) without descending into its argument: rendering would never end.",
             "Break the circle the message names; a macro may call itself only on a part of its argument, as in `{% for item in items %}{{ self::nav(items=item.children) }}{% endfor %}`.";
+        RENDER_TIMEOUT = "render-timeout", Input, Error,
+            "A template render ran longer than the run allows (`--render-timeout`, 30 s unless set): a loop or a macro of the templates does too much work, which the template engine would run to its end, however long.",
+            "Look in the template the message names for loops nested over the site's data or a macro that calls itself more than once per item; for a page that really needs longer, pass `--render-timeout SECONDS`.";
         TEMPLATE_UNUSED = "template-unused", Check, Warning,
             "A file in templates/ is used by no page: it overrides no default template, and no template that basepress renders extends, includes or imports it, so it changes nothing.",
             "Name the file after the default it overrides (`templates/page.html`, `templates/partials/footer.html`), or include it from a template that is used.";

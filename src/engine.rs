@@ -46,6 +46,9 @@ pub struct Options {
     /// the output folder (see [`cache`]); without it, every build renders
     /// everything.
     pub build_id: Option<String>,
+    /// Where each template render is noted while it runs, for a watchdog
+    /// to end a run whose render never ends (see [`render::watch`]).
+    pub watch: Option<std::sync::Arc<render::watch::Watch>>,
     /// Whether a project whose checks found errors is rendered all the
     /// same, for `serve` to show its pages with the findings (see
     /// [`renders`]). `build` and `release` never do.
@@ -125,6 +128,7 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
         &[
             rule::TEMPLATE_INVALID,
             rule::TEMPLATE_RECURSION,
+            rule::RENDER_TIMEOUT,
             rule::TEMPLATE_UNUSED,
             rule::TEMPLATE_CONTENT_UNRENDERED,
             rule::TEMPLATE_HTML_ESCAPED,
@@ -479,7 +483,8 @@ pub fn render(
 ) -> Result<(usize, Vec<Diagnostic>), Vec<Diagnostic>> {
     let tera = checked.templates.as_ref().map_err(Clone::clone)?;
     let lastmod = lastmod(options).map_err(|d| vec![d])?;
-    let renderer = Renderer::new(&checked.analysis, tera, highlighter, lastmod.as_deref());
+    let renderer = Renderer::new(&checked.analysis, tera, highlighter, lastmod.as_deref())
+        .watched(options.watch.as_deref());
     let sources = output_sources(checked.site());
     let leaks = std::sync::Mutex::new(Vec::new());
     let scanned = |f: OutFile| {
@@ -514,7 +519,8 @@ fn probe(checked: &Checked, options: &Options, tools: &Tools) -> Vec<Diagnostic>
         Err(d) => return vec![d],
     };
     let highlighter = Highlighter::default();
-    let renderer = Renderer::new(&checked.analysis, tera, &highlighter, lastmod.as_deref());
+    let renderer = Renderer::new(&checked.analysis, tera, &highlighter, lastmod.as_deref())
+        .watched(options.watch.as_deref());
     match renderer.probe() {
         Err(findings) => findings,
         Ok(files) => {

@@ -88,6 +88,52 @@ struct Run {
     /// Plain HTTP to an image registry that is not on a loopback address.
     #[arg(long)]
     image_insecure: bool,
+    /// The longest one template render may run, in seconds: a run whose
+    /// render takes longer stops with `render-timeout` (exit 2), leaving
+    /// the output as it was.
+    #[arg(long, value_name = "SECONDS", default_value_t = RENDER_TIMEOUT, value_parser = timeout_range())]
+    render_timeout: u64,
+}
+
+/// Seconds one template render may run by default.
+const RENDER_TIMEOUT: u64 = 30;
+
+/// Watches the template renders of a run: when one outlasts `limit`, it
+/// reports `render-timeout` in `format` and ends the process with exit
+/// code 2 (nothing inside a render can stop it). A build's staging folder
+/// is left for the next build to remove, as after a kill; the output
+/// stays as it was.
+fn watchdog(
+    limit: std::time::Duration,
+    root: PathBuf,
+    format: Format,
+) -> std::sync::Arc<basepress::render::watch::Watch> {
+    let watch = std::sync::Arc::new(basepress::render::watch::Watch::default());
+    let watched = std::sync::Arc::clone(&watch);
+    let tick = limit.min(std::time::Duration::from_millis(250));
+    std::thread::spawn(move || loop {
+        std::thread::sleep(tick);
+        let Some((took, what)) = watched.longest() else {
+            continue;
+        };
+        if took <= limit {
+            continue;
+        }
+        let d = diagnostics::Diagnostic::new(
+            rule::RENDER_TIMEOUT,
+            format!(
+                "rendering {what} ran for more than {} s: a loop or a macro of the templates does too much work",
+                limit.as_secs()
+            ),
+        )
+        .help("look for loops nested over the site's data, or a macro that calls itself more than once per item; for a page that really needs longer, pass --render-timeout SECONDS");
+        report(&Outcome::of(vec![d]), &root, format);
+        if format == Format::Text {
+            errln!("nothing was written");
+        }
+        std::process::exit(2);
+    });
+    watch
 }
 
 impl Run {
@@ -107,10 +153,12 @@ impl Run {
                 ..basepress::oci::Options::default()
             },
         };
+        let limit = std::time::Duration::from_secs(self.render_timeout);
         Ok(engine::Options {
             against: self.against.clone(),
             signer: signer(self.signing_key.as_deref())?,
             image,
+            watch: Some(watchdog(limit, self.root.clone(), self.format)),
             ..environment()
         })
     }
@@ -297,6 +345,10 @@ enum Command {
         /// listened on and, on loopback, `localhost`.
         #[arg(long = "allow-host", value_name = "NAME")]
         allow_host: Vec<String>,
+        /// The longest one template render may run, in seconds: a render
+        /// that takes longer stops the server with `render-timeout`.
+        #[arg(long, value_name = "SECONDS", default_value_t = RENDER_TIMEOUT, value_parser = timeout_range())]
+        render_timeout: u64,
     },
     /// Read container images (OCI layouts, docker-archives, registries).
     Image {
@@ -329,6 +381,7 @@ fn environment() -> engine::Options {
         signer: None,
         image: Default::default(),
         build_id: build_id(),
+        watch: None,
         preview: false,
     }
 }
@@ -661,13 +714,18 @@ fn main() -> ExitCode {
             bind,
             port,
             allow_host,
+            render_timeout,
         } => {
+            let limit = std::time::Duration::from_secs(render_timeout);
             let options = basepress::serve::Options {
+                build: engine::Options {
+                    watch: Some(watchdog(limit, root.clone(), Format::Text)),
+                    ..environment()
+                },
                 root,
                 bind,
                 port,
                 allow_hosts: allow_host,
-                build: environment(),
                 color: color(),
             };
             match basepress::serve::run(options) {

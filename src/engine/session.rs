@@ -607,7 +607,8 @@ impl State {
         let (Ok(tera), Ok(lastmod)) = (checked.templates.as_ref(), super::lastmod(options)) else {
             return failed(diagnostics, true);
         };
-        let renderer = Renderer::new(analysis, tera, highlighter, lastmod.as_deref());
+        let renderer = Renderer::new(analysis, tera, highlighter, lastmod.as_deref())
+            .watched(options.watch.as_deref());
         let render::Rerendered {
             files: mut pages,
             frames: new_frames,

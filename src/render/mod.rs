@@ -18,6 +18,7 @@ pub mod search;
 pub mod sitemap;
 pub mod templates;
 pub mod versions;
+pub mod watch;
 
 use crate::analyze::Analysis;
 use crate::diagnostics::Diagnostic;
@@ -268,6 +269,9 @@ pub struct Renderer<'a> {
     /// The code blocks a render of the whole site highlights more than
     /// once: set by [`Renderer::site_into`], for its own pages.
     repeats: std::sync::OnceLock<Repeats>,
+    /// Where each template render is noted while it runs (see
+    /// [`watch`]).
+    watch: Option<&'a watch::Watch>,
 }
 
 impl<'a> Renderer<'a> {
@@ -338,7 +342,26 @@ impl<'a> Renderer<'a> {
             no_strings: Strings::default(),
             index_digest: std::sync::OnceLock::new(),
             repeats: std::sync::OnceLock::new(),
+            watch: None,
         }
+    }
+
+    /// The renderer, noting each template render in `watch` while it
+    /// runs.
+    pub fn watched(mut self, watch: Option<&'a watch::Watch>) -> Self {
+        self.watch = watch;
+        self
+    }
+
+    /// Renders template `name` for the file `what`, under watch.
+    fn render_template(
+        &self,
+        name: &str,
+        ctx: &tera::Context,
+        what: &str,
+    ) -> Result<String, Diagnostic> {
+        let _running = self.watch.map(|w| w.enter(format_args!("{what} ({name})")));
+        templates::render(self.tera, self.site, name, ctx).map_err(|d| while_rendering(d, what))
     }
 
     /// The language's home and the index page of each folder above
@@ -687,8 +710,7 @@ impl<'a> Renderer<'a> {
         if self.nav_data {
             ctx.insert("nav", &nav);
         }
-        let html = templates::render(self.tera, self.site, "page.html", &ctx)
-            .map_err(|d| while_rendering(d, &page.source.display().to_string()))?;
+        let html = self.render_template("page.html", &ctx, &page.source.display().to_string())?;
         Ok(RenderedPage {
             file: OutFile::new(layout::page_file(page), html),
             frame,
@@ -758,8 +780,7 @@ impl<'a> Renderer<'a> {
         }
         ctx.insert("versions", &versions::list(self.site, self.highlighter));
         let file = layout::versions_file(lang);
-        let html = templates::render(self.tera, self.site, "versions.html", &ctx)
-            .map_err(|d| while_rendering(d, &file))?;
+        let html = self.render_template("versions.html", &ctx, &file)?;
         Ok(OutFile::new(file, html))
     }
 
@@ -1145,9 +1166,8 @@ impl<'a> Renderer<'a> {
             ("404.html", layout::NOT_FOUND_PATH),
         ] {
             out.push(
-                templates::render(self.tera, site, name, &ctx)
-                    .map(|html| OutFile::new(path, html))
-                    .map_err(|d| while_rendering(d, path)),
+                self.render_template(name, &ctx, path)
+                    .map(|html| OutFile::new(path, html)),
             );
         }
         out

@@ -426,6 +426,58 @@ fn a_deeply_nested_template_is_an_error_not_a_crash() {
     }
 }
 
+/// Work a template does that only rendering shows (loops nested over the
+/// site's data: 3^30 steps) ends the run at its time limit with
+/// `render-timeout`, exit 2, the previous output as it was; the next
+/// build removes what the stopped one left.
+#[test]
+fn a_render_that_never_ends_is_stopped_at_its_time_limit() {
+    let p = Project::new();
+    p.build();
+    let before = tree(&p.out());
+    let loops: String = (0..30)
+        .map(|i| format!("{{% for a{i} in site.languages %}}"))
+        .collect::<String>()
+        + &"{% endfor %}".repeat(30);
+    p.write("templates/partials/footer.html", &loops);
+    let root = p.root().to_string_lossy().into_owned();
+    let out = p.out().to_string_lossy().into_owned();
+    for command in ["check", "build"] {
+        let started = Instant::now();
+        let mut args = vec![
+            command,
+            "--root",
+            &root,
+            "--format",
+            "json",
+            "--render-timeout",
+            "1",
+        ];
+        if command == "build" {
+            args.extend(["--out", &out]);
+        }
+        let o = run_bounded(&args);
+        let took = started.elapsed();
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let found = findings(&report, "render-timeout");
+        assert_eq!(found.len(), 1, "{report:#}");
+        assert!(found[0].1.contains("more than 1 s"), "{report:#}");
+        assert!(took < Duration::from_secs(30), "{command} took {took:?}");
+    }
+    assert_eq!(tree(&p.out()), before);
+    p.write("templates/partials/footer.html", "<footer></footer>\n");
+    let o = p.build();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let parent = p.out().parent().unwrap().to_path_buf();
+    let left: Vec<String> = std::fs::read_dir(&parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".basepress-") && !n.ends_with("-spare"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new());
+}
+
 #[test]
 fn names_that_differ_only_in_case_are_an_error() {
     for (a, b) in [
