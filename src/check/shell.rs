@@ -224,9 +224,6 @@ pub struct Calls {
     scope: Scope,
     /// The shell whose script is being read, as written.
     shell: Option<String>,
-    /// The programs the scripts being read ask for (`command -v NAME`,
-    /// `which NAME`, `type NAME`, `hash NAME`).
-    guards: Vec<String>,
     /// The line of the container's script being read, where known.
     line: Option<usize>,
     /// The functions and aliases of the scripts being read (a `trap`'s
@@ -617,8 +614,12 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     let src = script.as_bytes();
     let inherited = out.functions.len();
     out.functions.extend(function_names(root, src));
-    let guards = guard_names(root, src);
-    let first_call = out.calls.len();
+    let guards = guards(root, src);
+    // Where in the script each of its calls is.
+    let mut placed: Vec<(usize, usize)> = Vec::new();
+    // What a file sourced here defines is this script's (not its parent's,
+    // for a `sh -c '. lib.sh; …'` inside it).
+    let sourced_before = out.sourced_at.take();
     // Nothing after a top-level `exec CMD` or `exit` runs.
     let end = reachable_end(root, src);
     // Every `command` node, wherever it is: in lists, pipelines, `if`,
@@ -674,7 +675,9 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         if BASH_SYNTAX.contains(&node.kind()) {
             // Read above; the commands inside are nodes of their own.
         } else if node.kind() == "heredoc_body" {
+            let before = out.calls.len();
             heredoc_substitutions(node, src, depth, out);
+            placed.extend((before..out.calls.len()).map(|i| (i, node.start_byte())));
         } else if matches!(node.kind(), "test_command" | "declaration_command") {
             // `[[ … ]]` and `declare`/`typeset`, which the parser reads
             // as syntax of their own: bash's alone.
@@ -688,7 +691,9 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                 bash_only(argv, out);
             }
         } else if node.kind() == "command" {
+            let before = out.calls.len();
             command(node, src, depth, out);
+            placed.extend((before..out.calls.len()).map(|i| (i, node.start_byte())));
         } else if node.parent().is_none_or(|p| p.kind() != "command") {
             if let Some(path) = path_assignment(node, src) {
                 out.scope.set_path(path);
@@ -708,25 +713,23 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     if depth == 0 {
         out.line = None;
     }
-    for call in &mut out.calls[first_call..] {
-        if call
-            .program()
-            .is_some_and(|p| guards.iter().any(|g| g == p))
-        {
+    for &(i, at) in &placed {
+        let call = &mut out.calls[i];
+        let asked = |g: &Guard| call.program() == Some(g.name.as_str()) && g.protects.contains(&at);
+        if guards.iter().any(asked) {
             call.guarded = true;
         }
     }
     // After `. FILE`, a name may be a function FILE defines: its absence
     // from the image is no failure the script shows.
-    if depth == 0 {
-        if let Some(at) = out.sourced_at.take() {
-            for call in out.calls.iter_mut().skip(at) {
-                if call.program().is_some_and(|p| !p.contains('/')) {
-                    call.guarded = true;
-                }
+    if let Some(at) = out.sourced_at.take() {
+        for call in out.calls.iter_mut().skip(at) {
+            if call.program().is_some_and(|p| !p.contains('/')) {
+                call.guarded = true;
             }
         }
     }
+    out.sourced_at = sourced_before;
 }
 
 /// Whether a file a script sources (`. FILE`) may define the functions
@@ -824,15 +827,27 @@ fn bash_syntax(node: Node, src: &[u8]) -> Option<String> {
     bash.then(|| first_line.chars().take(40).collect())
 }
 
-/// The programs a script asks for before it runs them, planning for
-/// their absence: `command -v NAME`, `which NAME`, `type NAME`, `hash
-/// NAME`, and the files it tests (`[ -x PATH ]`, `test -f PATH`, `[[ -e
-/// PATH ]]`). A question whose "absent" answer makes the script exit
-/// with a failure (`command -v X || exit 1`) plans for nothing: without
-/// X the probe fails all the same.
-fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
+/// A program a script asks for before it runs it (`command -v NAME`,
+/// `which NAME`, `type NAME`, `hash NAME`, or a file test, `[ -x PATH ]`,
+/// `test -f PATH`, `[[ -e PATH ]]`), and the bytes of the script where
+/// the answer keeps the script from running it when it is absent.
+struct Guard {
+    name: String,
+    protects: std::ops::Range<usize>,
+}
+
+/// The guards of a script: a question protects the calls it keeps from
+/// running when the program is absent, and no others. That is the right
+/// side of `Q && CALL` (unless that list is the script's last statement,
+/// whose failure is the probe's), the `then` of `if Q; then CALL; fi` (the
+/// `else` of `if ! Q`), and everything after `Q || exit 0` or `if ! Q;
+/// then exit 0; fi` in the same block. An answer the script ignores (`Q;
+/// CALL`), a question after the call, and an "absent" branch that exits
+/// with a failure (`Q || exit 1`: without the program the probe fails all
+/// the same) protect nothing.
+fn guards(root: Node, src: &[u8]) -> Vec<Guard> {
     const FILE_TESTS: &[&str] = &["-x", "-f", "-e", "-s", "-r", "-L", "-h"];
-    let mut names = Vec::new();
+    let mut out = Vec::new();
     for node in nodes_of_kinds(root, &["command", "test_command"]) {
         let words = match node.kind() {
             "test_command" => node
@@ -864,17 +879,20 @@ fn guard_names(root: Node, src: &[u8]) -> Vec<String> {
                 .collect(),
             _ => continue,
         };
-        if !fails_when_absent(node, src) {
-            names.extend(asked);
+        for protects in protected(node, src) {
+            out.extend(asked.iter().map(|name| Guard {
+                name: name.clone(),
+                protects: protects.clone(),
+            }));
         }
     }
-    names
+    out
 }
 
-/// Whether the script exits with a failure when the question `node`
-/// (`command -v X`, `[ -x P ]`) answers "no": `… || exit 1`, `if ! …;
-/// then …; exit 1; fi`, `if …; then …; else exit 1; fi`.
-fn fails_when_absent(node: Node, src: &[u8]) -> bool {
+/// The parts of the script that run only when the question `node`
+/// answers "present", or only after an "absent" answer stopped the
+/// script without a failure (see [`guards`]).
+fn protected(node: Node, src: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut n = node;
     let mut negated = false;
     while let Some(p) = n.parent() {
@@ -888,34 +906,92 @@ fn fails_when_absent(node: Node, src: &[u8]) -> bool {
         }
     }
     let Some(parent) = n.parent() else {
-        return false;
+        return Vec::new();
     };
+    // The rest of the block the statement is in, after it.
+    let after = |statement: Node| {
+        let end = statement.parent().map_or(src.len(), |b| b.end_byte());
+        statement.end_byte()..end
+    };
+    let (on_yes, on_no) = if negated { ("||", "&&") } else { ("&&", "||") };
     match parent.kind() {
-        "list" => {
-            let operator = n.next_sibling().map(|o| o.kind());
-            let on_no = if negated { "&&" } else { "||" };
-            operator == Some(on_no)
-                && n.next_named_sibling()
-                    .is_some_and(|r| exits_failing(r, src))
+        "list" if n.next_sibling().is_some_and(|o| o.kind() == on_yes) => {
+            // `Q && CALL && …`: the rest of the list, unless its status
+            // is the script's.
+            let mut list = parent;
+            while let Some(p) = list.parent().filter(|p| p.kind() == "list") {
+                list = p;
+            }
+            let last = list.parent().is_some_and(|p| p.kind() == "program")
+                && next_statement(list).is_none();
+            match last {
+                true => Vec::new(),
+                false => std::iter::once(n.end_byte()..list.end_byte()).collect(),
+            }
+        }
+        "list" if n.next_sibling().is_some_and(|o| o.kind() == on_no) => {
+            match n.next_named_sibling() {
+                Some(stop) if stops_without_failing(stop, src) => {
+                    std::iter::once(after(parent)).collect()
+                }
+                _ => Vec::new(),
+            }
         }
         "if_statement" => {
             let mut c = parent.walk();
             let kids: Vec<Node> = parent.children(&mut c).collect();
-            if negated {
-                // The statements between `then` and `elif`/`else`/`fi`.
-                kids.iter()
-                    .skip_while(|k| k.kind() != "then")
-                    .skip(1)
-                    .take_while(|k| !matches!(k.kind(), "elif_clause" | "else_clause" | "fi"))
-                    .any(|k| exits_failing(*k, src))
+            let then: Vec<Node> = kids
+                .iter()
+                .skip_while(|k| k.kind() != "then")
+                .skip(1)
+                .take_while(|k| !matches!(k.kind(), "elif_clause" | "else_clause" | "fi"))
+                .filter(|k| k.is_named())
+                .copied()
+                .collect();
+            let other: Vec<Node> = kids
+                .iter()
+                .filter(|k| k.kind() == "else_clause")
+                .copied()
+                .collect();
+            let (present, absent) = if negated {
+                (other, then)
             } else {
-                kids.iter()
-                    .filter(|k| k.kind() == "else_clause")
-                    .any(|k| exits_failing(*k, src))
+                (then, other)
+            };
+            // Without the program the script fails all the same.
+            if absent.iter().any(|k| exits_failing(*k, src)) {
+                return Vec::new();
             }
+            let mut out: Vec<_> = present
+                .iter()
+                .map(|k| k.start_byte()..k.end_byte())
+                .collect();
+            if absent.iter().any(|k| stops_without_failing(*k, src)) {
+                out.push(after(parent));
+            }
+            out
         }
-        _ => false,
+        _ => Vec::new(),
     }
+}
+
+/// The next statement of `node`'s block, comments aside.
+fn next_statement(node: Node) -> Option<Node> {
+    let mut n = node.next_named_sibling();
+    while let Some(s) = n.filter(|s| s.kind() == "comment") {
+        n = s.next_named_sibling();
+    }
+    n
+}
+
+/// Whether `node` ends the script with `exit` and a status that is no
+/// failure (`exit 0`; not `exit 1`, nor a bare `exit` right after a failed
+/// question, which keeps its status).
+fn stops_without_failing(node: Node, src: &[u8]) -> bool {
+    let exits = nodes_of_kind(node, "command").into_iter().any(|c| {
+        words_of(c, src).is_some_and(|w| w.first().is_some_and(|n| n.as_deref() == Some("exit")))
+    });
+    exits && !exits_failing(node, src)
 }
 
 /// Whether `node` holds an `exit` with a failing status (`exit 1`; a
@@ -2278,10 +2354,91 @@ mod scope_tests {
             ),
             Some(true)
         );
+        // `Q && CALL` protects the call, unless the list's status is the
+        // script's: then the probe fails without the program all the same.
         assert_eq!(
-            guarded("[[ -x /opt/hc ]] && /opt/hc live", "/opt/hc"),
+            guarded("[[ -x /opt/hc ]] && /opt/hc live\ntrue", "/opt/hc"),
             Some(true)
         );
+        assert_eq!(
+            guarded("[[ -x /opt/hc ]] && /opt/hc live", "/opt/hc"),
+            Some(false)
+        );
+    }
+
+    /// A question protects only the calls its answer keeps from running
+    /// when the program is absent: not those after an answer the script
+    /// ignores, nor those before the question.
+    #[test]
+    fn a_guard_protects_only_what_its_answer_decides() {
+        let guarded = |script: &str| {
+            read(script)
+                .into_iter()
+                .filter(|c| c.0.starts_with("curl -f"))
+                .map(|c| c.2)
+                .collect::<Vec<bool>>()
+        };
+        for (script, want) in [
+            ("command -v curl >/dev/null; curl -f x", vec![false]),
+            ("command -v curl >/dev/null && curl -f x", vec![false]),
+            (
+                "command -v curl >/dev/null && curl -f x; exit 0",
+                vec![true],
+            ),
+            ("curl -f x; command -v curl || exit 0", vec![false]),
+            ("command -v curl || echo no curl; curl -f x", vec![false]),
+            ("if command -v curl; then :; fi; curl -f x", vec![false]),
+            ("type curl; curl -f x", vec![false]),
+            ("hash curl 2>/dev/null; curl -f x", vec![false]),
+            ("[ -x /usr/bin/curl ]; curl -f x", vec![false]),
+            (
+                "command -v curl >/dev/null || exit 0; curl -f x",
+                vec![true],
+            ),
+            (
+                "command -v curl >/dev/null || { echo no; exit 0; }\ncurl -f x",
+                vec![true],
+            ),
+            (
+                "if ! command -v curl; then exit 0; fi; curl -f x",
+                vec![true],
+            ),
+            (
+                "if ! command -v curl; then echo no; else curl -f x; fi",
+                vec![true],
+            ),
+            (
+                "if command -v curl; then curl -f x; fi; curl -f y",
+                vec![true, false],
+            ),
+            (
+                "if which curl; then :; else exit 0; fi; curl -f x",
+                vec![true],
+            ),
+            (
+                "f() { command -v curl || return 0; }; f; curl -f x",
+                vec![false],
+            ),
+            // In a block, the guard holds to the block's end.
+            (
+                "if true; then command -v curl || exit 0; curl -f x; fi; curl -f y",
+                vec![true, false],
+            ),
+        ] {
+            assert_eq!(guarded(script), want, "{script}");
+        }
+    }
+
+    /// What a nested script sources defines its functions, not its
+    /// parent's.
+    #[test]
+    fn a_file_sourced_by_a_nested_script_defines_nothing_in_its_parent() {
+        let got = read("sh -c '. /opt/lib.sh; lib_fn'\ncurl -f x");
+        let of = |name: &str| got.iter().find(|c| c.0.starts_with(name)).map(|c| c.2);
+        assert_eq!(of("lib_fn"), Some(true));
+        assert_eq!(of("curl"), Some(false));
+        let got = read(". /opt/lib.sh\nlib_fn");
+        assert_eq!(got.last().map(|c| c.2), Some(true));
     }
 
     #[test]
