@@ -15,7 +15,9 @@ use crate::model::images::{Args, EnvFact, EnvKind, EnvRole, ImageReleases, Requi
 use crate::model::site::{Base, Site};
 use k8s_openapi::api::apps::v1::{DaemonSet, Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::batch::v1::{CronJob, Job};
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Probe, ReplicationController};
+use k8s_openapi::api::core::v1::{
+    Container, Pod, PodSpec, PodTemplate, Probe, ReplicationController,
+};
 use semver::Version;
 use std::collections::BTreeSet;
 
@@ -111,6 +113,10 @@ pub(super) fn workloads(objects: &[Object]) -> Vec<Workload<'_>> {
             ("v1", "Pod") => typed::<Pod>(v)
                 .0
                 .and_then(|p| made(m, "/spec", None, p.spec)),
+            // What uses it (a controller, an operator) runs its spec.
+            ("v1", "PodTemplate") => typed::<PodTemplate>(v)
+                .0
+                .and_then(|t| made(m, "/template/spec", None, t.template?.spec)),
             _ => None,
         };
         out.extend(w);

@@ -83,9 +83,9 @@ fn namespace(o: &Object) -> &str {
     o.namespace().unwrap_or("default")
 }
 
-/// The labels of a workload's pods.
+/// The labels of a workload's pods (a PodTemplate runs none).
 fn template_labels(o: &Object) -> Option<&Map<String, Value>> {
-    let pod = pod_spec_pointer(o.kind())?;
+    let pod = pod_spec_pointer(o.kind()).filter(|_| o.kind() != "PodTemplate")?;
     o.value
         .pointer(&format!("{}/labels", pod_metadata_pointer(pod)))
         .and_then(Value::as_object)

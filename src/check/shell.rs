@@ -1517,6 +1517,11 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
         }
         // `trap ACTION SIGNAL…` runs ACTION, a script, when a signal comes.
         "trap" => {
+            // `trap -- ACTION SIGNAL…`: `--` ends the options.
+            let words: Vec<Option<String>> = match words.get(1) {
+                Some(Some(w)) if w == "--" => [&words[..1], &words[2..]].concat(),
+                _ => words,
+            };
             let action = words.get(1).cloned().flatten();
             if let Some(action) = action.filter(|a| {
                 words.len() > 2 && !a.is_empty() && a != "-" && a.parse::<u32>().is_err()
@@ -1844,6 +1849,8 @@ mod tests {
         assert_eq!(scoped("env -- A=1 node x")[1].0, "node x");
         let (p, _) = programs(&["sh", "-c", "trap 'curl a' EXIT; trap - TERM; trap '' INT"]);
         assert_eq!(p[1..], ["curl a"]);
+        let (p, _) = programs(&["sh", "-c", "trap -- 'curl b' EXIT; trap -- - TERM"]);
+        assert_eq!(p[1..], ["curl b"]);
         let (p, _) = programs(&["sh", "-c", "command -pv curl || echo none; echo a | xargs -n 1 curl; su-exec node:node whystack-health live"]);
         assert_eq!(
             p[1..],

@@ -135,7 +135,7 @@ pub fn build_with(files: &dyn Files, dir: &str, cache: &mut Cache) -> Result<Bui
 }
 
 /// JSON pointer of the pod spec in an object of `kind`, for the kinds
-/// that run pods.
+/// that run pods and PodTemplate.
 pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
     match kind {
         "StatefulSet"
@@ -146,6 +146,9 @@ pub fn pod_spec_pointer(kind: &str) -> Option<&'static str> {
         | "Job" => Some("/spec/template/spec"),
         "CronJob" => Some("/spec/jobTemplate/spec/template/spec"),
         "Pod" => Some("/spec"),
+        // Runs no pods itself, but what uses it (a controller, an
+        // operator) runs its spec.
+        "PodTemplate" => Some("/template/spec"),
         _ => None,
     }
 }

@@ -171,7 +171,8 @@ fn a_script_command_is_reported_on_its_line() {
     assert_eq!(f["location"]["column"], 21, "{f:#}");
 }
 
-/// A ReplicaSet or ReplicationController runs pods like a Deployment:
+/// A ReplicaSet or ReplicationController runs pods like a Deployment
+/// (and a PodTemplate describes them):
 /// their commands are checked against the image, and a mount of a volume
 /// the pod lacks is refused as the API server refuses it.
 #[test]
@@ -200,6 +201,23 @@ fn every_kind_that_runs_pods_is_checked() {
         );
         assert!(message(&f).contains("`scratch`"), "{kind}");
     }
+    // A PodTemplate runs no pods itself, but what uses it runs its spec.
+    let a = Agent::new("v1.29.0");
+    a.add(
+        "extra.yaml",
+        "apiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: extra\ntemplate:\n  metadata:\n    labels:\n      app: extra\n  spec:\n    containers:\n      - name: tool\n        image: whystack-agent\n        command: [sh, -c, \"drain-now\"]\n",
+    );
+    a.edit(
+        "kustomization.yaml",
+        "resources:\n",
+        "resources:\n  - extra.yaml\n",
+    );
+    let f = a.finding_at(
+        "probe-command-missing",
+        "extra.yaml",
+        a.line_of("extra.yaml", "drain-now"),
+    );
+    assert!(message(&f).contains("drain-now"), "PodTemplate");
 }
 
 #[test]
