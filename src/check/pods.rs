@@ -5,7 +5,8 @@
 
 use super::manifests::typed;
 use super::process::{
-    config_map_value, env_source, execs, object_data, ContainerEnv, Exec, ImageProcess,
+    config_map_value, env_source, execs, object_data, ContainerEnv, Exec, ImageProcess, Mounted,
+    Mounts,
 };
 use super::shell::{self, base_name, Call};
 use super::{Context, Subject};
@@ -510,6 +511,8 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
         .flat_map(|p| p.entrypoint.first().into_iter().chain(p.command.first()))
         .map(String::as_str)
         .collect();
+    // The files of its volumes lie over the image's.
+    let mounts = Mounts::of(ctx.objects, w.object.namespace(), &w.pod, c);
     for exec in execs(c, ptr, &env, image) {
         let runs = shell::calls(&exec.argv);
         let script_at = script_at(w.object, &exec);
@@ -541,9 +544,64 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
             } else {
                 argv_at.clone()
             };
-            check_call(ctx, c, &exec, call, at);
+            // A program from one of its volumes is the volume's to have,
+            // not the image's (with the image read, its check sees both).
+            let at_start = exec.what == "command" && !call.in_script;
+            let cwd = c.working_dir.as_deref().filter(|d| d.starts_with('/'));
+            let path = call
+                .program()
+                .and_then(|p| match (p.starts_with('/'), cwd) {
+                    (true, _) => Some(p.to_string()),
+                    (false, Some(cwd)) if p.contains('/') => {
+                        Some(format!("{}/{p}", cwd.trim_end_matches('/')))
+                    }
+                    _ => None,
+                });
+            let mounted = path
+                .as_deref()
+                .filter(|_| !ctx.image_read)
+                .and_then(|p| Some((p, mounts.at(p, at_start)?)));
+            match mounted {
+                Some((path, mounted)) => from_volume(ctx, c, &exec, (path, mounted), at),
+                None => check_call(ctx, c, &exec, call, at),
+            }
         }
     }
+}
+
+/// A program that one of the container's volumes holds (a ConfigMap's
+/// key, mounted with its mode), or lacks: the volume decides whether it is
+/// there and may run, not the image data.
+fn from_volume(
+    ctx: &mut Ctx,
+    c: &Container,
+    exec: &Exec,
+    (path, mounted): (&str, Mounted),
+    at: Location,
+) {
+    let why = match mounted {
+        Mounted::Unknown => return,
+        Mounted::File { mode, from, .. } if mode & 0o111 == 0 => (
+            format!("the file comes from {from} with mode {mode:04o}, which lets no one run it"),
+            "give it a mode that may run (`defaultMode: 0755`, or the item's `mode`), or run it with its interpreter (`sh FILE`)",
+        ),
+        Mounted::File { .. } => return,
+        Mounted::Absent { why, help } => (why, help),
+    };
+    ctx.push(
+        Diagnostic::new(
+            rule::PROBE_COMMAND_MISSING,
+            format!(
+                "base {} runs `{path}` in the {} of container `{}`, which does not run: {}",
+                ctx.base.folder(),
+                exec.what,
+                c.name,
+                why.0
+            ),
+        )
+        .at(at)
+        .help(why.1),
+    );
 }
 
 /// Where the script of a shell exec (`sh -c SCRIPT`) is written, its

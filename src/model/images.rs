@@ -201,14 +201,15 @@ impl ImageReleases {
     }
 
     /// The fact of release `v` about the command a container calls as
-    /// `program`: by its name as written, or by its file name (`/bin/sh`
-    /// is `sh`).
+    /// `program`, as the data names it: a name is on the image's `PATH`
+    /// (`sh` is also `/bin/sh`, `/usr/local/bin/sh`…, in a folder of the
+    /// usual `PATH`, not `/tmp/sh`), a relative path is below the working
+    /// folder (`apps/run.sh` is also `./apps/run.sh` and `/app/apps/run.sh`,
+    /// not `run.sh`), and an absolute path is itself (and its name, when
+    /// its folder is one of the usual `PATH`).
     pub fn command_at<'a>(&'a self, v: &'a Version, program: &str) -> Option<&'a CommandFact> {
-        fn file(name: &str) -> &str {
-            name.rsplit('/').next().unwrap_or(name)
-        }
         self.commands_at(v)
-            .find(|f| f.name == program || file(&f.name) == file(program))
+            .find(|f| names_command(&f.name, program))
     }
 
     /// The environment facts that hold for release `v`.
@@ -406,5 +407,91 @@ env:
         let pre = [v("1.31.0-rc.1"), v("1.31.0-rc.2")];
         assert_eq!(latest(&pre), Some(&pre[1]));
         assert_eq!(latest(&[]), None);
+    }
+}
+
+/// The folders of the `PATH` images set unless told otherwise.
+const USUAL_PATH: &[&str] = &[
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+];
+
+/// Whether a container calling `program` runs the command the image data
+/// names `name` (see [`ImageReleases::command_at`]).
+fn names_command(name: &str, program: &str) -> bool {
+    if name == program {
+        return true;
+    }
+    // `./x` is in the working folder, never on PATH.
+    let program = program.strip_prefix("./").unwrap_or(program);
+    let on_usual_path = |path: &str, file: &str| {
+        path.rsplit_once('/')
+            .is_some_and(|(dir, f)| f == file && USUAL_PATH.contains(&dir))
+    };
+    match (name.starts_with('/'), name.contains('/')) {
+        // On PATH: called by its name, or by its path in a usual folder.
+        (false, false) => program.starts_with('/') && on_usual_path(program, name),
+        // Below the working folder.
+        (false, true) => {
+            let name = name.strip_prefix("./").unwrap_or(name);
+            program == name
+                || program
+                    .strip_suffix(name)
+                    .is_some_and(|dir| dir.starts_with('/') && dir.ends_with('/'))
+        }
+        // Its own path, or its name when it is in a usual folder.
+        (true, _) => !program.contains('/') && on_usual_path(name, program),
+    }
+}
+
+#[cfg(test)]
+mod command_name_tests {
+    use super::names_command;
+
+    #[test]
+    fn a_command_is_called_by_what_finds_it() {
+        for (name, program, runs) in [
+            ("sh", "sh", true),
+            ("sh", "/bin/sh", true),
+            ("sh", "/usr/local/bin/sh", true),
+            ("whystack-health", "/tmp/whystack-health", false),
+            ("whystack-health", "./whystack-health", false),
+            ("whystack-health", "bin/whystack-health", false),
+            (
+                "apps/runner/docker-entrypoint.sh",
+                "apps/runner/docker-entrypoint.sh",
+                true,
+            ),
+            (
+                "apps/runner/docker-entrypoint.sh",
+                "./apps/runner/docker-entrypoint.sh",
+                true,
+            ),
+            (
+                "apps/runner/docker-entrypoint.sh",
+                "/app/apps/runner/docker-entrypoint.sh",
+                true,
+            ),
+            (
+                "apps/runner/docker-entrypoint.sh",
+                "docker-entrypoint.sh",
+                false,
+            ),
+            (
+                "apps/runner/docker-entrypoint.sh",
+                "/x/runner/docker-entrypoint.sh",
+                false,
+            ),
+            ("/usr/bin/curl", "/usr/bin/curl", true),
+            ("/usr/bin/curl", "curl", true),
+            ("/opt/bin/tool", "tool", false),
+            ("/opt/bin/tool", "/usr/bin/tool", false),
+        ] {
+            assert_eq!(names_command(name, program), runs, "{name} as {program}");
+        }
     }
 }

@@ -220,6 +220,60 @@ fn every_kind_that_runs_pods_is_checked() {
     assert!(message(&f).contains("drain-now"), "PodTemplate");
 }
 
+/// Without the image read, a program a volume holds is the volume's to
+/// have (a ConfigMap's key, with its mode), and one called by a path is
+/// the data's command only where that path finds it.
+#[test]
+fn a_program_from_a_volume_is_the_volumes_and_a_path_is_where_it_is() {
+    let agent = |mode: &str, probe: &str| {
+        let a = Agent::new("v1.29.0");
+        a.add("probe.sh", "#!/bin/sh\nexec whystack-health ready\n");
+        a.edit(
+            "kustomization.yaml",
+            "configMapGenerator:\n",
+            "configMapGenerator:\n  - name: probe\n    files: [probe.sh]\n",
+        );
+        a.edit(
+            "statefulset.yaml",
+            "            - name: tmp\n              mountPath: /tmp\n",
+            "            - name: tmp\n              mountPath: /tmp\n            - name: scripts\n              mountPath: /scripts\n",
+        );
+        a.edit(
+            "statefulset.yaml",
+            "      volumes:\n",
+            &format!("      volumes:\n        - name: scripts\n          configMap: {{name: probe{mode}}}\n"),
+        );
+        a.edit(
+            "statefulset.yaml",
+            "command: [whystack-health, ready]",
+            &format!("command: [{probe}]"),
+        );
+        a
+    };
+    let clean = |a: &Agent| {
+        let (code, report) = a.project.check_json();
+        assert_eq!(code, 0, "{report:#}");
+    };
+    clean(&agent(", defaultMode: 0755", "/scripts/probe.sh"));
+    let a = agent("", "/scripts/probe.sh");
+    let f = &a.findings("probe-command-missing")[0];
+    assert!(
+        message(f).contains("mode 0644, which lets no one run it"),
+        "{f:#}"
+    );
+    let a = agent(", defaultMode: 0755", "/scripts/nope.sh");
+    let f = &a.findings("probe-command-missing")[0];
+    assert!(message(f).contains("/scripts/nope.sh"), "{f:#}");
+    // `whystack-health` is on PATH, not in /opt.
+    let a = agent(", defaultMode: 0755", "/opt/whystack-health, ready");
+    let f = &a.findings("probe-command-missing")[0];
+    assert!(message(f).contains("/opt/whystack-health"), "{f:#}");
+    clean(&agent(
+        ", defaultMode: 0755",
+        "/usr/local/bin/whystack-health, ready",
+    ));
+}
+
 #[test]
 fn probe_needs_port() {
     let a = Agent::new("v1.29.0");
