@@ -244,7 +244,7 @@ pub mod rule {
             "A link names an anchor that the target page has no heading for.",
             "Use the id of an existing heading: `basepress check` prints the ones the page has.";
         HEADING_ID_REPEATED = "heading-id-repeated", Check, Error,
-            "Two headings of a page have the same explicit id (`{#id}`): the page has two elements with one id, and every link to it lands on the first.",
+            "A heading's explicit id (`{#id}`) is taken already, by an earlier heading, an element of the default templates, raw HTML or a footnote: the page has two elements with one id, and every link to it lands on the first.",
             "Give each heading its own id, or remove the `{#id}` of one and let it have the id its text gives.";
         LINK_OTHER_VERSION = "link-other-version", Check, Error,
             "A page links to a page (by its .md source) that its own docs version does not have: only other versions do, so the link goes nowhere in this version's docs.",

@@ -327,18 +327,31 @@ pub fn analyze(body: &str, first_line: usize) -> Document {
             column,
         });
     }
+    // An explicit id must be the page's only element with it: not a
+    // heading's before, an element of every page's template (`main`), raw
+    // HTML's (`<a id="x">`) or a footnote's, where links to it would land.
     let mut first: HashMap<&str, usize> = HashMap::new();
     for (id, (line, column)) in explicit.iter().flatten() {
-        match first.get(id.as_str()) {
-            Some(&first_line) => doc.repeated_ids.push(RepeatedId {
+        let given_by = match first.get(id.as_str()) {
+            Some(&first_line) => Some(format!("the heading on line {first_line}")),
+            None if TEMPLATE_IDS.contains(&id.as_str()) => {
+                Some("an element the default templates put on every page".to_string())
+            }
+            None if doc.html_ids.contains(id) => {
+                Some("an element of the page's HTML or a footnote".to_string())
+            }
+            None => {
+                first.insert(id, *line);
+                None
+            }
+        };
+        if let Some(given_by) = given_by {
+            doc.repeated_ids.push(RepeatedId {
                 id: id.clone(),
                 line: *line,
                 column: *column,
-                first_line,
-            }),
-            None => {
-                first.insert(id, *line);
-            }
+                given_by,
+            });
         }
     }
     // Generated ids avoid the ids the page has already: explicit ones,
@@ -561,10 +574,33 @@ mod tests {
         let at: Vec<_> = d
             .repeated_ids
             .iter()
-            .map(|r| (r.id.as_str(), r.line, r.column, r.first_line))
+            .map(|r| (r.id.as_str(), r.line, r.column, r.given_by.as_str()))
             .collect();
-        assert_eq!(at, [("x", 9, 3, 5), ("x", 11, 1, 5)]);
+        let first = "the heading on line 5";
+        assert_eq!(at, [("x", 9, 3, first), ("x", 11, 1, first)]);
         assert!(analyze("## A {#a}\n\n## A\n", 1).repeated_ids.is_empty());
+        // An id an element of every page has, raw HTML's or a footnote's.
+        let d = analyze(
+            "## Uno {#main}\n\n<a id=\"old\"></a>\n\n## Dos {#old}\n\nx[^fn]\n\n## Tres {#fn}\n\n[^fn]: n\n",
+            1,
+        );
+        let at: Vec<_> = d
+            .repeated_ids
+            .iter()
+            .map(|r| (r.id.as_str(), r.line, r.given_by.as_str()))
+            .collect();
+        assert_eq!(
+            at,
+            [
+                (
+                    "main",
+                    1,
+                    "an element the default templates put on every page"
+                ),
+                ("old", 5, "an element of the page's HTML or a footnote"),
+                ("fn", 9, "an element of the page's HTML or a footnote"),
+            ]
+        );
     }
 
     #[test]

@@ -25,8 +25,8 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
             Diagnostic::new(
                 rule::HEADING_ID_REPEATED,
                 format!(
-                    "the heading id `{}` is given already by the heading on line {}: links to #{} land there, never on this heading",
-                    r.id, r.first_line, r.id
+                    "the heading id `{}` is given already by {}: links to #{} land there, never on this heading",
+                    r.id, r.given_by, r.id
                 ),
             )
             .at(Location::at(&page.source, r.line, r.column))

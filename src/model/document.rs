@@ -140,8 +140,9 @@ pub struct RepeatedId {
     /// Where the repeating heading starts (1-based line and column).
     pub line: usize,
     pub column: usize,
-    /// 1-based line of the first heading with that id.
-    pub first_line: usize,
+    /// What has the id already: the heading on line N, an element of
+    /// the default templates or of the page's HTML, a footnote.
+    pub given_by: String,
 }
 
 /// A fenced code block.
