@@ -79,6 +79,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         doc.code_blocks.iter().partition(|b| file_name(b).is_some());
     let plain: Vec<&CodeBlock> = others.into_iter().filter(|b| b.is_yaml()).collect();
     let mut out = excerpts(ctx, page, &plain);
+    out.extend(manifests_without_base(ctx, page, &plain));
     // `file=` on blocks that are no Kustomize files (`sh file=install.sh`)
     // names a file to save, and makes no overlay.
     if !blocks.iter().any(|b| b.is_yaml() || is_kustomization(b)) {
@@ -253,6 +254,105 @@ fn check_overlay(ctx: &Context, page: &Page, blocks: Vec<&CodeBlock>) -> Vec<Dia
             d.location = Some(anchor.clone());
         }
         out.push(d);
+    }
+    out
+}
+
+/// The folder the manifests of a page without a base are built in.
+const MANIFESTS: &str = "manifests";
+
+/// Rules about how objects refer to one another, which the manifests of
+/// one page cannot settle: the docs may show a Deployment on one page and
+/// the NetworkPolicy or the ConfigMap it goes with on another.
+const ACROSS_PAGES: &[&str] = &[
+    rule::SELECTOR_MATCHES_NOTHING.id,
+    rule::CONFIGMAP_REFERENCE_MISSING.id,
+];
+
+/// The whole objects a page shows (`apiVersion`, `kind` and a name) when
+/// the release it documents has no published base, as the docs of a
+/// release before the bases give readers complete manifests to apply:
+/// built as a base is, and checked as that release's base would be, so a
+/// command or a setting the release lacks is the page's finding. Blocks
+/// that cannot be built together (one object shown twice) are built one
+/// by one.
+fn manifests_without_base(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Diagnostic> {
+    let site = ctx.site;
+    let Some(version) = documented_version(site, page) else {
+        return Vec::new();
+    };
+    let has_base = site.bases.iter().any(|b| &b.version == version);
+    if has_base || site.refused.bases.contains(version) || !site.images.releases.contains(version) {
+        return Vec::new();
+    }
+    let objects: Vec<&CodeBlock> = blocks
+        .iter()
+        .copied()
+        .filter(|b| {
+            yaml::documents(&b.code).is_ok_and(|docs| {
+                !docs.is_empty()
+                    && docs.iter().all(|d| {
+                        d["apiVersion"].is_string()
+                            && d["kind"].is_string()
+                            && d["metadata"]["name"].is_string()
+                    })
+            })
+        })
+        .collect();
+    if objects.is_empty() {
+        return Vec::new();
+    }
+    let base = crate::model::site::Base {
+        version: version.clone(),
+        dir: page.source.clone(),
+        files: Vec::new(),
+        signature: None,
+        image: None,
+    };
+    let build = |blocks: &[&CodeBlock]| {
+        let mut files = MemFiles::new();
+        let mut resources = String::from("resources:\n");
+        for (i, block) in blocks.iter().enumerate() {
+            let mut f = SourceFile::new(block.code.clone(), &page.source);
+            f.line_offset = block.line.saturating_sub(1);
+            f.column_offset = block.indent;
+            files.insert(&format!("{MANIFESTS}/{i}.yaml"), f);
+            resources.push_str(&format!("  - {i}.yaml\n"));
+        }
+        files.insert(
+            &format!("{MANIFESTS}/kustomization.yaml"),
+            SourceFile::new(resources, &page.source),
+        );
+        let mut cache = match ctx.tools.kustomize.lock() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        kustomize::build_with(&files, MANIFESTS, &mut cache).ok()
+    };
+    let builds: Vec<_> = match build(&objects) {
+        Some(built) => vec![built],
+        None => objects.iter().filter_map(|b| build(&[b])).collect(),
+    };
+    let mut out = Vec::new();
+    for built in &builds {
+        let subject = super::Subject {
+            base: &base,
+            objects: &built.objects,
+            renamed: Vec::new(),
+        };
+        out.extend(
+            super::base_checks(ctx, &subject, true)
+                .into_iter()
+                .filter(|d| !BASE_ONLY.contains(&d.rule.id) && !ACROSS_PAGES.contains(&d.rule.id))
+                .filter(|d| d.location.as_ref().is_some_and(|l| l.file == page.source))
+                .map(|mut d| {
+                    d.message = format!(
+                        "{} (in the manifests this page shows for release {version}, which has no published base)",
+                        d.message
+                    );
+                    d
+                }),
+        );
     }
     out
 }

@@ -281,6 +281,56 @@ fn a_lock_line_that_is_not_a_release_line() {
     assert_eq!(found[0]["location"]["line"], 2, "{found:#?}");
 }
 
+/// The docs of a release before the bases give readers whole manifests:
+/// built and checked as that release's base would be, each finding at the
+/// page's line (the repository's 1.28 installation page).
+#[test]
+fn the_manifests_of_a_release_without_a_base_are_checked_as_its_base() {
+    let repo = copy_repo_with_versions();
+    let rel = "versions/1.28/content/en/installation.md";
+    let page = repo.path().join(rel);
+    let text = std::fs::read_to_string(&page).unwrap();
+    let edits = [
+        (
+            "      terminationGracePeriodSeconds: 150",
+            "      terminationGracePeriodSeconds: 30 ",
+            "termination-grace-too-short",
+        ),
+        (
+            "          envFrom:\n",
+            "          livenessProbe: {exec: {command: [whystack-health, live]}}\n          envFrom:\n",
+            "probe-command-missing",
+        ),
+        (
+            "  RUNNER_ATTESTATION_MODE: gke-oidc",
+            "  RUNNER_ATTESTATION_MODE: gke-oid",
+            "env-value-invalid",
+        ),
+    ];
+    let mut changed = text.clone();
+    for (from, to, _) in &edits {
+        assert!(changed.contains(from), "{from}");
+        changed = changed.replacen(from, to, 1);
+    }
+    std::fs::write(&page, &changed).unwrap();
+    let (code, report) = check_json_at(repo.path());
+    assert_eq!(code, Some(1), "{report:#}");
+    for (_, to, rule) in &edits {
+        let line = changed
+            .lines()
+            .position(|l| l.contains(to.lines().next().unwrap().trim()))
+            .unwrap() as u64
+            + 1;
+        let found = findings_of(&report, rule);
+        assert!(
+            found.iter().any(|f| f["location"]["file"] == rel
+                && f["location"]["line"] == line
+                && f["message"].as_str().unwrap().contains("release 1.28.0")),
+            "{rule} at {line}: {report:#}"
+        );
+    }
+}
+
 #[test]
 fn each_version_is_checked_against_its_own_image_release() {
     // The repository's 1.28 docs: RUNNER_HEALTH_DIR came with 1.29.0.
