@@ -99,6 +99,28 @@ pub fn engine(site: &Site) -> Result<Tera, Vec<Diagnostic>> {
     if !circles.is_empty() {
         return Err(circles);
     }
+    let missing: Vec<Diagnostic> = cycles::missing_includes(&tera)
+        .into_iter()
+        .map(|(template, name)| {
+            let d = Diagnostic::new(
+                rule::TEMPLATE_INVALID,
+                format!("`{template}` includes `{name}`, and there is no such template"),
+            )
+            .help("name a template of templates/ or a default one (`partials/footer.html`), or write `{% include \"…\" ignore missing %}`");
+            match site.templates.iter().find(|t| t.name == template) {
+                Some(t) => match first_use(&t.text, &name) {
+                    Some((line, column)) => {
+                        d.at(crate::diagnostics::Location::at(&t.source, line, column))
+                    }
+                    None => d.in_file(&t.source),
+                },
+                None => d,
+            }
+        })
+        .collect();
+    if !missing.is_empty() {
+        return Err(missing);
+    }
     Ok(tera)
 }
 

@@ -595,6 +595,13 @@ fn template_errors_are_found_by_check_where_they_are() {
             12,
             "Failed to parse 'partials/footer.html': expected",
         ),
+        // Tera finds a missing include only while rendering it, and its
+        // error named no line.
+        (
+            "{% include \"partials/nope.html\" %}",
+            16,
+            "`partials/footer.html` includes `partials/nope.html`, and there is no such template",
+        ),
     ] {
         let p = Project::new();
         p.write("templates/partials/footer.html", &footer(tag));

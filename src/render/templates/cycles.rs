@@ -72,6 +72,13 @@ pub fn find(tera: &Tera) -> Vec<Problem> {
     problems
 }
 
+/// Every `include` of a template there is not (without `ignore
+/// missing`), as `(template, name)`: Tera only finds it when it renders
+/// that include, and its error then names no line.
+pub fn missing_includes(tera: &Tera) -> Vec<(String, String)> {
+    Graph::of(tera).missing
+}
+
 /// The templates that rendering `roots` may use: the roots, and every
 /// template they extend, include or import, or whose macros they call,
 /// however indirectly.
@@ -102,6 +109,9 @@ struct Graph {
     into: Vec<BTreeSet<usize>>,
     /// Self-calls of macros that do not descend into an argument.
     endless_self_calls: BTreeSet<usize>,
+    /// `(template, name)` of each `include` of no template there is
+    /// (without `ignore missing`).
+    missing: Vec<(String, String)>,
 }
 
 impl Graph {
@@ -112,6 +122,7 @@ impl Graph {
             out: Vec::new(),
             into: Vec::new(),
             endless_self_calls: BTreeSet::new(),
+            missing: Vec::new(),
         };
         let mut names: Vec<&str> = tera.get_template_names().collect();
         names.sort_unstable();
@@ -126,6 +137,7 @@ impl Graph {
                 current: None,
                 loops: Vec::new(),
                 edges: Vec::new(),
+                missing: Vec::new(),
             };
             walker.nodes(&tpl.ast);
             for (to, _) in std::mem::take(&mut walker.edges) {
@@ -151,6 +163,8 @@ impl Graph {
                     g.edge(from, to);
                 }
             }
+            g.missing
+                .extend(walker.missing.into_iter().map(|m| (name.to_string(), m)));
         }
         g
     }
@@ -309,6 +323,8 @@ struct Walker<'a> {
     /// Where the tree leads, and for a macro call to the macro being
     /// walked, whether it descends into one of its arguments.
     edges: Vec<(Vertex, bool)>,
+    /// The first name of each `include` of no template there is.
+    missing: Vec<String>,
 }
 
 impl<'a> Walker<'a> {
@@ -321,9 +337,13 @@ impl<'a> Walker<'a> {
     fn node(&mut self, node: &'a Node) {
         match node {
             Node::Extends(_, parent) => self.lead_to_template(parent),
-            Node::Include(_, names, _) => {
+            Node::Include(_, names, ignore_missing) => {
                 for n in names {
                     self.lead_to_template(n);
+                }
+                let none = names.iter().all(|n| self.tera.get_template(n).is_err());
+                if none && !ignore_missing {
+                    self.missing.extend(names.first().cloned());
                 }
             }
             Node::ImportMacro(_, file, _) => self.lead_to_template(file),
