@@ -125,6 +125,13 @@ impl LinkIndex {
             None => (dest, None),
         };
         let path = rest.split('?').next().unwrap_or(rest);
+        // A server reads the path percent-decoded (`shut%64own` is
+        // `shutdown`, `a%20b.png` is `a b.png`).
+        let decoded = percent_encoding::percent_decode_str(path).decode_utf8();
+        let path = match &decoded {
+            Ok(d) if !d.contains(['#', '?']) => d.as_ref(),
+            _ => path,
+        };
         if path.is_empty() {
             // The page itself, published or not (an unpublished next has
             // no URLs in the index, but its anchors are still checked).

@@ -696,6 +696,20 @@ fn pinned_versions_are_the_pages_release() {
     assert!(says[3].contains("the image's tags have no `v`"), "{says:?}");
 }
 
+/// A link's path is read percent-decoded, as a server reads it.
+#[test]
+fn a_percent_encoded_link_resolves_as_a_server_reads_it() {
+    let body = "[a](/kubernetes/v1.30.0/base/files%2Etxt) [b](/e%73/) [c](/es/nope%20x/)\n";
+    let p = agent_docs("", body);
+    let (_, report) = p.check_json();
+    let found: Vec<&str> = findings_of(&report, "link-broken")
+        .iter()
+        .map(|f| f["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert!(found[0].contains("/es/nope x/"), "{found:?}");
+}
+
 /// The site's own URLs in code a reader copies must be there once
 /// published, as a link's target must; one built from a shell variable
 /// is the reader's to fill.
