@@ -401,7 +401,13 @@ fn html_links(html: &str) -> (Vec<(usize, String)>, Vec<String>) {
         while j < b.len() && !space(b[j]) && b[j] != b'>' && b[j] != b'/' {
             j += 1;
         }
-        let anchor_tag = html[tag_start..j].eq_ignore_ascii_case("a");
+        let tag_name = &html[tag_start..j];
+        let anchor_tag = tag_name.eq_ignore_ascii_case("a");
+        // The text of these is no markup: `<a href>` in a script's string
+        // is no link.
+        let raw_text = ["script", "style", "textarea", "title"]
+            .iter()
+            .find(|t| tag_name.eq_ignore_ascii_case(t));
         // Attributes, up to the end of the tag.
         loop {
             while j < b.len() && (space(b[j]) || b[j] == b'/') {
@@ -461,6 +467,18 @@ fn html_links(html: &str) -> (Vec<(usize, String)>, Vec<String>) {
             }
         }
         i = j;
+        if let Some(name) = raw_text {
+            // To its end tag (`</script`, in any case), or the text's end.
+            let closes = |at: &usize| {
+                b[at + 1..].starts_with(b"/")
+                    && b.get(at + 2..at + 2 + name.len())
+                        .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
+            };
+            i = memchr::memchr_iter(b'<', &b[j..])
+                .map(|e| j + e)
+                .find(closes)
+                .unwrap_or(b.len());
+        }
     }
     (out, ids)
 }
@@ -701,6 +719,14 @@ mod tests {
         let (links, ids) = html_links("<a href=\"&#47;en&#47;m12&#47;\" id=\"x&amp;y\">");
         assert_eq!(links, [(9, "/en/m12/".to_string())]);
         assert_eq!(ids, ["x&y"]);
+        // A script's or a style's text is no markup.
+        let (links, _) = html_links(
+            "<script>var s = '<a href=\"/gone/\">';</script><a href=\"/x/\"><STYLE>a[href=\"<img src=y>\"]{}</Style x><img src=\"z.png\">",
+        );
+        let dests: Vec<&str> = links.iter().map(|l| l.1.as_str()).collect();
+        assert_eq!(dests, ["/x/", "z.png"]);
+        let (links, _) = html_links("<script>no end <a href=\"/gone/\">");
+        assert!(links.is_empty());
     }
 
     #[test]
