@@ -53,6 +53,18 @@ pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, 
             "`releases` must list each version once, in ascending order".into(),
         ));
     }
+    // Kubernetes takes user and group ids from 0 to 2^31 - 1: a check's
+    // advice (`set runAsUser: -5`) would be refused.
+    for (i, u) in data.user.iter().enumerate() {
+        for (field, id) in [("uid", u.uid), ("gid", u.gid)] {
+            if !(0..=i64::from(i32::MAX)).contains(&id) {
+                return Err(fail(
+                    &format!("/user/{i}/{field}"),
+                    format!("`{field}` is {id}: an id of the image's user is from 0 to 2147483647"),
+                ));
+            }
+        }
+    }
     let mut keys = std::collections::BTreeMap::new();
     for (i, e) in data.env.iter().enumerate() {
         if let Some(first) = keys.insert((e.key.as_str(), e.versions.to_string()), i) {
@@ -196,6 +208,21 @@ mod tests {
         assert_eq!(at(&e), second.map(|(i, _)| i + 1));
         std::fs::write(dir.path().join("images.yaml"), DATA).unwrap();
         assert!(load(dir.path(), Path::new("images.yaml"), "agent").is_ok());
+    }
+
+    #[test]
+    fn a_user_id_kubernetes_refuses_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        for (from, to) in [("uid: 1000", "uid: -5"), ("gid: 1000", "gid: 2147483648")] {
+            let data = DATA.replacen(from, to, 1);
+            assert_ne!(data, DATA);
+            std::fs::write(dir.path().join("images.yaml"), &data).unwrap();
+            let e = load(dir.path(), Path::new("images.yaml"), "agent").unwrap_err();
+            assert_eq!(e.rule.id, "image-data-invalid");
+            assert!(e.message.contains("from 0 to 2147483647"), "{}", e.message);
+            let line = data.lines().position(|l| l.contains(to)).map(|i| i + 1);
+            assert_eq!(e.location.as_ref().and_then(|l| l.line), line);
+        }
     }
 
     #[test]
