@@ -62,6 +62,19 @@ impl Error {
                 message.truncate(head.len());
             }
         }
+        // A second document is reported without a place: it starts where
+        // the parser starts the second.
+        if line.is_none() && message.contains("more than one document") {
+            let second = saphyr_parser::Parser::new_from_str(text)
+                .map_while(Result::ok)
+                .filter(|(e, _)| matches!(e, saphyr_parser::Event::DocumentStart(_)))
+                .nth(1);
+            if let Some((_, span)) = second {
+                line = Some(span.start.line());
+                column = Some(span.start.col() + 1);
+            }
+            message = "the file holds more than one YAML document (a `---` line starts the second): it must hold one".into();
+        }
         // A repeated key is reported at the start of its mapping: point at
         // the repetition instead.
         if let (Some(key), Some(l), Some(c)) = (repeated_key(&message), line, column) {
@@ -1219,6 +1232,19 @@ pub fn locate_scalar(text: &str, needle: &str) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+    /// A file that must hold one document and holds two: the error is
+    /// where the second starts.
+    #[test]
+    fn a_second_document_is_reported_where_it_starts() {
+        let e = super::from_str::<serde_json::Value>("a: 1\nb: 2\n---\nfoo: 1\n").unwrap_err();
+        assert!(
+            e.message.contains("more than one YAML document"),
+            "{}",
+            e.message
+        );
+        assert_eq!((e.line, e.column), (Some(3), Some(1)));
+    }
+
     /// Values as kubectl's YAML reader makes them, where serde_yaml's own
     /// reader differs.
     #[test]
