@@ -79,10 +79,19 @@ fn user_refused(platform: &Platform, w: &Workload, c: &Container) -> Option<Stri
     }
 }
 
+/// Whether the data gives release `v` the command `program` runs, or one
+/// of its name: with the image read, a path the image lacks may still be
+/// a command the data knows under its name (`/opt/nowhere/node`).
+fn names_it(data: &ImageReleases, v: &Version, program: &str) -> bool {
+    data.command_at(v, program)
+        .or_else(|| data.command_at(v, shell::base_name(program)))
+        .is_some()
+}
+
 /// The releases of the data file nearest to `version` (later ones first)
 /// that have command `name`, per the data file.
 fn nearest_with(data: &ImageReleases, version: &Version, name: &str) -> Option<Version> {
-    let has = |v: &Version| data.command_at(v, name).is_some();
+    let has = |v: &Version| names_it(data, v, name);
     // The data gives it to this release already: another release is no
     // remedy for a path, a folder or a mode the image gets wrong.
     if has(version) {
@@ -441,7 +450,7 @@ fn missing(
         Some(v) => format!(
             "the image data gives it to release {v}: publish this base for a release whose image has it, or call a command that the {version} image has"
         ),
-        None if ctx.site.images.command_at(version, program).is_some() => format!(
+        None if names_it(&ctx.site.images, version, program) => format!(
             "the image data gives `{}` to {version}, so the image has it under another path or mode: call it by the path the image has it at, or fix the container's PATH, folder or user",
             shell::base_name(program)
         ),

@@ -657,12 +657,22 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
     let Some(program) = call.program() else {
         return;
     };
-    // With the image read, the image says what exists; the data's facts
-    // of another release still say how the command is called.
+    // With the image read, the image says what exists (at whatever path);
+    // the data's facts of its name, or of another release, still say how
+    // the command is called.
     let fact = ctx.images.command_at(ctx.version, program).or_else(|| {
         let mut releases = ctx.images.releases.iter().rev();
+        let name = base_name(program);
         ctx.image_read
-            .then(|| releases.find_map(|v| ctx.images.command_at(v, program)))
+            .then(|| {
+                ctx.images.command_at(ctx.version, name).or_else(|| {
+                    releases.find_map(|v| {
+                        ctx.images
+                            .command_at(v, program)
+                            .or_else(|| ctx.images.command_at(v, name))
+                    })
+                })
+            })
             .flatten()
     });
     let how = if call.in_script {
