@@ -690,6 +690,8 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                     .collect();
                 bash_only(argv, out);
             }
+        } else if node.kind() == "command" && in_quoted_heredoc(node, src) {
+            // Text of a body left as written.
         } else if node.kind() == "command" {
             let before = out.calls.len();
             command(node, src, depth, out);
@@ -1073,9 +1075,67 @@ fn join_continued_lines(script: &str) -> (String, Vec<usize>) {
     }
     let mut out = String::with_capacity(script.len());
     let mut chars = script.chars().peekable();
-    let (mut single, mut double) = (false, false);
+    let (mut single, mut double, mut comment) = (false, false, false);
+    // Here-documents whose bodies start after this line: each delimiter,
+    // whether it was quoted (then its body joins no lines), and whether
+    // `<<-` strips the body's leading tabs.
+    let mut pending: Vec<(String, bool, bool)> = Vec::new();
+    // The here-document being read, and the text of its current line.
+    let mut body: Option<(String, bool, bool)> = None;
+    let mut line = String::new();
     while let Some(c) = chars.next() {
+        if let Some((delimiter, quoted, tabs)) = &body {
+            if c == '\\' && !quoted && chars.peek() == Some(&'\n') {
+                chars.next();
+                joined.push(out.len());
+                continue;
+            }
+            out.push(c);
+            if c != '\n' {
+                line.push(c);
+                continue;
+            }
+            let text = if *tabs {
+                line.trim_start_matches('\t')
+            } else {
+                &line
+            };
+            if text == delimiter {
+                body = None;
+            }
+            line.clear();
+            if body.is_none() && !pending.is_empty() {
+                body = Some(pending.remove(0));
+            }
+            continue;
+        }
         match c {
+            '\n' => {
+                comment = false;
+                out.push(c);
+                if !single && !double && !pending.is_empty() {
+                    body = Some(pending.remove(0));
+                }
+                continue;
+            }
+            _ if comment => {}
+            // A word that starts with `#` starts a comment.
+            '#' if !single
+                && !double
+                && out
+                    .chars()
+                    .next_back()
+                    .is_none_or(|p| p.is_whitespace() || ";&|()".contains(p)) =>
+            {
+                comment = true;
+            }
+            '<' if !single && !double && out.ends_with('<') && !out.ends_with("<<") => {
+                out.push(c);
+                if let Some(h) = heredoc_delimiter(&mut chars, &mut out) {
+                    pending.push(h);
+                }
+                continue;
+            }
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
             '\\' if !single => {
@@ -1096,6 +1156,52 @@ fn join_continued_lines(script: &str) -> (String, Vec<usize>) {
         out.push(c);
     }
     (out, joined)
+}
+
+/// The delimiter of a here-document, read after its `<<` (copied to
+/// `out`): `-` (tabs stripped), blanks, then the word, quoted in whole or
+/// in part (`'EOF'`, `EO"F"`: the body is then not expanded, and joins no
+/// lines).
+fn heredoc_delimiter(
+    chars: &mut std::iter::Peekable<std::str::Chars>,
+    out: &mut String,
+) -> Option<(String, bool, bool)> {
+    let mut tabs = false;
+    if chars.peek() == Some(&'-') {
+        tabs = true;
+        out.push('-');
+        chars.next();
+    }
+    while let Some(&c) = chars.peek().filter(|c| **c == ' ' || **c == '\t') {
+        out.push(c);
+        chars.next();
+    }
+    let (mut word, mut quoted, mut quote) = (String::new(), false, None::<char>);
+    while let Some(&c) = chars.peek() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), '\n') => break,
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                quoted = true;
+            }
+            (None, '\\') => {
+                quoted = true;
+                out.push(c);
+                chars.next();
+                match chars.peek() {
+                    Some(&n) if n != '\n' => word.push(n),
+                    _ => continue,
+                }
+            }
+            (None, c) if c.is_whitespace() || ";&|()<>".contains(c) => break,
+            (None, c) => word.push(c),
+        }
+        out.push(c);
+        chars.next();
+    }
+    (!word.is_empty()).then_some((word, quoted, tabs))
 }
 
 /// The script with what the parser's grammar lacks written the way it
@@ -1123,7 +1229,9 @@ fn repair(script: &str) -> String {
 /// The commands of `$( )` and backquotes in the body of a here-document
 /// whose delimiter is not quoted (the shell expands it), where the parser
 /// did not read them itself (a line starting with a tab, a backquote).
-fn heredoc_substitutions(body: Node, src: &[u8], depth: usize, out: &mut Calls) {
+/// Whether the body of a here-document is left as written: its
+/// delimiter is quoted, in whole or in part (`'EOF'`, `EO"F"`, `\EOF`).
+fn heredoc_quoted(body: Node, src: &[u8]) -> bool {
     fn start_of(redirect: Node) -> Option<Node> {
         let mut c = redirect.walk();
         let start = redirect
@@ -1131,12 +1239,27 @@ fn heredoc_substitutions(body: Node, src: &[u8], depth: usize, out: &mut Calls) 
             .find(|n| n.kind() == "heredoc_start");
         start
     }
-    let quoted = body
-        .parent()
+    body.parent()
         .and_then(start_of)
         .and_then(|start| start.utf8_text(src).ok())
-        .is_some_and(|start| start.contains(['\'', '"', '\\']));
-    if quoted {
+        .is_some_and(|start| start.contains(['\'', '"', '\\']))
+}
+
+/// Whether `node` is inside the body of a here-document left as written
+/// (see [`heredoc_quoted`]): a `$(…)` there runs nothing.
+fn in_quoted_heredoc(node: Node, src: &[u8]) -> bool {
+    let mut n = node.parent();
+    while let Some(p) = n {
+        if p.kind() == "heredoc_body" {
+            return heredoc_quoted(p, src);
+        }
+        n = p.parent();
+    }
+    false
+}
+
+fn heredoc_substitutions(body: Node, src: &[u8], depth: usize, out: &mut Calls) {
+    if heredoc_quoted(body, src) {
         return;
     }
     let Ok(text) = body.utf8_text(src) else {
@@ -2434,6 +2557,30 @@ mod scope_tests {
         ] {
             assert_eq!(guarded(script), want, "{script}");
         }
+    }
+
+    /// A line ends a comment and a here-document's body is no shell text:
+    /// their quotes do not keep a backslash-newline from joining lines;
+    /// a body left as written (a delimiter quoted even in part) runs no
+    /// substitution.
+    #[test]
+    fn comments_and_here_documents_are_read_as_the_shell_reads_them() {
+        let names =
+            |script: &str| -> Vec<String> { read(script).into_iter().map(|c| c.0).collect() };
+        assert_eq!(names("# it's the check\nnode\\\njs -e 1"), ["nodejs -e 1"]);
+        assert_eq!(
+            names("cat <<EOF\nit's\nEOF\nnode\\\njs -e 1"),
+            ["cat", "nodejs -e 1"]
+        );
+        assert_eq!(names("echo a#b'c'\nno\\\nde x"), ["node x"]);
+        for quoted in ["'EOF'", "EO\"F\"", "\\EOF"] {
+            let script = format!("cat <<{quoted}\n$(curl -s x)\nEOF\n");
+            assert_eq!(names(&script), ["cat"], "{quoted}");
+        }
+        assert_eq!(
+            names("cat <<EOF\n$(curl -s x)\nEOF\n"),
+            ["cat", "curl -s x"]
+        );
     }
 
     /// What a nested script sources defines its functions, not its
