@@ -672,7 +672,17 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             regions.push((node.end_byte(), out.scope.clone(), isolated));
             continue;
         }
-        if BASH_SYNTAX.contains(&node.kind()) {
+        if node.kind() == "expansion" {
+            // The outermost `${…}` only: its text holds the inner ones.
+            let nested = std::iter::successors(node.parent(), |p| p.parent())
+                .any(|p| p.kind() == "expansion")
+                || in_quoted_heredoc(node, src);
+            if !nested && node.utf8_text(src).is_ok_and(|t| t.contains('`')) {
+                let before = out.calls.len();
+                unparsed_substitutions(node, src, depth, out);
+                placed.extend((before..out.calls.len()).map(|i| (i, node.start_byte())));
+            }
+        } else if BASH_SYNTAX.contains(&node.kind()) {
             // Read above; the commands inside are nodes of their own.
         } else if node.kind() == "heredoc_body" {
             let before = out.calls.len();
@@ -1262,15 +1272,21 @@ fn heredoc_substitutions(body: Node, src: &[u8], depth: usize, out: &mut Calls) 
     if heredoc_quoted(body, src) {
         return;
     }
+    unparsed_substitutions(body, src, depth, out);
+}
+
+/// The substitutions in the text of `node` (a here-document's body, a
+/// `${…}` expansion) that the parser left as text (`` ${X:-`cmd`} ``),
+/// read as scripts.
+fn unparsed_substitutions(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
+    let body = node;
     let Ok(text) = body.utf8_text(src) else {
         return;
     };
-    // What the parser read already, as offsets into the body.
+    // What the parser read already, as offsets into the text.
     let start = body.start_byte();
-    let mut c = body.walk();
-    let parsed: Vec<(usize, usize)> = body
-        .named_children(&mut c)
-        .filter(|n| n.kind() == "command_substitution")
+    let parsed: Vec<(usize, usize)> = nodes_of_kind(body, "command_substitution")
+        .into_iter()
         .map(|n| (n.start_byte() - start, n.end_byte() - start))
         .collect();
     for (at, inner) in substitutions(text) {
@@ -2581,6 +2597,22 @@ mod scope_tests {
             names("cat <<EOF\n$(curl -s x)\nEOF\n"),
             ["cat", "curl -s x"]
         );
+    }
+
+    /// A backquoted substitution inside `${…}`, which the parser leaves as
+    /// text, runs its command all the same; once.
+    #[test]
+    fn backquotes_inside_an_expansion_are_read() {
+        for script in [
+            "echo ${X:-`curl -s x`}",
+            "echo \"${X:-`curl -s x`}\"",
+            "X=${Y:-`curl -s x`}",
+            "echo ${X:+${Y:-`curl -s x`}}",
+            "echo ${X:-$(curl -s x)}",
+        ] {
+            let got: Vec<String> = read(script).into_iter().map(|c| c.0).collect();
+            assert_eq!(got, ["curl -s x"], "{script}");
+        }
     }
 
     /// What a nested script sources defines its functions, not its
