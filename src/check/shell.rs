@@ -540,7 +540,15 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         if sets_pipefail(&options) {
             bash_only(vec![Some("-o pipefail".into())], out);
         }
-        read_script(script, depth, out);
+        // The words after the script are its `$0`, `$1`…, known here.
+        let params: Vec<&str> = known
+            .iter()
+            .skip_while(|w| w.as_str() != script)
+            .skip(1)
+            .map(String::as_str)
+            .collect();
+        let script = with_parameters(script, &params);
+        read_script(&script, depth, out);
         out.shell = outer;
     } else if let Some(file) = script_file_of(&known) {
         out.dynamic.push(format!(
@@ -559,6 +567,90 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
             known.join(" ").chars().take(60).collect::<String>()
         ));
     }
+}
+
+/// `script` with its positional parameters written in, as the shell
+/// expands them from the words after the script (`sh -c 'tool $1' sh
+/// ready` runs `tool ready`): `$0` to `$9`, `${N}`, `$#`, and `$@`, `$*`
+/// and `"$@"` as the words they stand for. A parameter the words do not
+/// give is empty; one given with a line break is left as written. Only
+/// when the words give the script's `$0` at least: without them, `$0` is
+/// the shell's own name and is left as written too.
+fn with_parameters<'s>(script: &'s str, params: &[&str]) -> std::borrow::Cow<'s, str> {
+    if params.is_empty() || !script.contains('$') || params.iter().any(|p| p.contains('\n')) {
+        return script.into();
+    }
+    // A value as one word, in the quoting it is written in.
+    let single = |v: &str| format!("'{}'", v.replace('\'', "'\\''"));
+    let double = |v: &str| {
+        v.chars().fold(String::new(), |mut o, c| {
+            if matches!(c, '"' | '$' | '`' | '\\') {
+                o.push('\\');
+            }
+            o.push(c);
+            o
+        })
+    };
+    let args = params.get(1..).unwrap_or_default();
+    let mut out = String::with_capacity(script.len());
+    let (mut in_single, mut in_double) = (false, false);
+    let mut rest = script;
+    while let Some(c) = rest.chars().next() {
+        let after = &rest[c.len_utf8()..];
+        match c {
+            '\'' if !in_double => in_single = !in_single,
+            '"' if !in_single => {
+                // `"$@"`: each argument a word of its own.
+                if !in_double {
+                    if let Some(tail) = after.strip_prefix("$@\"") {
+                        let words: Vec<String> = args.iter().map(|a| single(a)).collect();
+                        out.push_str(&words.join(" "));
+                        rest = tail;
+                        continue;
+                    }
+                }
+                in_double = !in_double;
+            }
+            '\\' if !in_single => {
+                let len = c.len_utf8() + after.chars().next().map_or(0, char::len_utf8);
+                out.push_str(&rest[..len]);
+                rest = &rest[len..];
+                continue;
+            }
+            '$' if !in_single => {
+                let (name, tail) = match after.as_bytes().first() {
+                    Some(b'{') => match after[1..].split_once('}') {
+                        Some((n, t)) if n.len() == 1 && n.as_bytes()[0].is_ascii_digit() => (n, t),
+                        _ => ("", after),
+                    },
+                    Some(b'0'..=b'9' | b'@' | b'*' | b'#') => (&after[..1], &after[1..]),
+                    _ => ("", after),
+                };
+                if !name.is_empty() {
+                    let value = match name {
+                        "#" => args.len().to_string(),
+                        "@" | "*" if in_double => double(&args.join(" ")),
+                        "@" | "*" => args.iter().map(|a| single(a)).collect::<Vec<_>>().join(" "),
+                        n => {
+                            let v = n.parse::<usize>().ok().and_then(|i| params.get(i)).copied();
+                            match (v, in_double) {
+                                (Some(v), true) => double(v),
+                                (Some(v), false) => single(v),
+                                (None, _) => String::new(),
+                            }
+                        }
+                    };
+                    out.push_str(&value);
+                    rest = tail;
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push(c);
+        rest = after;
+    }
+    out.into()
 }
 
 fn read_script(script: &str, depth: usize, out: &mut Calls) {
@@ -2613,6 +2705,37 @@ mod scope_tests {
             let got: Vec<String> = read(script).into_iter().map(|c| c.0).collect();
             assert_eq!(got, ["curl -s x"], "{script}");
         }
+    }
+
+    /// The words after a `-c` script are its positional parameters.
+    #[test]
+    fn positional_parameters_are_the_words_after_the_script() {
+        for (words, want) in [
+            (
+                &["sh", "-c", "whystack-health $1", "sh", "ready"][..],
+                "whystack-health ready",
+            ),
+            (
+                &["sh", "-c", "whystack-health \"$0\"", "ready"],
+                "whystack-health ready",
+            ),
+            (
+                &["sh", "-c", "exec \"$@\"", "sh", "curl", "-f", "x y"],
+                "curl -f x y",
+            ),
+            (&["sh", "-c", "\"$0\" -f x", "curl"], "curl -f x"),
+            (&["sh", "-c", "tool ${1} $2 '$1'", "sh", "a"], "tool a $1"),
+            (
+                &["sh", "-c", "tool \"$*\" $#", "sh", "a", "b"],
+                "tool a b 2",
+            ),
+        ] {
+            let (p, _) = super::tests::programs(words);
+            assert_eq!(p.last().map(String::as_str), Some(want), "{words:?}");
+        }
+        // Without words after it, `$0` is the shell's name, unknown here.
+        let (_, dynamic) = super::tests::programs(&["sh", "-c", "\"$0\" x"]);
+        assert!(!dynamic.is_empty());
     }
 
     /// What a nested script sources defines its functions, not its
