@@ -114,7 +114,24 @@ fn front_matter_error(e: yaml::Error, front: &str, source: &Path) -> Diagnostic 
             "add a line `title: …` between the `---` lines: every page has a title".into(),
         );
     }
-    Diagnostic::new(rule::FRONT_MATTER_INVALID, e.message).at(loc)
+    if m.contains("duplicate") {
+        return d(
+            e.message.clone(),
+            "keep one of the two: YAML takes a key once".into(),
+        );
+    }
+    if m.contains("invalid type") {
+        return d(
+            e.message.clone(),
+            "write the value as text, in quotes when it starts with `[`, `{`, `&`, `*`, `!`, `|`, `>`, `%` or `@`: `title: \"[beta] Install\"`".into(),
+        );
+    }
+    // The front matter is there (a missing one is said elsewhere): the
+    // rule's remedy, about starting one, would not help.
+    d(
+        e.message.clone(),
+        "fix the YAML at this line: the front matter is `key: value` lines between the two `---` lines".into(),
+    )
 }
 
 /// Front matters parsed in one load, by their text: the frozen docs

@@ -118,6 +118,29 @@ fn front_matter_with_a_wrong_type() {
         "front-matter-invalid",
     );
     assert_at(&f, "content/en/install.md", Some(3));
+    // Each mistake gets its own fix, not the advice to start a front
+    // matter that is there.
+    for (front, line, fix) in [
+        ("title: I\ntitle: J\n", 3, "keep one of the two"),
+        ("title: [a, b]\n", 2, "in quotes"),
+        (
+            "title: I\nweight: 1\ndescription: \"open\n",
+            5,
+            "fix the YAML at this line",
+        ),
+    ] {
+        let f = finding(
+            |p| {
+                p.write("content/en/install.md", &format!("---\n{front}---\n"));
+            },
+            2,
+            "front-matter-invalid",
+        );
+        assert_at(&f, "content/en/install.md", Some(line));
+        let remedy = f["remedy"].as_str().unwrap_or_default();
+        assert!(remedy.contains(fix), "{front}: {f:#}");
+        assert!(!remedy.contains("Start the page"), "{front}: {f:#}");
+    }
 }
 
 #[test]
