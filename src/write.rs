@@ -606,10 +606,11 @@ fn ensure_replaceable(out: &Path) -> Result<(), Diagnostic> {
             .help("pass another --out, or remove that folder yourself if its content is disposable")
     };
     if !meta.is_dir() {
-        return Err(unsafe_out(format!(
-            "{} exists and is not a folder",
-            out.display()
-        )));
+        return Err(Diagnostic::new(
+            rule::OUTPUT_UNSAFE,
+            format!("{} exists and is not a folder", out.display()),
+        )
+        .help("pass --out a folder (new, or one a build wrote): basepress never replaces a file with the site"));
     }
     let empty = std::fs::read_dir(out)
         .map(|mut d| d.next().is_none())

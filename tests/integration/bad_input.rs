@@ -662,6 +662,15 @@ fn output_folder_not_written_by_basepress() {
         std::fs::read_to_string(p.path("site/notes.txt")).unwrap(),
         "mine"
     );
+    // A file where the site would go: kept, and the fix is another --out.
+    let p = Project::new();
+    p.write("site", "a file");
+    let o = p.build();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is not a folder"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("pass --out a folder"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("remove that folder"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(p.path("site")).unwrap(), "a file");
 }
 
 #[test]
