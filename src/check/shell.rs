@@ -416,7 +416,7 @@ fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String>
             return Err(format!("`{name} {w}` splits its command out of a string"));
         }
         if w.len() > 1 && w.starts_with('-') {
-            i += if takes_value.contains(&w) { 2 } else { 1 };
+            i += option_words(w, takes_value);
             continue;
         }
         if name == "env" && w.contains('=') {
@@ -427,6 +427,25 @@ fn wrapped(argv: &[Option<String>]) -> Result<Option<&[Option<String>]>, String>
     }
     let i = i + before;
     Ok(argv.get(i..).filter(|rest| !rest.is_empty()))
+}
+
+/// How many words option word `w` takes, its value included: a long
+/// option (`--chdir DIR`) as listed; a cluster of short ones (`-iu NAME`)
+/// as `getopt` reads it, the first that takes a value taking the rest of
+/// the word (`-uNAME`), else the next word.
+fn option_words(w: &str, takes_value: &[&str]) -> usize {
+    if w.starts_with("--") {
+        return if takes_value.contains(&w) { 2 } else { 1 };
+    }
+    let letters = &w[1..];
+    for (at, c) in letters.char_indices() {
+        let option = format!("-{c}");
+        if takes_value.contains(&option.as_str()) {
+            let attached = at + c.len_utf8() < letters.len();
+            return if attached { 1 } else { 2 };
+        }
+    }
+    1
 }
 
 /// Every command `argv` (a container command, a probe's or a hook's exec)
@@ -2205,6 +2224,10 @@ mod tests {
             ),
             (&["env"], &[]),
             (&["env", "-", "node"], &["node"]),
+            // Short options in one word, as getopt reads them.
+            (&["env", "-iu", "PATH", "curl", "x"], &["curl x"]),
+            (&["env", "-uPATH", "curl", "x"], &["curl x"]),
+            (&["timeout", "-sKILL", "5", "node"], &["node"]),
             (
                 &["busybox", "sh", "-c", "whystack-health live"],
                 &["whystack-health live"],
