@@ -190,8 +190,8 @@ pub mod rule {
             "A published docs version has no start page (`index.md`) in the default language, where the site's root and the links to the version lead.",
             "Add `index.md` to the default language's folder of that version.";
         DOC_COMMAND_MISMATCH = "doc-command-mismatch", Check, Error,
-            "A kubectl command in a page names an object of the base it documents in another namespace (or in none), by a name the base does not give it, or with a container its pod does not have: run as written, it answers `not found`.",
-            "Name the base's namespace with `-n`, and its objects and containers as the base names them.";
+            "A kubectl command in a page names an object of the base it documents in another namespace (or in none), by a name the base does not give it, or with a container its pod does not have: run as written, it answers `not found`. Or a signature check (`ssh-keygen -Y verify`) passes another identity or namespace than site.yaml's `signing`.",
+            "Name the base's namespace with `-n`, and its objects and containers as the base names them; pass the signature check the identity and namespace of `signing`.";
         DOC_YAML_INVALID = "doc-yaml-invalid", Check, Error,
             "A fenced yaml block in a page does not parse.",
             "Fix the YAML: readers copy it as it is.";

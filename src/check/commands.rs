@@ -400,6 +400,94 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let (Some(page), Some(doc)) = (site.pages.get(i), ctx.analysis.docs.get(i)) else {
         return Vec::new();
     };
+    let mut out = signature_checks(site, page, doc);
+    out.extend(kubectl_commands(ctx, page, doc));
+    out
+}
+
+/// The `ssh-keygen -Y verify` commands of a page's shell blocks pass the
+/// signer identity (`-I`) and the namespace (`-n NAMESPACE/vX.Y.Z`) that
+/// site.yaml's `signing` signs with: any other fails for every reader who
+/// copies it.
+fn signature_checks(
+    site: &crate::model::site::Site,
+    page: &crate::model::site::Page,
+    doc: &crate::model::document::Document,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(signing) = &site.config.signing else {
+        return out;
+    };
+    for block in doc
+        .code_blocks
+        .iter()
+        .filter(|b| SHELLS.contains(&b.lang.as_str()) && b.code.contains("ssh-keygen"))
+    {
+        for (n, line) in logical_lines(&block.code) {
+            let words: Vec<(usize, &str)> = tokens(&line)
+                .into_iter()
+                .filter_map(|t| match t {
+                    Token::Word(at, w) => Some((at, w)),
+                    Token::Operator => None,
+                })
+                .collect();
+            let verifies = words.windows(3).any(|w| {
+                w[0].1.rsplit('/').next() == Some("ssh-keygen")
+                    && w[1].1 == "-Y"
+                    && w[2].1 == "verify"
+            });
+            if !verifies {
+                continue;
+            }
+            let value = |option: &str| {
+                words
+                    .windows(2)
+                    .find(|w| w[0].1 == option)
+                    .map(|w| w[1])
+                    // A value from a variable is the reader's.
+                    .filter(|(_, v)| !v.starts_with('$'))
+            };
+            let at = |column: usize| {
+                Location::at(&page.source, block.line + n, column + 1 + block.indent)
+            };
+            if let Some((c, identity)) = value("-I").filter(|(_, v)| *v != signing.identity) {
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!(
+                            "the signature check passes `-I {identity}`, and the releases are signed by `{}` (site.yaml's `signing.identity`): it fails for every reader",
+                            signing.identity
+                        ),
+                    )
+                    .at(at(c))
+                    .help(format!("write `-I {}`", signing.identity)),
+                );
+            }
+            let prefix = format!("{}/v", signing.namespace);
+            if let Some((c, namespace)) = value("-n").filter(|(_, v)| !v.starts_with(&prefix)) {
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!(
+                            "the signature check passes `-n {namespace}`, and version vX.Y.Z is signed in `{prefix}X.Y.Z` (site.yaml's `signing.namespace`): it fails for every reader"
+                        ),
+                    )
+                    .at(at(c))
+                    .help(format!("write `-n \"{prefix}${{VERSION#v}}\"`")),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The `kubectl` commands of the page's shell blocks, against the base.
+fn kubectl_commands(
+    ctx: &Context,
+    page: &crate::model::site::Page,
+    doc: &crate::model::document::Document,
+) -> Vec<Diagnostic> {
+    let site = ctx.site;
     let Some(b) = documented_version(site, page)
         .and_then(|v| site.bases.iter().position(|b| &b.version == v))
     else {

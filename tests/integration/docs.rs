@@ -979,6 +979,37 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
     assert!(found[1].contains("namespace `agent-c`"), "{found:?}");
 }
 
+/// The signature check a page shows passes the identity and namespace the
+/// releases are signed with (site.yaml's `signing`).
+#[test]
+fn a_signature_check_names_the_signer_and_namespace_of_the_releases() {
+    let block = |cmd: &str| format!("Intro.\n\n```sh\n{cmd}\n```\n");
+    let found = |cmd: &str| -> Vec<String> {
+        let p = agent_docs("", &block(cmd));
+        let (_, report) = p.check_json();
+        findings_of(&report, "doc-command-mismatch")
+            .iter()
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let good = "ssh-keygen -Y verify -f allowed_signers -I releases@whystack.ai \\\n  -n \"whystack-agent/v${VERSION#v}\" -s base/SHA256SUMS.sig < base/SHA256SUMS";
+    assert_eq!(found(good), Vec::<String>::new());
+    assert_eq!(
+        found(&good.replace("-I releases@whystack.ai", "-I \"$SIGNER\"")),
+        Vec::<String>::new()
+    );
+    let wrong = found(&good.replace("releases@whystack.ai", "releases@whystack.io"));
+    assert!(
+        wrong.len() == 1 && wrong[0].contains("`-I releases@whystack.io`"),
+        "{wrong:?}"
+    );
+    let wrong = found(&good.replace("whystack-agent/v", "whystack-agent-v"));
+    assert!(
+        wrong.len() == 1 && wrong[0].contains("signed in `whystack-agent/vX.Y.Z`"),
+        "{wrong:?}"
+    );
+}
+
 /// An overlay that renames the image's repository (a customer's mirror
 /// under another name) still runs the product: its pin and its settings
 /// are checked as they are under the product's own name.
