@@ -631,14 +631,20 @@ pub(super) fn call_at(site: &Site, script: &Location, call: &Call) -> Location {
         return script.clone();
     };
     // A block scalar's position is its first line of text; the line
-    // before ends in its indicator (`|`, `|-`, `|+`, `|2`).
+    // before its blank lines, which the script starts with, ends in its
+    // indicator (`|`, `|-`, `|+`, `|2`).
     let all: Vec<&str> = text.lines().collect();
+    let mut start = line;
+    while start > 1 && all.get(start - 2).is_some_and(|l| l.trim().is_empty()) {
+        start -= 1;
+    }
     let (Some(before), Some(first)) = (
-        line.checked_sub(2).and_then(|i| all.get(i)),
+        start.checked_sub(2).and_then(|i| all.get(i)),
         all.get(line - 1),
     ) else {
         return script.clone();
     };
+    let line = start;
     let indicator = before.trim_end().rsplit(' ').next().unwrap_or_default();
     let literal = indicator.starts_with('|')
         && indicator[1..]

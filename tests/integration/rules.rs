@@ -274,6 +274,24 @@ fn a_program_from_a_volume_is_the_volumes_and_a_path_is_where_it_is() {
     ));
 }
 
+/// A call in a block scalar that starts with a blank line is found at its
+/// own line.
+#[test]
+fn a_call_after_a_blank_first_line_is_found_at_its_line() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "command: [whystack-health, ready]",
+        "command:\n                - sh\n                - -c\n                - |\n\n                  echo start\n                  curl -f http://x/",
+    );
+    let f = a.finding_at(
+        "probe-command-missing",
+        "statefulset.yaml",
+        a.line_of("statefulset.yaml", "curl -f"),
+    );
+    assert_eq!(f["location"]["column"], 19, "{f:#}");
+}
+
 #[test]
 fn probe_needs_port() {
     let a = Agent::new("v1.29.0");
