@@ -587,7 +587,14 @@ impl State {
             for &t in analysis.graph.by_source.get(source).into_iter().flatten() {
                 for &j in analysis.graph.inbound.get(t).into_iter().flatten() {
                     if names_another_id(analysis, j, t, &old.headings, &new.headings) {
+                        // The page, and its untranslated copies in the
+                        // other languages, which publish its links.
+                        let copies = site
+                            .pages
+                            .get(j)
+                            .and_then(|p| analysis.graph.by_source.get(&p.source));
                         show.insert(j);
+                        show.extend(copies.into_iter().flatten().copied());
                     }
                 }
             }

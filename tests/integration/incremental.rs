@@ -593,6 +593,18 @@ fn links_follow_the_ids_of_the_headings_they_name() {
         &[("content/en/install.md", &exact), ("site.yaml", SITE_YAML)],
     );
     assert!(!r.fast);
+    // A linking page only one language has: its untranslated copies
+    // publish its links too, and follow.
+    p.write(
+        "content/en/guide.md",
+        "---\ntitle: Guide\nweight: 3\n---\n# Guide\n\nSee [install](install.md#Steps).\n",
+    );
+    let mut session = Session::new(root, engine::Options::default());
+    rebuild(&mut session, root, None);
+    let r = edit(&mut session, root, &[("content/en/install.md", &install)]);
+    assert!(r.fast);
+    let r = edit(&mut session, root, &[("content/en/install.md", &exact)]);
+    assert!(r.fast);
 }
 
 /// A preview renders a project whose errors are checks' findings, but
