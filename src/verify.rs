@@ -205,6 +205,9 @@ impl Source {
     }
 }
 
+/// What a site publishes in `kubernetes/` besides the version folders.
+const KUBERNETES_FILES: &[&str] = &["versions.txt", "versions.json", "allowed_signers"];
+
 fn unreachable(what: &str, e: &dyn std::fmt::Display) -> Diagnostic {
     Diagnostic::new(
         rule::SITE_UNREACHABLE,
@@ -553,6 +556,17 @@ impl Run {
                         .is_some_and(|v| Version::parse(v).is_ok())
                 },
             );
+            // Beside the versions, the indexes and the signers' file.
+            let own: Vec<String> = KUBERNETES_FILES.iter().map(|f| f.to_string()).collect();
+            self.unlisted(
+                "kubernetes/",
+                "the download contract (versions, their indexes and allowed_signers)",
+                &own,
+                |name| {
+                    name.strip_prefix('v')
+                        .is_none_or(|v| Version::parse(v).is_err())
+                },
+            );
         }
         for folder in versions {
             self.version(&folder, trusted.as_deref());
@@ -704,6 +718,14 @@ impl Run {
         };
         let listed = self.names(&files_path, &files_txt);
         self.unlisted(&dir, "its files.txt", &listed, |name| name != "files.txt");
+        // A version folder holds its base alone: anything beside it would
+        // be published as part of the immutable version, unchecked.
+        self.unlisted(
+            &format!("kubernetes/{folder}/"),
+            "the download contract (a version folder holds base/ alone)",
+            &["base".to_string()],
+            |_| true,
+        );
         if !listed.iter().any(|n| n == "SHA256SUMS") {
             self.findings.push(
                 Diagnostic::new(

@@ -433,6 +433,25 @@ fn verify_checks_indexes_names_and_pinned_keys() {
     assert_eq!(code, 1, "{json}");
     assert_eq!(rules_of(&json), ["published-file-unlisted"], "{json}");
     assert!(json.contains("`v1.30.0`"), "{json}");
+    // Beside a version's base, or beside the versions: published as part
+    // of the immutable version, or of the contract, and unchecked.
+    let copy = copy_site(&site);
+    let version = copy.path().join("kubernetes/v1.30.0");
+    std::fs::write(version.join("notes.env"), "TOKEN=x\n").unwrap();
+    std::fs::create_dir_all(version.join("overlay")).unwrap();
+    std::fs::write(version.join("overlay/k.yaml"), "a: 1\n").unwrap();
+    std::fs::write(copy.path().join("kubernetes/stray.sh"), "echo\n").unwrap();
+    let (code, json) = verify_site(&target(&copy), &[]);
+    assert_eq!(code, 1, "{json}");
+    for name in ["`notes.env`", "`overlay`", "`stray.sh`"] {
+        assert!(json.contains(name), "{name}: {json}");
+    }
+    assert!(
+        rules_of(&json)
+            .iter()
+            .all(|r| r == "published-file-unlisted"),
+        "{json}"
+    );
 
     // A missing file, and a versions.txt naming something unsafe.
     let copy = copy_site(&site);
