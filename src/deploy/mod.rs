@@ -12,8 +12,8 @@
 //! bucket holds with other bytes, a version the site no longer has, more
 //! deletions than allowed. Then it runs the plan ([`run`]) tier by tier:
 //! every version's files and the assets, then `SHA256SUMS`, the
-//! signatures, `files.txt`, `allowed_signers`, `versions.txt` and
-//! `versions.json`, new pages, changed pages, and last what points at
+//! signatures, `files.txt`, `allowed_signers`, `versions.txt`, then
+//! `versions.json` (only once `versions.txt` went up), new pages, changed pages, and last what points at
 //! pages from outside (sitemap, robots.txt, `/`, the 404 page); deletions
 //! after all of it. A version's objects are written only if absent
 //! (`If-None-Match: *`), and read back before its `SHA256SUMS`; the

@@ -40,8 +40,13 @@ pub enum Class {
     /// `/kubernetes/allowed_signers`.
     Signers,
     /// `/kubernetes/versions.txt` and `versions.json`: replaced only if
-    /// they are still what this deploy saw.
+    /// they are still what this deploy saw. `versions.txt`, which the
+    /// download loop reads, goes first: `versions.json` follows only if
+    /// it went up, so that two racing deploys never leave the two
+    /// naming different versions.
     Versions,
+    /// `/kubernetes/versions.json`, after `versions.txt`.
+    VersionsJson,
     /// An HTML page, or a search bundle's shards and page texts.
     Page,
     /// A search bundle's `index.json` and the version sitemaps: after the
@@ -67,7 +72,8 @@ pub fn classify(path: &str) -> (Class, Option<&str>) {
     }
     let class = match path {
         "kubernetes/allowed_signers" => Class::Signers,
-        "kubernetes/versions.txt" | "kubernetes/versions.json" => Class::Versions,
+        "kubernetes/versions.txt" => Class::Versions,
+        "kubernetes/versions.json" => Class::VersionsJson,
         "index.html" | "404.html" | "sitemap.xml" | "robots.txt" => Class::Last,
         // The version sitemaps name pages, and the search bundles lead to
         // them: neither goes up before the pages do.
@@ -151,7 +157,7 @@ pub struct Plan {
 }
 
 /// The number of tiers: one past the highest.
-pub const TIERS: u8 = 10;
+pub const TIERS: u8 = 11;
 
 fn tier(class: Class, reason: Reason) -> u8 {
     match class {
@@ -161,12 +167,13 @@ fn tier(class: Class, reason: Reason) -> u8 {
         Class::FilesTxt => 3,
         Class::Signers => 4,
         Class::Versions => 5,
+        Class::VersionsJson => 6,
         // New pages before changed ones: a changed page may link to a new
         // one, and a new one only to pages already there.
-        Class::Page if reason == Reason::New => 6,
-        Class::Page => 7,
-        Class::Index => 8,
-        Class::Last => 9,
+        Class::Page if reason == Reason::New => 7,
+        Class::Page => 8,
+        Class::Index => 9,
+        Class::Last => 10,
     }
 }
 
@@ -228,7 +235,9 @@ pub fn plan(
         };
         let write = match class {
             _ if version.is_some() => Write::Create,
-            Class::Versions => Write::Replace(theirs.and_then(|r| r.e_tag.clone())),
+            Class::Versions | Class::VersionsJson => {
+                Write::Replace(theirs.and_then(|r| r.e_tag.clone()))
+            }
             _ => Write::Overwrite,
         };
         out.uploads.push(Upload {
@@ -363,6 +372,12 @@ mod tests {
         );
         assert_eq!(classify("kubernetes/vX/base/a").0, Class::Asset);
         assert_eq!(classify("kubernetes/versions.txt"), (Class::Versions, None));
+        // versions.json only after versions.txt went up.
+        let (txt, json) = (
+            tier(classify("kubernetes/versions.txt").0, Reason::Changed),
+            tier(classify("kubernetes/versions.json").0, Reason::Changed),
+        );
+        assert!(txt < json, "{txt} {json}");
         assert_eq!(classify("es/versions/index.html").0, Class::Page);
         assert_eq!(classify("search/1.30/es/index.json").0, Class::Index);
         assert_eq!(classify("search/es/s/0.json").0, Class::Page);
@@ -396,8 +411,8 @@ mod tests {
                 "kubernetes/v1.0.0/base/SHA256SUMS.sig",
                 "kubernetes/v1.0.0/base/files.txt",
                 "kubernetes/allowed_signers",
-                "kubernetes/versions.json",
                 "kubernetes/versions.txt",
+                "kubernetes/versions.json",
                 "en/index.html",
                 "search/en/index.json",
                 "404.html",
