@@ -247,9 +247,23 @@ fn against_deployed(deployed: &Deployed, bases: &[Base]) -> Vec<Diagnostic> {
             .iter()
             .map(|f| (f.name.clone(), f.bytes.clone()))
             .collect();
-        ours.insert("SHA256SUMS".into(), layout::sha256sums(base).into_bytes());
-        ours.insert("files.txt".into(), layout::files_txt(base).into_bytes());
-        if let Some(sig) = &base.signature {
+        // A version deployed unsigned takes its signature once signing is
+        // set (`basepress release` signs it): published with it, or as
+        // deployed.
+        let as_deployed_unsigned = base.signature.is_some()
+            && !theirs.contains_key(layout::SIGNATURE)
+            && theirs.get("SHA256SUMS") == Some(&layout::sha256sums_for(base, false).into_bytes())
+            && theirs.get("files.txt") == Some(&layout::files_txt_for(base, false).into_bytes());
+        let signed = base.signature.is_some() && !as_deployed_unsigned;
+        ours.insert(
+            "SHA256SUMS".into(),
+            layout::sha256sums_for(base, signed).into_bytes(),
+        );
+        ours.insert(
+            "files.txt".into(),
+            layout::files_txt_for(base, signed).into_bytes(),
+        );
+        if let Some(sig) = base.signature.as_ref().filter(|_| signed) {
             ours.insert(layout::SIGNATURE.into(), sig.clone().into_bytes());
         }
         for (name, bytes) in theirs {

@@ -184,11 +184,37 @@ pub fn needs_sha256(local: &LocalFile, remote: &Remote) -> bool {
     remote.sha256.is_none() && (version_folder(&local.path).is_some() || remote.size == local.size)
 }
 
+/// A version's `files.txt` and `SHA256SUMS` as they were before the
+/// version was signed (`files.txt` without `SHA256SUMS.sig`, and the sums
+/// with that `files.txt`'s): what a bucket holds of a version deployed
+/// unsigned, which `basepress release` signs once `signing` is set.
+pub fn unsigned_indexes(files_txt: &str, sums: &str) -> (String, String) {
+    let files: String = files_txt
+        .lines()
+        .filter(|l| *l != crate::model::layout::SIGNATURE)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let index = crate::model::site::sha256_hex(files.as_bytes());
+    let sums = sums
+        .lines()
+        .map(|l| match l.split_once("  ") {
+            Some((_, "files.txt")) => format!("{index}  files.txt\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    (files, sums)
+}
+
 /// Compares the site's files with the bucket's objects (by site path).
+/// `unsigned`: for each signed version's `files.txt` and `SHA256SUMS`,
+/// the SHA-256 it had unsigned (see [`unsigned_indexes`]): a version the
+/// bucket holds unsigned, with those bytes and every other file the same,
+/// takes its signature, and those two files are replaced.
 pub fn plan(
     target: &Target,
     local: &[LocalFile],
     remote: &BTreeMap<String, Remote>,
+    unsigned: &BTreeMap<String, String>,
     max_deletes: usize,
 ) -> Plan {
     let mut out = Plan::default();
@@ -199,11 +225,29 @@ pub fn plan(
         .collect();
     let local_paths: BTreeSet<&str> = local.iter().map(|f| f.path.as_str()).collect();
 
+    // A version deployed unsigned, now signed: its indexes may change as
+    // signing changes them, and nothing else.
+    let signing = |folder: &str, path: &str, r: &Remote| {
+        let signature = format!("{folder}/base/{}", crate::model::layout::SIGNATURE);
+        !remote.contains_key(&signature)
+            && local_paths.contains(signature.as_str())
+            && r.sha256.is_some()
+            && unsigned.get(path) == r.sha256.as_ref()
+    };
     for file in local {
         let (class, version) = classify(&file.path);
         let theirs = remote.get(&file.path);
         let reason = match theirs {
             None => Reason::New,
+            Some(r) if version.is_some_and(|v| signing(v, &file.path, r)) => {
+                out.uploads.push(Upload {
+                    file: file.clone(),
+                    tier: tier(class, Reason::Changed),
+                    reason: Reason::Changed,
+                    write: Write::Replace(r.e_tag.clone()),
+                });
+                continue;
+            }
             Some(r) if version.is_some() => {
                 if r.size == file.size && r.sha256.as_deref() == Some(file.sha256.as_str()) {
                     out.unchanged.push(file.path.clone());
@@ -399,7 +443,7 @@ mod tests {
     #[test]
     fn a_first_deploy_uploads_indexes_after_what_they_name() {
         let local = site();
-        let p = plan(&target(), &local, &BTreeMap::new(), 256);
+        let p = plan(&target(), &local, &BTreeMap::new(), &BTreeMap::new(), 256);
         assert!(p.findings.is_empty());
         let order: Vec<&str> = p.uploads.iter().map(|u| u.file.path.as_str()).collect();
         assert_eq!(
@@ -439,7 +483,7 @@ mod tests {
                 sha256: None,
             },
         );
-        let unchanged = plan(&target(), &local, &remote_of(&local), 256);
+        let unchanged = plan(&target(), &local, &remote_of(&local), &BTreeMap::new(), 256);
         assert!(unchanged.uploads.is_empty() && unchanged.deletes.is_empty());
         assert_eq!(unchanged.unchanged.len(), local.len());
 
@@ -447,7 +491,7 @@ mod tests {
         local[11] = file("kubernetes/versions.txt", "v1.0.0\nv1.1.0\n");
         local.push(file("en/new/index.html", "new"));
         local.push(file("kubernetes/v1.1.0/base/kustomization.yaml", "k2"));
-        let p = plan(&target(), &local, &remote, 256);
+        let p = plan(&target(), &local, &remote, &BTreeMap::new(), 256);
         assert!(p.findings.is_empty(), "{:?}", p.findings);
         let order: Vec<(&str, Reason)> = p
             .uploads
@@ -466,8 +510,85 @@ mod tests {
         let seen = remote["kubernetes/versions.txt"].e_tag.clone();
         assert_eq!(p.uploads[1].write, Write::Replace(seen));
         assert_eq!(p.deletes, ["en/old/index.html"]);
-        let guarded = plan(&target(), &local, &remote, 0);
+        let guarded = plan(&target(), &local, &remote, &BTreeMap::new(), 0);
         assert_eq!(guarded.findings[0].rule.id, "deploy-too-many-deletes");
+    }
+
+    /// A version deployed unsigned, signed since (`basepress release` signs
+    /// it once `signing` is set): its signature goes up and its indexes are
+    /// replaced, when the bucket holds exactly their unsigned forms and
+    /// every other file of it is the same; anything else still stops.
+    #[test]
+    fn a_version_deployed_unsigned_takes_its_signature() {
+        let files_txt = "SHA256SUMS\nSHA256SUMS.sig\nfiles.txt\nkustomization.yaml\n";
+        let sums = format!(
+            "{}  files.txt\n{}  kustomization.yaml\n",
+            sha256_hex(files_txt.as_bytes()),
+            sha256_hex(b"k")
+        );
+        let (old_files, old_sums) = unsigned_indexes(files_txt, &sums);
+        assert_eq!(old_files, "SHA256SUMS\nfiles.txt\nkustomization.yaml\n");
+        assert!(old_sums.starts_with(&sha256_hex(old_files.as_bytes())));
+        let v = "kubernetes/v1.0.0/base/";
+        let mut local = site();
+        local.retain(|f| !f.path.starts_with(v));
+        local.extend([
+            file(&format!("{v}SHA256SUMS"), &sums),
+            file(&format!("{v}SHA256SUMS.sig"), "sig"),
+            file(&format!("{v}files.txt"), files_txt),
+            file(&format!("{v}kustomization.yaml"), "k"),
+        ]);
+        local.sort_by(|a, b| a.path.cmp(&b.path));
+        let deployed: Vec<LocalFile> = local
+            .iter()
+            .filter(|f| !f.path.ends_with(".sig"))
+            .map(|f| match f.path.rsplit('/').next() {
+                Some("files.txt") if f.path.starts_with(v) => file(&f.path, &old_files),
+                Some("SHA256SUMS") => file(&f.path, &old_sums),
+                _ => f.clone(),
+            })
+            .collect();
+        let remote = remote_of(&deployed);
+        let unsigned: BTreeMap<String, String> = [
+            (format!("{v}files.txt"), sha256_hex(old_files.as_bytes())),
+            (format!("{v}SHA256SUMS"), sha256_hex(old_sums.as_bytes())),
+        ]
+        .into();
+        let p = plan(&target(), &local, &remote, &unsigned, 256);
+        assert!(p.findings.is_empty(), "{:?}", p.findings);
+        let ups: Vec<(&str, &Write)> = p
+            .uploads
+            .iter()
+            .map(|u| (u.file.path.as_str(), &u.write))
+            .collect();
+        let sums_tag = remote[&format!("{v}SHA256SUMS")].e_tag.clone();
+        let files_tag = remote[&format!("{v}files.txt")].e_tag.clone();
+        assert_eq!(
+            ups,
+            [
+                (format!("{v}SHA256SUMS").as_str(), &Write::Replace(sums_tag)),
+                (format!("{v}SHA256SUMS.sig").as_str(), &Write::Create),
+                (format!("{v}files.txt").as_str(), &Write::Replace(files_tag)),
+            ]
+        );
+        // The bucket's files.txt is not the unsigned form: it changed.
+        let mut other = remote.clone();
+        other.get_mut(&format!("{v}files.txt")).unwrap().sha256 = Some(sha256_hex(b"x"));
+        let p = plan(&target(), &local, &other, &unsigned, 256);
+        assert_eq!(p.findings.len(), 1, "{:?}", p.findings);
+        assert_eq!(p.findings[0].rule.id, "released-version-changed");
+        // The bucket holds a signature already: no transition.
+        let mut signed = remote.clone();
+        signed.insert(
+            format!("{v}SHA256SUMS.sig"),
+            Remote {
+                size: 3,
+                e_tag: None,
+                sha256: Some(sha256_hex(b"old")),
+            },
+        );
+        let p = plan(&target(), &local, &signed, &unsigned, 256);
+        assert!(p.findings.len() >= 2, "{:?}", p.findings);
     }
 
     #[test]
@@ -492,7 +613,7 @@ mod tests {
                 sha256: None,
             },
         );
-        let p = plan(&target(), &local, &remote, 256);
+        let p = plan(&target(), &local, &remote, &BTreeMap::new(), 256);
         let found: Vec<(&str, String)> = p
             .findings
             .iter()

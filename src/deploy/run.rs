@@ -51,7 +51,8 @@ pub async fn deploy(
     if let Err(d) = learn_sha256(ctx, files, &mut remote).await {
         return vec![d];
     }
-    let plan = plan::plan(&ctx.target, files, &remote, options.max_deletes);
+    let unsigned = unsigned_indexes(&ctx.site, files);
+    let plan = plan::plan(&ctx.target, files, &remote, &unsigned, options.max_deletes);
     report.plan = actions(&plan);
     report.unchanged = plan.unchanged.len();
     if !plan.findings.is_empty() {
@@ -109,6 +110,25 @@ pub async fn deploy(
     }
     report.complete = true;
     Vec::new()
+}
+
+/// For each signed version of the site, the SHA-256 its `files.txt` and
+/// `SHA256SUMS` had before it was signed (see [`plan::unsigned_indexes`]).
+fn unsigned_indexes(site: &std::path::Path, files: &[LocalFile]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let signature = format!("/base/{}", crate::model::layout::SIGNATURE);
+    for sig in files.iter().filter(|f| f.path.ends_with(&signature)) {
+        let dir = &sig.path[..sig.path.len() - crate::model::layout::SIGNATURE.len()];
+        let read = |name: &str| std::fs::read_to_string(site.join(format!("{dir}{name}"))).ok();
+        let (Some(files_txt), Some(sums)) = (read("files.txt"), read("SHA256SUMS")) else {
+            continue;
+        };
+        let (files_txt, sums) = plan::unsigned_indexes(&files_txt, &sums);
+        let sha = |text: &str| crate::model::site::sha256_hex(text.as_bytes());
+        out.insert(format!("{dir}files.txt"), sha(&files_txt));
+        out.insert(format!("{dir}SHA256SUMS"), sha(&sums));
+    }
+    out
 }
 
 /// The plan as printed.

@@ -416,6 +416,57 @@ fn a_published_version_is_never_replaced() {
     assert_eq!(code, 0, "{json}");
 }
 
+/// A version deployed unsigned, released again once `signing` is set
+/// (which signs it): the deploy adds its signature and replaces its two
+/// indexes, and nothing else of it.
+#[test]
+fn a_version_deployed_unsigned_takes_its_signature() {
+    if !tools() || !have("ssh-keygen") {
+        return;
+    }
+    let moto = Moto::start();
+    let p = Project::new();
+    let run = |args: &[&str], key: Option<&Path>| {
+        let mut c = basepress();
+        c.args(args)
+            .args(["--root", &p.root().to_string_lossy()])
+            .env_remove("BASEPRESS_SIGNING_KEY");
+        if let Some(k) = key {
+            c.arg("--signing-key").arg(k);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+    };
+    run(&["release", "v1.1.0"], None);
+    let unsigned = p.path("out-a");
+    build_ok(p.root(), &unsigned);
+    let (code, r) = deploy(&moto.endpoint, "s", &unsigned, &[]);
+    assert_eq!((code, rules(&r)), (0, vec![]), "{r:#}");
+
+    let keys = tempfile::tempdir().unwrap();
+    let key = crate::signing::ed25519(keys.path(), "release");
+    let public = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+    p.write(
+        "site.yaml",
+        &format!(
+            "{SITE_YAML}signing:\n  identity: r@example.com\n  namespace: agent\n  public_key: {}\n",
+            public.trim()
+        ),
+    );
+    run(&["release", "v1.1.0"], Some(&key));
+    let signed = p.path("out-b");
+    build_ok(p.root(), &signed);
+    let (code, r) = deploy(&moto.endpoint, "s", &signed, &[]);
+    assert_eq!((code, rules(&r)), (0, vec![]), "{r:#}");
+    let keys_after: Vec<String> = moto.objects("s").into_iter().map(|(k, _)| k).collect();
+    assert!(
+        keys_after.contains(&"s/kubernetes/v1.1.0/base/SHA256SUMS.sig".to_string()),
+        "{keys_after:?}"
+    );
+    let (code, json) = verify_served(&moto, "s");
+    assert_eq!(code, 0, "{json}");
+}
+
 #[test]
 fn racing_deploys_never_mix_two_versions() {
     if !tools() {

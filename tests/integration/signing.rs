@@ -61,7 +61,7 @@ fn keygen(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
     path
 }
 
-fn ed25519(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn ed25519(dir: &Path, name: &str) -> PathBuf {
     keygen(dir, name, &["-t", "ed25519", "-N", ""])
 }
 
@@ -751,6 +751,47 @@ fn a_release_is_signed_once_and_every_build_publishes_that_signature() {
     assert_eq!(
         std::fs::read(s.project.path("bases/published.lock")).unwrap(),
         lock_before
+    );
+}
+
+/// A version released and deployed before `signing` was set takes its
+/// signature once it is (`basepress release` signs it then): a build
+/// against the deployed site, and the site's check, accept exactly that
+/// change, and nothing else.
+#[test]
+fn a_version_deployed_unsigned_takes_its_signature_later() {
+    if !have("ssh-keygen") {
+        return;
+    }
+    let s = Signed::new();
+    let signed_site = std::fs::read_to_string(s.project.path("site.yaml")).unwrap();
+    s.project.write("site.yaml", SITE_YAML);
+    let o = s.run(&["release", "v1.1.0"], None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = s.build(None);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let deployed = copy_site(&s.project.out());
+    let against = deployed.path().to_string_lossy().into_owned();
+
+    s.project.write("site.yaml", &signed_site);
+    let o = s.run(&["release", "v1.1.0"], Some(&s.key));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = s.run(&["build", "--format", "json", "--against", &against], None);
+    assert_eq!(o.status.code(), Some(0), "{}", out_text(&o));
+    assert!(s.published("SHA256SUMS.sig").is_some());
+    let (code, json) = verify_site(&s.project.out().to_string_lossy(), &[]);
+    assert_eq!(code, 0, "{json}");
+
+    // Any other change of the deployed version is still refused.
+    let config = deployed.path().join("kubernetes/v1.1.0/base/config.env");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}# changed\n")).unwrap();
+    let o = s.run(&["build", "--format", "json", "--against", &against], None);
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    assert!(
+        rules_of(&out_text(&o)).contains(&"released-version-changed".to_string()),
+        "{}",
+        out_text(&o)
     );
 }
 
