@@ -18,9 +18,16 @@ pub fn open(
     options: &Options,
 ) -> Result<(Arc<dyn ObjectStore>, String), Diagnostic> {
     crate::tls::install_provider();
+    // No proxy, whatever HTTP_PROXY or HTTPS_PROXY say: the HTTP client
+    // would otherwise read them from the process's environment (which only
+    // the command line reads) and send plain HTTP to a loopback endpoint
+    // through another host. A proxy that every host and address is
+    // excluded from turns its lookup of the system's off.
     let client = ClientOptions::new()
         .with_timeout(options.timeout)
-        .with_connect_timeout(options.timeout.min(Duration::from_secs(10)));
+        .with_connect_timeout(options.timeout.min(Duration::from_secs(10)))
+        .with_proxy_url("http://127.0.0.1:9")
+        .with_proxy_excludes("*,0.0.0.0/0,::/0");
     let retry = RetryConfig {
         backoff: BackoffConfig {
             init_backoff: Duration::from_millis(100),

@@ -158,6 +158,19 @@ fn deploy_command(endpoint: &str, prefix: &str, site: &Path, extra: &[&str]) -> 
         .env("AWS_SECRET_ACCESS_KEY", "test")
         .env("AWS_REGION", "us-east-1")
         .env("AWS_ENDPOINT_URL", endpoint);
+    // A proxy the deploy must not use: it would carry the plain HTTP to
+    // the loopback endpoint through another host (here: nowhere).
+    for proxy in [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ] {
+        cmd.env(proxy, "http://127.0.0.1:9");
+    }
+    cmd.env_remove("NO_PROXY").env_remove("no_proxy");
     cmd
 }
 
