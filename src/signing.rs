@@ -29,11 +29,18 @@ pub fn public_key(config: &SigningConfig) -> Result<PublicKey, String> {
         .map_err(|e| format!("`signing.public_key` is not an OpenSSH public key: {e}"))?;
     if key.algorithm() != Algorithm::Ed25519 {
         return Err(format!(
-            "`signing.public_key` is a {} key; basepress signs with ed25519 keys only",
-            key.algorithm()
+            "`signing.public_key` is {} key; basepress signs with ed25519 keys only",
+            with_article(key.algorithm().as_ref())
         ));
     }
     Ok(key)
+}
+
+/// A key type's name with its article (`an ecdsa-sha2-nistp256`, `a
+/// ssh-rsa`), as said aloud.
+fn with_article(name: &str) -> String {
+    let vowel = name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
 /// The `allowed_signers` file the site publishes: one line that trusts
@@ -111,7 +118,21 @@ impl Signer {
                 format!("the signing key from {origin} {why}"),
             )
         };
-        let key = PrivateKey::from_openssh(text.trim())
+        let text = text.trim();
+        // What people give instead of the key's text: a public key, a
+        // path.
+        if PublicKey::from_openssh(text).is_ok() {
+            return Err(bad("is a public key".into())
+                .help("give the private key (the file without `.pub`): the public one goes in site.yaml's `signing.public_key`"));
+        }
+        // (Nothing of the text is shown: it may be part of a key.)
+        if !text.starts_with("-----BEGIN") {
+            return Err(bad(
+                "is not an OpenSSH private key: it does not start with a `-----BEGIN` line".into(),
+            )
+            .help("BASEPRESS_SIGNING_KEY holds the key's text, not a path (for a file, pass --signing-key FILE); a file must hold an OpenSSH private key"));
+        }
+        let key = PrivateKey::from_openssh(text)
             .map_err(|e| bad(format!("is not an OpenSSH private key ({e})")))?;
         if key.is_encrypted() {
             return Err(bad("is encrypted with a passphrase".into()).help(
@@ -121,8 +142,8 @@ impl Signer {
         }
         if key.algorithm() != Algorithm::Ed25519 {
             return Err(bad(format!(
-                "is a {} key; basepress signs with ed25519 keys only",
-                key.algorithm()
+                "is {} key; basepress signs with ed25519 keys only",
+                with_article(key.algorithm().as_ref())
             )));
         }
         Ok(Signer { key })

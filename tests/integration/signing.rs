@@ -810,13 +810,15 @@ fn keys_that_cannot_sign_are_refused_with_exit_2() {
     let garbage = s.keys.path().join("garbage");
     std::fs::write(&garbage, "not a key\n").unwrap();
     let missing = s.keys.path().join("missing");
+    let public = s.key.with_extension("pub");
     for (key, says) in [
         (&encrypted, "is encrypted with a passphrase"),
         (
             &ecdsa,
-            "is a ecdsa-sha2-nistp256 key; basepress signs with ed25519 keys only",
+            "is an ecdsa-sha2-nistp256 key; basepress signs with ed25519 keys only",
         ),
-        (&garbage, "is not an OpenSSH private key"),
+        (&garbage, "does not start with a `-----BEGIN` line"),
+        (&public, "is a public key"),
         (&missing, "cannot read the signing key"),
     ] {
         let o = s.run(&["check"], Some(key));
