@@ -170,9 +170,16 @@ impl Source {
             Source::Http { agent, base } => {
                 let url = format!("{base}/{path}");
                 let mut response = agent.get(&url).call().map_err(|e| unreachable(&url, &e))?;
+                // Not there: 404, 410, and the 403 a bucket answers for a
+                // key it does not hold when listing is not public. Any other
+                // answer (a 5xx, 429) says nothing about the file: the site
+                // cannot be read now.
                 let status = response.status();
-                if status != 200 {
+                if matches!(status.as_u16(), 403 | 404 | 410) {
                     return Ok(Fetch::Missing(format!("the server answers {status}")));
+                }
+                if status != 200 {
+                    return Err(unreachable(&url, &format!("the server answers {status}")));
                 }
                 match response.body_mut().with_config().limit(limit).read_to_vec() {
                     Ok(bytes) => Ok(Fetch::Found(bytes)),

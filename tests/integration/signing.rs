@@ -338,6 +338,28 @@ fn verify_reports_what_it_cannot_read_with_exit_2() {
     assert_eq!(code, 2, "{json}");
     assert_eq!(rules_of(&json), vec!["site-unreachable"], "{json}");
 
+    // A server that answers 503 to everything: it cannot be read now,
+    // which says nothing of what it publishes.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let busy = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            use std::io::{Read, Write};
+            let mut stream = stream;
+            let mut buf = [0u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    let (code, json) = verify_site(&format!("http://127.0.0.1:{busy}"), &["--timeout", "5"]);
+    assert_eq!(code, 2, "{json}");
+    assert!(
+        rules_of(&json).iter().all(|r| r == "site-unreachable"),
+        "{json}"
+    );
+
     let empty = tempfile::tempdir().unwrap();
     let (code, json) = verify_site(&empty.path().to_string_lossy(), &[]);
     assert_eq!(
