@@ -171,6 +171,16 @@ fn a_script_command_is_reported_on_its_line() {
     assert_eq!(f["location"]["column"], 21, "{f:#}");
 }
 
+/// The base with one more resource, `extra.yaml`.
+fn with_extra(a: &Agent, yaml: &str) {
+    a.add("extra.yaml", yaml);
+    a.edit(
+        "kustomization.yaml",
+        "resources:\n",
+        "resources:\n  - extra.yaml\n",
+    );
+}
+
 /// A ReplicaSet or ReplicationController runs pods like a Deployment
 /// (and a PodTemplate describes them):
 /// their commands are checked against the image, and a mount of a volume
@@ -179,14 +189,9 @@ fn a_script_command_is_reported_on_its_line() {
 fn every_kind_that_runs_pods_is_checked() {
     for (api, kind) in [("apps/v1", "ReplicaSet"), ("v1", "ReplicationController")] {
         let a = Agent::new("v1.29.0");
-        a.add(
-            "extra.yaml",
+        with_extra(
+            &a,
             &format!("apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: extra\nspec:\n  replicas: 1\n  selector:\n    app: extra\n  template:\n    metadata:\n      labels:\n        app: extra\n    spec:\n      containers:\n        - name: tool\n          image: whystack-agent\n          command: [drain-now]\n          volumeMounts:\n            - name: scratch\n              mountPath: /scratch\n"),
-        );
-        a.edit(
-            "kustomization.yaml",
-            "resources:\n",
-            "resources:\n  - extra.yaml\n",
         );
         let f = a.finding_at(
             "probe-command-missing",
@@ -203,14 +208,9 @@ fn every_kind_that_runs_pods_is_checked() {
     }
     // A PodTemplate runs no pods itself, but what uses it runs its spec.
     let a = Agent::new("v1.29.0");
-    a.add(
-        "extra.yaml",
+    with_extra(
+        &a,
         "apiVersion: v1\nkind: PodTemplate\nmetadata:\n  name: extra\ntemplate:\n  metadata:\n    labels:\n      app: extra\n  spec:\n    containers:\n      - name: tool\n        image: whystack-agent\n        command: [sh, -c, \"drain-now\"]\n",
-    );
-    a.edit(
-        "kustomization.yaml",
-        "resources:\n",
-        "resources:\n  - extra.yaml\n",
     );
     let f = a.finding_at(
         "probe-command-missing",
