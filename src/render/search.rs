@@ -14,7 +14,8 @@
 //!
 //! Words are folded as the script folds a query (accents removed,
 //! lowercase) and split at anything but letters and digits; a word is
-//! stemmed with the Snowball stemmer of the page's language (Spanish,
+//! stemmed as written (before folding: the stemmers' rules have accents,
+//! Portuguese `-ção`) with the Snowball stemmer of the page's language (Spanish,
 //! Portuguese, English and a dozen more; other languages are not stemmed).
 //! The browser needs no stemmer of its own: the script looks a query word
 //! up among the indexed words to learn its stem (or, for a word the pages
@@ -370,6 +371,10 @@ impl Words {
             fold: fold_map,
         } = self;
         let folded = fold_with(text, |c, ascii| note_fold(seen, fold_map, c, ascii));
+        // Where the text is, in the original, up to a place of the folded
+        // one: moved forward only, when a new word is stemmed.
+        let mut cursor = (0usize, 0usize);
+        let ascii = text.is_ascii();
         tokens(&folded, |t| {
             let (w, stemmed) = match t {
                 Token::Word(w) => (w, true),
@@ -385,14 +390,51 @@ impl Words {
             if stemmed && stop.binary_search(&w).is_ok() {
                 return;
             }
-            // A word's stem is worked out once, when it is first seen.
+            // A word's stem is worked out once, when it is first seen, from
+            // the word as written: the stemmers' rules have accents
+            // (Portuguese `-ção`), which folding removes.
             let stem = match (stemmed, stemmer.as_ref()) {
+                (true, Some(s)) if !ascii => {
+                    let at = w.as_ptr() as usize - folded.as_ptr() as usize;
+                    match written(text, &mut cursor, at, at + w.len()) {
+                        Some(word) if word != w => {
+                            fold_with(&s.stem(&word.to_lowercase()), |_, _| {}).into_owned()
+                        }
+                        _ => s.stem(w).into_owned(),
+                    }
+                }
                 (true, Some(s)) => s.stem(w).into_owned(),
                 _ => w.to_string(),
             };
             by_word.insert(w.to_string(), Postings::new(stem, at));
         });
     }
+}
+
+/// The part of `text` that folds into bytes `start..end` of its folded
+/// form, found by moving `cursor` (a place in `text` and the matching
+/// place in the folded text) forward; `None` when those bytes start or end
+/// inside one character's folding.
+fn written<'t>(
+    text: &'t str,
+    cursor: &mut (usize, usize),
+    start: usize,
+    end: usize,
+) -> Option<&'t str> {
+    let mut to = |target: usize| {
+        while cursor.1 < target {
+            let c = text[cursor.0..].chars().next()?;
+            cursor.0 += c.len_utf8();
+            cursor.1 += match c {
+                c if c.is_ascii() => 1,
+                c => deunicode::deunicode_char(c).map_or(1, str::len),
+            };
+        }
+        (cursor.1 == target).then_some(cursor.0)
+    };
+    let from = to(start)?;
+    let until = to(end)?;
+    text.get(from..until)
 }
 
 fn json_str(out: &mut String, s: &str) {
@@ -690,6 +732,61 @@ mod tests {
             ]
         );
         assert_eq!(all_tokens("a..b -c- 1.x"), [Joined("1.x")]);
+    }
+
+    /// A word is stemmed as written, then folded: the stemmers' rules have
+    /// accents (Portuguese `-ção`), so `atualização` and `atualizar` share
+    /// a stem, as `actualización` and `actualizar` do.
+    #[test]
+    fn words_are_stemmed_before_they_are_folded() {
+        let stem_of = |lang: &'static str, text: &str, word: &str| {
+            let mut words = Words {
+                stop: stop_words(lang),
+                stemmer: stemmer(lang),
+                by_word: Default::default(),
+                seen: Default::default(),
+                fold: BTreeMap::new(),
+            };
+            words.add(0, 0, IN_TEXT, text);
+            words.by_word.get(word).map(|p| p.stem.clone())
+        };
+        for (lang, text, a, b) in [
+            (
+                "pt",
+                "A atualização; ATUALIZAR já.",
+                "atualizacao",
+                "atualizar",
+            ),
+            (
+                "pt",
+                "Configuração e configurar",
+                "configuracao",
+                "configurar",
+            ),
+            (
+                "es",
+                "Actualización y actualizar",
+                "actualizacion",
+                "actualizar",
+            ),
+        ] {
+            let (x, y) = (stem_of(lang, text, a), stem_of(lang, text, b));
+            assert!(x.is_some() && x == y, "{lang} {a} {x:?} {b} {y:?}");
+            assert!(x.as_deref().is_some_and(str::is_ascii), "{x:?}");
+        }
+        // Not one stem, but the noun's a start of the verb's, which a
+        // query finds with it.
+        let (noun, verb) = (
+            stem_of("pt", "execução", "execucao").unwrap_or_default(),
+            stem_of("pt", "executar", "executar").unwrap_or_default(),
+        );
+        assert!(noun.len() >= 3 && verb.starts_with(&noun), "{noun} {verb}");
+        // A character that folds into several (`ß`, `æ`) keeps the others
+        // in place.
+        assert_eq!(
+            stem_of("de", "Straße und Ærger: Strassen", "strassen"),
+            stem_of("de", "Strassen", "strassen")
+        );
     }
 
     #[test]
