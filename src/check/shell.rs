@@ -726,6 +726,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     let inherited = out.functions.len();
     out.functions.extend(function_names(root, src));
     let guards = guards(root, src);
+    let uncalled = uncalled_functions(root, src);
     // Where in the script each of its calls is.
     let mut placed: Vec<(usize, usize)> = Vec::new();
     // What a file sourced here defines is this script's (not its parent's,
@@ -811,8 +812,11 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                     .collect();
                 bash_only(argv, out);
             }
-        } else if node.kind() == "command" && in_quoted_heredoc(node, src) {
-            // Text of a body left as written.
+        } else if node.kind() == "command"
+            && (in_quoted_heredoc(node, src)
+                || uncalled.iter().any(|b| b.contains(&node.start_byte())))
+        {
+            // Text of a body left as written, or of a function never called.
         } else if node.kind() == "command" {
             let before = out.calls.len();
             command(node, src, depth, out);
@@ -1584,6 +1588,51 @@ fn function_names(root: Node, src: &[u8]) -> Vec<String> {
     names
 }
 
+/// The bodies (as byte ranges) of the functions a script defines and
+/// never calls: not by name outside their own body, nor from a `trap`'s
+/// action, nor by a name only known when it runs. What they would run
+/// never runs.
+fn uncalled_functions(root: Node, src: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let commands: Vec<(usize, Option<Vec<Option<String>>>)> = nodes_of_kind(root, "command")
+        .into_iter()
+        .map(|c| (c.start_byte(), words_of(c, src)))
+        .collect();
+    // A command whose name is only known when it runs may call any.
+    let dynamic = commands.iter().any(|(_, w)| {
+        w.as_ref()
+            .is_none_or(|w| w.first().is_none_or(Option::is_none))
+    });
+    if dynamic {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for def in nodes_of_kind(root, "function_definition") {
+        let Some(name) = def
+            .child_by_field_name("name")
+            .and_then(|n| n.utf8_text(src).ok())
+        else {
+            continue;
+        };
+        let body = def.start_byte()..def.end_byte();
+        let called = commands.iter().any(|(at, words)| {
+            let Some(words) = words else { return false };
+            let first = words.first().and_then(|w| w.as_deref());
+            let by_name = first == Some(name) && !body.contains(at);
+            // `trap 'cleanup; exit' EXIT`: the action names it.
+            let by_trap = first == Some("trap")
+                && words.iter().skip(1).flatten().any(|w| {
+                    w.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+                        .any(|t| t == name)
+                });
+            by_name || by_trap
+        });
+        if !called {
+            out.push(body);
+        }
+    }
+    out
+}
+
 /// The nodes of `kind` in the tree below `root` (and `root` itself), in
 /// document order, found by one walk without recursion.
 fn nodes_of_kind<'t>(root: Node<'t>, kind: &str) -> Vec<Node<'t>> {
@@ -2322,12 +2371,14 @@ mod scope_tests {
             "x=$(cd /tmp; pwd); ./run.sh",
             "cd /tmp | true; ./run.sh",
             "(PATH=/nowhere; true); ./run.sh",
+            // A function never called changes nothing.
+            "g() { cd /tmp; }; ./run.sh",
         ] {
             assert_eq!(after(script), (None, false, None, false), "{script}");
         }
         for script in [
             "if false; then cd /tmp; fi; ./run.sh",
-            "g() { cd /tmp; }; ./run.sh",
+            "g() { cd /tmp; }; g; ./run.sh",
             "for d in a; do cd $d; done; ./run.sh",
         ] {
             assert_eq!(after(script), (None, true, None, false), "{script}");
@@ -2759,6 +2810,24 @@ mod scope_tests {
         // Without words after it, `$0` is the shell's name, unknown here.
         let (_, dynamic) = super::tests::programs(&["sh", "-c", "\"$0\" x"]);
         assert!(!dynamic.is_empty());
+    }
+
+    /// What a function never called would run never runs; a call by name,
+    /// from a trap, or from another function that is called runs it.
+    #[test]
+    fn a_function_never_called_runs_nothing() {
+        let names =
+            |script: &str| -> Vec<String> { read(script).into_iter().map(|c| c.0).collect() };
+        assert_eq!(names("f() { curl -s x; }\nnode y"), ["node y"]);
+        assert_eq!(names("f() { curl -s x; f; }\nnode y"), ["node y"]);
+        assert_eq!(names("f() { curl -s x; }\nf"), ["curl -s x"]);
+        assert_eq!(
+            names("cleanup() { rm -rf /tmp/x; }\ntrap cleanup EXIT\nnode y"),
+            ["rm -rf /tmp/x", "node y"]
+        );
+        assert_eq!(names("g() { curl -s x; }\nf() { g; }\nf"), ["curl -s x"]);
+        // A command named at run time may call any of them.
+        assert_eq!(names("f() { curl -s x; }\n\"$1\""), ["curl -s x"]);
     }
 
     /// What a nested script sources defines its functions, not its
