@@ -362,6 +362,17 @@ struct Words {
 }
 
 impl Words {
+    /// No words yet, for pages in `lang`.
+    fn new(lang: &str) -> Words {
+        Words {
+            stop: stop_words(lang),
+            stemmer: stemmer(lang),
+            by_word: Default::default(),
+            seen: Default::default(),
+            fold: BTreeMap::new(),
+        }
+    }
+
     fn add(&mut self, page: u32, section: u32, flags: u32, text: &str) {
         let Self {
             stop,
@@ -533,13 +544,7 @@ fn bundle_into(dir: &str, entries: &[Entry], emit: &mut dyn FnMut(OutFile)) -> u
     let Some(lang) = entries.first().map(|e| e.lang) else {
         return 0;
     };
-    let mut words = Words {
-        stop: stop_words(lang),
-        stemmer: stemmer(lang),
-        by_word: Default::default(),
-        seen: Default::default(),
-        fold: BTreeMap::new(),
-    };
+    let mut words = Words::new(lang);
     let mut count = 0;
     let mut fragment = String::new();
     for (p, e) in entries.iter().enumerate() {
@@ -740,13 +745,7 @@ mod tests {
     #[test]
     fn words_are_stemmed_before_they_are_folded() {
         let stem_of = |lang: &'static str, text: &str, word: &str| {
-            let mut words = Words {
-                stop: stop_words(lang),
-                stemmer: stemmer(lang),
-                by_word: Default::default(),
-                seen: Default::default(),
-                fold: BTreeMap::new(),
-            };
+            let mut words = Words::new(lang);
             words.add(0, 0, IN_TEXT, text);
             words.by_word.get(word).map(|p| p.stem.clone())
         };
