@@ -212,9 +212,6 @@ impl Source {
     }
 }
 
-/// What a site publishes in `kubernetes/` besides the version folders.
-const KUBERNETES_FILES: &[&str] = &["versions.txt", "versions.json", "allowed_signers"];
-
 fn unreachable(what: &str, e: &dyn std::fmt::Display) -> Diagnostic {
     Diagnostic::new(
         rule::SITE_UNREACHABLE,
@@ -564,7 +561,12 @@ impl Run {
                 },
             );
             // Beside the versions, the indexes and the signers' file.
-            let own: Vec<String> = KUBERNETES_FILES.iter().map(|f| f.to_string()).collect();
+            use crate::model::layout::{ALLOWED_SIGNERS, VERSIONS_JSON, VERSIONS_TXT};
+            let own: Vec<String> = [VERSIONS_TXT, VERSIONS_JSON, ALLOWED_SIGNERS]
+                .iter()
+                .filter_map(|p| p.strip_prefix("/kubernetes/"))
+                .map(str::to_string)
+                .collect();
             self.unlisted(
                 "kubernetes/",
                 "the download contract (versions, their indexes and allowed_signers)",
