@@ -406,7 +406,7 @@ fn absent_from(
 }
 
 /// `path` from the folder `cwd`, with `.` and `..` resolved as written.
-fn absolute(path: &str, cwd: &str) -> String {
+pub(super) fn absolute(path: &str, cwd: &str) -> String {
     let joined = match path.starts_with('/') {
         true => path.to_string(),
         false => format!("{cwd}/{path}"),
