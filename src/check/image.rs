@@ -5,7 +5,7 @@
 //! the image what the image says of itself.
 
 use super::pods::{call_at, exec_location, script_at, workloads, Workload};
-use super::process::{execs, ContainerEnv, ImageProcess, Mounted, Mounts};
+use super::process::{absolute, execs, ContainerEnv, ImageProcess, Mounted, Mounts};
 use super::shell;
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
@@ -403,25 +403,6 @@ fn absent_from(
         Some(Mounted::Absent { why, help }) if program.contains('/') => Some((why, help)),
         _ => None,
     }
-}
-
-/// `path` from the folder `cwd`, with `.` and `..` resolved as written.
-pub(super) fn absolute(path: &str, cwd: &str) -> String {
-    let joined = match path.starts_with('/') {
-        true => path.to_string(),
-        false => format!("{cwd}/{path}"),
-    };
-    let mut parts: Vec<&str> = Vec::new();
-    for part in joined.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            p => parts.push(p),
-        }
-    }
-    format!("/{}", parts.join("/"))
 }
 
 /// The finding of a command the image does not let the container run.

@@ -551,8 +551,8 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
             let path = call
                 .program()
                 .and_then(|p| match (p.starts_with('/'), cwd) {
-                    (true, _) => Some(super::image::absolute(p, "/")),
-                    (false, Some(cwd)) if p.contains('/') => Some(super::image::absolute(p, cwd)),
+                    (true, _) => Some(super::process::absolute(p, "/")),
+                    (false, Some(cwd)) if p.contains('/') => Some(super::process::absolute(p, cwd)),
                     _ => None,
                 });
             let mounted = path

@@ -537,6 +537,25 @@ pub(super) fn object_data(o: &Object) -> Vec<(String, Option<String>, Location)>
     out
 }
 
+/// `path` from the folder `cwd`, with `.` and `..` resolved as written.
+pub(super) fn absolute(path: &str, cwd: &str) -> String {
+    let joined = match path.starts_with('/') {
+        true => path.to_string(),
+        false => format!("{cwd}/{path}"),
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in joined.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
