@@ -166,7 +166,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                     cmd: &platform.config.cmd,
                 };
                 for exec in execs(c, &ptr, &env, Some(process)) {
-                    let runs = shell::calls(&exec.argv);
+                    let runs = shell::calls_in(&exec.argv, env.known());
                     let script_at = script_at(w.object, &exec);
                     for call in &runs.calls {
                         let Some(program) = call.program() else {

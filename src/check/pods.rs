@@ -514,7 +514,7 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
     // The files of its volumes lie over the image's.
     let mounts = Mounts::of(ctx.objects, w.object.namespace(), &w.pod, c);
     for exec in execs(c, ptr, &env, image) {
-        let runs = shell::calls(&exec.argv);
+        let runs = shell::calls_in(&exec.argv, env.known());
         let script_at = script_at(w.object, &exec);
         for why in &runs.dynamic {
             ctx.push(

@@ -95,6 +95,18 @@ impl ContainerEnv {
             .map(|(_, v)| v.as_deref())
     }
 
+    /// The variables whose values its processes are known to start with:
+    /// none that an `envFrom` the build does not know may set over.
+    pub fn known(&self) -> impl Iterator<Item = (&str, &str)> {
+        let set = |name: &str| self.statics.iter().any(|(k, _)| k == name);
+        self.vars
+            .iter()
+            .enumerate()
+            .filter(|(i, (k, _))| !self.vars[i + 1..].iter().any(|(l, _)| l == k))
+            .filter(move |(_, (k, _))| !self.open || set(k))
+            .filter_map(|(_, (k, v))| Some((k.as_str(), v.as_deref()?)))
+    }
+
     /// `word` of a container's `command` or `args`, as the kubelet passes
     /// it: `None` when it names a variable only known when the pod runs.
     pub fn expand_command(&self, word: &str) -> Option<String> {

@@ -232,6 +232,46 @@ pub struct Calls {
     /// The first call after the script sourced a file (`. /lib.sh`): a
     /// name not found from there on may be a function of that file.
     sourced_at: Option<usize>,
+    /// The shell variables whose values are known at the command being
+    /// read: the container's environment, then what the script assigned.
+    vars: Vars,
+}
+
+/// Shell variables with a value known before the script runs, by name; a
+/// name missing is only known when it runs. Which of them are exported:
+/// a nested shell (`sh -c '…'`) sees only those.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Vars {
+    known: std::collections::BTreeMap<String, String>,
+    exported: std::collections::BTreeSet<String>,
+}
+
+impl Vars {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.known.get(name).map(String::as_str)
+    }
+
+    /// `NAME=VALUE`, `None` for a value only known when the script runs.
+    fn set(&mut self, name: &str, value: Option<String>) {
+        match value {
+            Some(v) => self.known.insert(name.to_string(), v),
+            None => self.known.remove(name),
+        };
+    }
+
+    /// After a part of the script that may or may not have run and left
+    /// `then`: only the values both agree on stay known.
+    fn maybe(mut self, then: &Vars) -> Vars {
+        self.known.retain(|k, v| then.known.get(k) == Some(v));
+        self
+    }
+
+    /// What a nested shell starts with: the exported variables.
+    fn for_child(&self) -> Vars {
+        let mut child = self.clone();
+        child.known.retain(|k, _| self.exported.contains(k));
+        child
+    }
 }
 
 /// The last path segment of a program (`/bin/sh` → `sh`).
@@ -453,7 +493,20 @@ fn option_words(w: &str, takes_value: &[&str]) -> usize {
 /// the script.
 /// A word only known when the pod runs is `None`.
 pub fn calls(argv: &[Option<String>]) -> Calls {
+    calls_in(argv, std::iter::empty())
+}
+
+/// [`calls`] of a process whose environment gives `env` (name, value):
+/// a script's `$NAME` is that value until the script changes it.
+pub fn calls_in<'e>(
+    argv: &[Option<String>],
+    env: impl IntoIterator<Item = (&'e str, &'e str)>,
+) -> Calls {
     let mut out = Calls::default();
+    for (name, value) in env {
+        out.vars.set(name, Some(value.to_string()));
+        out.vars.exported.insert(name.to_string());
+    }
     if argv.first().is_some_and(Option::is_none) {
         out.dynamic
             .push("its program is named by a variable only known when the pod runs".into());
@@ -567,7 +620,10 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
             .map(String::as_str)
             .collect();
         let script = with_parameters(script, &params);
+        let child = out.vars.for_child();
+        let parent = std::mem::replace(&mut out.vars, child);
         read_script(&script, depth, out);
+        out.vars = parent;
         out.shell = outer;
     } else if let Some(file) = script_file_of(&known) {
         out.dynamic.push(format!(
@@ -738,16 +794,19 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     // loops and command substitutions; and the `PATH` assignments between
     // them, in the order they run. What the script changes stays in it.
     let outer = out.scope.clone();
+    let vars_before = out.vars.clone();
     // Parts of the script whose changes stay in them (a subshell, a
     // pipeline, a substitution), or may not happen (a branch, a loop, a
-    // function's body): each with its end and the scope before it.
-    let mut regions: Vec<(usize, Scope, bool)> = Vec::new();
+    // function's body): each with its end and the scope and variables
+    // before it.
+    let mut regions: Vec<(usize, Scope, Vars, bool)> = Vec::new();
     let mut kinds = vec![
         "command",
         "variable_assignment",
         "heredoc_body",
         "test_command",
         "declaration_command",
+        "unset_command",
     ];
     kinds.extend(ISOLATED);
     kinds.extend(MAYBE);
@@ -756,15 +815,15 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         if node.start_byte() >= end {
             break;
         }
-        while let Some((end, saved, isolated)) = regions.pop() {
+        while let Some((end, saved, vars, isolated)) = regions.pop() {
             if node.start_byte() < end {
-                regions.push((end, saved, isolated));
+                regions.push((end, saved, vars, isolated));
                 break;
             }
-            out.scope = if isolated {
-                saved
+            (out.scope, out.vars) = if isolated {
+                (saved, vars)
             } else {
-                saved.maybe(&out.scope)
+                (saved.maybe(&out.scope), vars.maybe(&out.vars))
             };
         }
         if depth == 0 {
@@ -781,7 +840,13 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         }
         if ISOLATED.contains(&node.kind()) || MAYBE.contains(&node.kind()) {
             let isolated = ISOLATED.contains(&node.kind());
-            regions.push((node.end_byte(), out.scope.clone(), isolated));
+            regions.push((
+                node.end_byte(),
+                out.scope.clone(),
+                out.vars.clone(),
+                isolated,
+            ));
+            forget_changed_inside(node, src, &mut out.vars);
             continue;
         }
         if node.kind() == "expansion" {
@@ -800,11 +865,35 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             let before = out.calls.len();
             heredoc_substitutions(node, src, depth, out);
             placed.extend((before..out.calls.len()).map(|i| (i, node.start_byte())));
+        } else if node.kind() == "unset_command" {
+            // `unset NAME` (and `unset -f`, `-v`): only known when it runs.
+            let mut c = node.walk();
+            for name in node
+                .named_children(&mut c)
+                .filter_map(|n| n.utf8_text(src).ok())
+            {
+                out.vars.set(name, None);
+            }
         } else if matches!(node.kind(), "test_command" | "declaration_command") {
             // `[[ … ]]` and `declare`/`typeset`, which the parser reads
             // as syntax of their own: bash's alone.
             let text = node.utf8_text(src).unwrap_or_default();
             let word = text.split_whitespace().next().unwrap_or_default();
+            // `export NAME`, `local NAME`: what the assignments beside
+            // them do is read with those.
+            let mut c = node.walk();
+            for name in node
+                .named_children(&mut c)
+                .filter(|n| n.kind() == "variable_name")
+                .filter_map(|n| n.utf8_text(src).ok())
+            {
+                match word {
+                    "export" => {
+                        out.vars.exported.insert(name.to_string());
+                    }
+                    _ => out.vars.set(name, None),
+                }
+            }
             if matches!(word, "[[" | "declare" | "typeset") {
                 let argv = text
                     .split_whitespace()
@@ -825,6 +914,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
             if let Some(path) = path_assignment(node, src) {
                 out.scope.set_path(path);
             }
+            assign(node, src, &mut out.vars);
             // `NAME+=VALUE` appends in bash; dash runs it as a command.
             let text = node.utf8_text(src).unwrap_or_default();
             if node
@@ -836,6 +926,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
         }
     }
     out.scope = outer;
+    out.vars = vars_before;
     out.functions.truncate(inherited);
     if depth == 0 {
         out.line = None;
@@ -1148,14 +1239,187 @@ fn only_asks(args: &[Option<String>]) -> bool {
 /// The words of a `command` node as the shell passes them: its name, then
 /// its arguments (`None` for one only known when the script runs).
 fn words_of(node: Node, src: &[u8]) -> Option<Vec<Option<String>>> {
+    words_in(node, src, &Vars::default())
+}
+
+/// [`words_of`], with the variables known at the command: an unquoted
+/// `$NAME` whose value is known splits into the words of that value, as
+/// the shell splits it (none for an empty one).
+fn words_in(node: Node, src: &[u8], vars: &Vars) -> Option<Vec<Option<String>>> {
     let name = node.child_by_field_name("name")?;
-    let mut words = vec![literal(name, src)];
     let mut c = node.walk();
-    words.extend(
-        node.children_by_field_name("argument", &mut c)
-            .map(|a| literal(a, src)),
-    );
+    let arguments = node.children_by_field_name("argument", &mut c);
+    let mut words = Vec::new();
+    for word in std::iter::once(name).chain(arguments) {
+        let only = match word.kind() {
+            "command_name" => {
+                let mut c = word.walk();
+                let kids: Vec<Node> = word.named_children(&mut c).collect();
+                match kids.as_slice() {
+                    [only] => *only,
+                    _ => word,
+                }
+            }
+            _ => word,
+        };
+        match only.kind() {
+            "simple_expansion" | "expansion" => match variable(only, src, vars) {
+                Some(Some(value)) if !has_glob(value) => words.extend(
+                    value
+                        .split([' ', '\t', '\n'])
+                        .filter(|w| !w.is_empty())
+                        .map(|w| Some(w.to_string())),
+                ),
+                _ => words.push(None),
+            },
+            _ => words.push(literal_in(word, src, vars, true)),
+        }
+    }
     Some(words)
+}
+
+/// Whether an unquoted value holds a pattern the shell would match
+/// against files.
+fn has_glob(value: &str) -> bool {
+    value.contains(['*', '?', '['])
+}
+
+/// What `$NAME` or `${NAME}` gives: `None` for another expansion
+/// (`${NAME:-x}`, `$1`, `$?`), `Some(None)` for a variable only known
+/// when the script runs.
+fn variable<'v>(node: Node, src: &[u8], vars: &'v Vars) -> Option<Option<&'v str>> {
+    let text = node.utf8_text(src).ok()?;
+    let name = text.strip_prefix('$')?;
+    let name = match name.strip_prefix('{') {
+        Some(braced) => braced.strip_suffix('}')?,
+        None => name,
+    };
+    let plain = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !plain {
+        return None;
+    }
+    Some(vars.get(name))
+}
+
+/// `NAME=VALUE` (alone, or after `export`, `local`, `readonly`): NAME
+/// holds VALUE when it is known, else is only known when the script runs.
+fn assign(node: Node, src: &[u8], vars: &mut Vars) {
+    let Some(name) = node
+        .child_by_field_name("name")
+        .and_then(|n| n.utf8_text(src).ok())
+    else {
+        return;
+    };
+    let value = match node.child_by_field_name("value") {
+        // No word splitting in an assignment.
+        Some(v) => literal_in(v, src, vars, false),
+        None => Some(String::new()),
+    };
+    let appends = node
+        .utf8_text(src)
+        .is_ok_and(|t| t[name.len()..].starts_with("+="));
+    let value = match appends {
+        true => value.and_then(|v| Some(format!("{}{v}", vars.get(name)?))),
+        false => value,
+    };
+    vars.set(name, value);
+    let exports = node
+        .parent()
+        .and_then(|p| p.utf8_text(src).ok())
+        .is_some_and(|t| t.starts_with("export"));
+    if exports {
+        vars.exported.insert(name.to_string());
+    }
+}
+
+/// The names whose values a part of a script may change each time it runs
+/// (a loop's body, run again with what the last round left) or before it
+/// runs (a function's body, run when called): only known when it runs.
+fn forget_changed_inside(node: Node, src: &[u8], vars: &mut Vars) {
+    let within = match node.kind() {
+        "while_statement" | "for_statement" | "c_style_for_statement" => node,
+        // A function runs when called, after anything in the script.
+        "function_definition" => std::iter::successors(Some(node), |n| n.parent())
+            .last()
+            .unwrap_or(node),
+        _ => return,
+    };
+    for name in changed_names(within, src) {
+        vars.set(&name, None);
+    }
+}
+
+/// Every name a part of a script assigns: `NAME=…`, `for NAME`, and the
+/// builtins that set or unset one (`read`, `getopts`, `unset`…).
+fn changed_names(node: Node, src: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    let kinds = [
+        "variable_assignment",
+        "for_statement",
+        "command",
+        "unset_command",
+    ];
+    for n in nodes_of_kinds(node, &kinds) {
+        match n.kind() {
+            "unset_command" => {
+                let mut c = n.walk();
+                let words = n
+                    .named_children(&mut c)
+                    .filter_map(|w| w.utf8_text(src).ok());
+                names.extend(words.map(str::to_string));
+            }
+            "command" => {
+                if let Some(words) = words_of(n, src) {
+                    names.extend(set_by_builtin(&words).into_iter().flatten());
+                }
+            }
+            _ => {
+                let field = if n.kind() == "for_statement" {
+                    "variable"
+                } else {
+                    "name"
+                };
+                if let Some(name) = n
+                    .child_by_field_name(field)
+                    .and_then(|v| v.utf8_text(src).ok())
+                {
+                    names.push(name.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+/// The names a builtin sets (`read NAME`, `local NAME`,
+/// `getopts OPTS NAME`, `printf -v NAME`); `None` when it may set any
+/// (`eval`, `.`, `source`).
+fn set_by_builtin(words: &[Option<String>]) -> Option<Vec<String>> {
+    let program = words.first().cloned().flatten().unwrap_or_default();
+    let names = || {
+        words
+            .iter()
+            .skip(1)
+            .flatten()
+            .filter(|w| !w.starts_with('-'))
+            .cloned()
+            .collect()
+    };
+    match program.as_str() {
+        "eval" | "." | "source" => None,
+        "read" | "getopts" | "mapfile" | "readarray" | "local" | "typeset" | "declare" => {
+            Some(names())
+        }
+        "printf" => Some(
+            words
+                .windows(2)
+                .filter(|w| w[0].as_deref() == Some("-v"))
+                .filter_map(|w| w[1].clone())
+                .collect(),
+        ),
+        _ => Some(Vec::new()),
+    }
 }
 
 /// Parts of a script that run in a child process: a `cd` or a `PATH` set
@@ -1666,9 +1930,13 @@ fn nodes_of_kinds<'t>(root: Node<'t>, kinds: &[&str]) -> Vec<Node<'t>> {
 
 /// One `command` node of a script.
 fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
-    let Some(mut words) = words_of(node, src) else {
+    let Some(mut words) = words_in(node, src, &out.vars) else {
         return;
     };
+    match set_by_builtin(&words) {
+        Some(names) => names.iter().for_each(|n| out.vars.set(n, None)),
+        None => out.vars.known.clear(),
+    }
     // `exec CMD`, `command CMD` and `env [NAME=VALUE]… CMD` run CMD.
     loop {
         match words.first() {
@@ -1849,16 +2117,19 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
 }
 
 /// The value of a word as the shell passes it, when it is known before
-/// the script runs: plain words (with backslash escapes), quoted strings
-/// without expansions, and concatenations of those.
-fn literal(node: Node, src: &[u8]) -> Option<String> {
+/// the script runs: plain words (with backslash escapes), quoted strings,
+/// concatenations of those, and `$NAME` and `${NAME}` of the variables
+/// known in `vars`. With `split` (an argument, not an assignment's
+/// value), an unquoted one that the shell would split into words or match
+/// against files is only known when the script runs.
+fn literal_in(node: Node, src: &[u8], vars: &Vars, split: bool) -> Option<String> {
     let text = node.utf8_text(src).ok()?;
     match node.kind() {
         "command_name" => {
             let mut c = node.walk();
             let kids: Vec<Node> = node.named_children(&mut c).collect();
             match kids.as_slice() {
-                [only] => literal(*only, src),
+                [only] => literal_in(*only, src, vars, split),
                 _ => None,
             }
         }
@@ -1869,14 +2140,20 @@ fn literal(node: Node, src: &[u8]) -> Option<String> {
             .strip_prefix('\'')
             .and_then(|t| t.strip_suffix('\''))
             .map(str::to_string),
+        "simple_expansion" | "expansion" => {
+            let value = variable(node, src, vars)??;
+            let splits = value.contains([' ', '\t', '\n']) || has_glob(value);
+            (!split || !splits).then(|| value.to_string())
+        }
         "string" => {
             let mut c = node.walk();
             let mut value = String::new();
             for kid in node.named_children(&mut c) {
-                if kid.kind() != "string_content" {
-                    return None;
+                match kid.kind() {
+                    "string_content" => value.push_str(&unescape_double(kid.utf8_text(src).ok()?)),
+                    "simple_expansion" | "expansion" => value.push_str(variable(kid, src, vars)??),
+                    _ => return None,
                 }
-                value.push_str(&unescape_double(kid.utf8_text(src).ok()?));
             }
             Some(value)
         }
@@ -1884,7 +2161,7 @@ fn literal(node: Node, src: &[u8]) -> Option<String> {
             let mut c = node.walk();
             let mut value = String::new();
             for kid in node.named_children(&mut c) {
-                value.push_str(&literal(kid, src)?);
+                value.push_str(&literal_in(kid, src, vars, split)?);
             }
             Some(value)
         }
@@ -2810,6 +3087,67 @@ mod scope_tests {
         // Without words after it, `$0` is the shell's name, unknown here.
         let (_, dynamic) = super::tests::programs(&["sh", "-c", "\"$0\" x"]);
         assert!(!dynamic.is_empty());
+    }
+
+    /// A variable the script (or the container's environment) gives a
+    /// value is that value where the shell expands it, until something
+    /// may have changed it: a branch, a loop's earlier round, the time a
+    /// function is called, `read`, a sourced file. A nested shell sees
+    /// only what is exported.
+    #[test]
+    fn variables_are_their_values_where_the_shell_knows_them() {
+        let last = |script: &str, env: &[(&str, &str)]| {
+            let argv = [
+                Some("sh".to_string()),
+                Some("-c".into()),
+                Some(script.into()),
+            ];
+            let runs = calls_in(&argv, env.iter().copied());
+            runs.calls.last().map(Call::display).unwrap_or_default()
+        };
+        for (script, want) in [
+            ("W=ready; tool $W", "tool ready"),
+            ("W=ready\ntool \"$W\" ${W}", "tool ready ready"),
+            ("T=whystack-health; $T ready", "whystack-health ready"),
+            ("CMD='whystack-health ready'; $CMD", "whystack-health ready"),
+            (
+                "CMD='whystack-health ready'; \"$CMD\"",
+                "whystack-health ready",
+            ),
+            ("D=/opt/bin; $D/tool", "/opt/bin/tool"),
+            ("E=; $E tool x", "tool x"),
+            ("A=x; B=\"$A-y\"; tool $B", "tool x-y"),
+            ("A=x; A+=y; tool $A", "tool xy"),
+            ("export W=ready; tool $W", "tool ready"),
+            ("W=a; (W=b); tool $W", "tool a"),
+            ("W=a; W=b tool $W", "tool a"),
+            ("G='*'; tool \"$G\"", "tool *"),
+            // Only known when the script runs.
+            ("G='*'; tool $G", "tool …"),
+            ("W=a; if test -f x; then W=b; fi; tool $W", "tool …"),
+            ("W=a; for i in 1 2; do tool $W; W=b; done", "tool …"),
+            ("W=a; f() { tool $W; }; W=b; f", "tool …"),
+            ("W=a; read W; tool $W", "tool …"),
+            ("W=a; unset W; tool $W", "tool …"),
+            ("W=a; . ./lib.sh; tool $W", "tool …"),
+            ("W=a; eval \"$X\"; tool $W", "tool …"),
+            ("W=$(date); tool $W", "tool …"),
+            ("W=a; tool ${W:-b}", "tool …"),
+            ("tool $HOME", "tool …"),
+            // A nested shell: the parent expands a double-quoted script;
+            // a single-quoted one sees only exported variables.
+            ("W=a; sh -c \"tool $W\"", "tool a"),
+            ("W=a; sh -c 'tool $W'", "tool …"),
+            ("export W=a; sh -c 'tool $W'", "tool a"),
+            ("W=a; export W; sh -c 'tool $W'", "tool a"),
+        ] {
+            assert_eq!(last(script, &[]), want, "{script}");
+        }
+        // The container's environment: exported, and changed by the script.
+        let env = [("MODE", "ready")];
+        assert_eq!(last("whystack-health $MODE", &env), "whystack-health ready");
+        assert_eq!(last("sh -c 'tool $MODE'", &env), "tool ready");
+        assert_eq!(last("MODE=live; tool $MODE", &env), "tool live");
     }
 
     /// What a function never called would run never runs; a call by name,

@@ -781,6 +781,31 @@ fn commands_behind_a_shell_are_checked() {
     let line = a.line_of("statefulset.yaml", "/bin/sh");
     a.finding_at("liveness-uses-readiness", "statefulset.yaml", line);
 
+    // Through variables: the script's own, and the container's `env`.
+    for (command, env) in [
+        ("[sh, -c, \"W=ready; whystack-health $W\"]", ""),
+        (
+            "[sh, -c, \"whystack-health $CHECK\"]",
+            "{name: CHECK, value: ready}",
+        ),
+    ] {
+        let a = Agent::new("v1.29.0");
+        a.edit(
+            "statefulset.yaml",
+            "command: [whystack-health, live]",
+            &format!("command: {command}"),
+        );
+        if !env.is_empty() {
+            a.edit(
+                "statefulset.yaml",
+                "env:\n",
+                &format!("env:\n            - {env}\n"),
+            );
+        }
+        let line = a.line_of("statefulset.yaml", "command: [sh");
+        a.finding_at("liveness-uses-readiness", "statefulset.yaml", line);
+    }
+
     // Shell options before the script, each taking a word of its own
     // (`-o NAME`, `-euo NAME`, bash's `-O SHOPT`): the script is still
     // the shell's, and still checked.
