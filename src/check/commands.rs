@@ -11,17 +11,36 @@ use super::Context;
 use crate::diagnostics::{closest, rule, Diagnostic, Location, Severity};
 use crate::kustomize::Object;
 
-/// Languages of the blocks that hold commands to type.
-const SHELLS: &[&str] = &[
+/// Languages of the blocks that hold scripts to copy: a `#` starts a
+/// comment, also at a line's start.
+const SCRIPTS: &[&str] = &[
     "sh",
     "bash",
     "shell",
-    "console",
-    "shell-session",
     "zsh",
+    "ksh",
+    "fish",
     "powershell",
     "pwsh",
     "ps1",
+    "cmd",
+    "bat",
+    "batch",
+];
+
+/// Languages of the blocks that show a terminal session, or nothing said:
+/// a `#` at a line's start is root's prompt. An indented block, and a
+/// fence without a language, render as code a reader copies too.
+const SESSIONS: &[&str] = &[
+    "console",
+    "shell-session",
+    "shellsession",
+    "sh-session",
+    "terminal",
+    "",
+    "text",
+    "txt",
+    "plaintext",
 ];
 
 /// Subcommands whose arguments name objects of the current namespace.
@@ -44,30 +63,78 @@ const NAMING: &[&str] = &[
     "wait",
 ];
 
-/// Options of kubectl that take the next word as their value.
+/// Options of kubectl that take the next word as their value: every
+/// global option that does (`kubectl options`), and those of the
+/// subcommands a page runs on the base's objects.
 const VALUED: &[&str] = &[
+    // Global.
     "-n",
     "--namespace",
-    "-c",
-    "--container",
+    "--as",
+    "--as-group",
+    "--as-uid",
+    "--cache-dir",
+    "--certificate-authority",
+    "--client-certificate",
+    "--client-key",
+    "--cluster",
     "--context",
     "--kubeconfig",
+    "--log-flush-frequency",
+    "--password",
+    "--profile",
+    "--profile-output",
+    "--request-timeout",
+    "-s",
+    "--server",
+    "--tls-server-name",
+    "--token",
+    "--user",
+    "--username",
+    "-v",
+    "--v",
+    "--vmodule",
+    // Of subcommands.
+    "-c",
+    "--container",
     "-l",
     "--selector",
+    "--field-selector",
     "-o",
     "--output",
+    "--template",
+    "--sort-by",
     "-f",
     "--filename",
     "-k",
     "--kustomize",
     "--since",
+    "--since-time",
     "--tail",
+    "--limit-bytes",
+    "--max-log-requests",
+    "--pod-running-timeout",
     "--for",
     "--timeout",
+    "--grace-period",
     "--replicas",
+    "--current-replicas",
+    "--resource-version",
     "-p",
     "--patch",
+    "--patch-file",
     "--type",
+    "--subresource",
+    "-e",
+    "--env",
+    "--from",
+    "--image",
+    "--target",
+    "--address",
+    "--field-manager",
+    "-L",
+    "--label-columns",
+    "--chunk-size",
 ];
 
 /// Kinds by the names kubectl takes for them, alone or with their API
@@ -231,11 +298,12 @@ impl<'l> Command<'l> {
     /// …`, `… | kubectl …`, `$(kubectl …)`), after a prompt (`$ `, `PS> `)
     /// at the start, and after the variable assignments and the wrappers
     /// before it (`KUBECONFIG=k sudo -E kubectl …`). A `#` starting a word
-    /// after the line's start begins a comment.
-    fn read_all(line: &'l str) -> Vec<Command<'l>> {
+    /// begins a comment; at the line's start, in a `session`, it is root's
+    /// prompt.
+    fn read_all(line: &'l str, session: bool) -> Vec<Command<'l>> {
         let mut out = Vec::new();
         let mut words = Vec::new();
-        for token in tokens(line) {
+        for token in tokens(line, session) {
             match token {
                 Token::Word(at, w) => words.push((at, w)),
                 Token::Operator => {
@@ -300,7 +368,11 @@ impl<'l> Command<'l> {
                 .strip_prefix(short)
                 .filter(|v| !v.is_empty() && !w.starts_with("--"))
             {
-                return Some((at + short.len(), v));
+                // `-nX`, and `-n=X` as pflag reads it.
+                return Some(match v.strip_prefix('=') {
+                    Some(v) => (at + short.len() + 1, v),
+                    None => (at + short.len(), v),
+                });
             }
         }
         None
@@ -338,8 +410,9 @@ enum Token<'l> {
 /// The words and command separators of `line`, as the shell splits them:
 /// at blanks outside quotes, and at `;`, `&`, `|`, `(`, `)` and a
 /// backquote, which end a simple command (`$(` too: its `$` is no word).
-/// A prompt at the start of the line is dropped.
-fn tokens<'l>(line: &'l str) -> Vec<Token<'l>> {
+/// A prompt at the start of the line is dropped; `#` is one only in a
+/// `session`.
+fn tokens<'l>(line: &'l str, session: bool) -> Vec<Token<'l>> {
     let mut out = Vec::new();
     let mut start: Option<(usize, usize)> = None;
     let mut quote: Option<char> = None;
@@ -375,7 +448,7 @@ fn tokens<'l>(line: &'l str) -> Vec<Token<'l>> {
                 }
                 out.push(Token::Operator);
             }
-            None if c == '#' && start.is_none() && !out.is_empty() => break,
+            None if c == '#' && start.is_none() && (!session || !out.is_empty()) => break,
             None => {
                 start.get_or_insert((column, i));
             }
@@ -421,10 +494,14 @@ fn signature_checks(
     for block in doc
         .code_blocks
         .iter()
-        .filter(|b| SHELLS.contains(&b.lang.as_str()) && b.code.contains("ssh-keygen"))
+        .filter(|b| b.code.contains("ssh-keygen"))
     {
+        let session = SESSIONS.contains(&block.lang.as_str());
+        if !session && !SCRIPTS.contains(&block.lang.as_str()) {
+            continue;
+        }
         for (n, line) in logical_lines(&block.code) {
-            let words: Vec<(usize, &str)> = tokens(&line)
+            let words: Vec<(usize, &str)> = tokens(&line, session)
                 .into_iter()
                 .filter_map(|t| match t {
                     Token::Word(at, w) => Some((at, w)),
@@ -507,11 +584,11 @@ fn kubectl_commands(
         .map(|(tab, moves)| (*tab, View::new(objects, moves)))
         .collect();
     let mut out = Vec::new();
-    for block in doc
-        .code_blocks
-        .iter()
-        .filter(|b| SHELLS.contains(&b.lang.as_str()))
-    {
+    for block in &doc.code_blocks {
+        let session = SESSIONS.contains(&block.lang.as_str());
+        if !session && !SCRIPTS.contains(&block.lang.as_str()) {
+            continue;
+        }
         // A block in a tab runs on its tab's overlay, else on the one in
         // no tab; a block in no tab on any of them: a command is wrong
         // only when it is wrong on each.
@@ -531,7 +608,7 @@ fn kubectl_commands(
             let at = |column: usize| {
                 Location::at(&page.source, block.line + n, column + 1 + block.indent)
             };
-            for command in Command::read_all(&line) {
+            for command in Command::read_all(&line, session) {
                 let mut first: Option<Vec<Diagnostic>> = None;
                 for view in &candidates {
                     let mut found = Vec::new();
@@ -784,7 +861,7 @@ mod tests {
 
     /// The one `kubectl` command of `line`.
     fn one(line: &str) -> Command<'_> {
-        let mut all = Command::read_all(line);
+        let mut all = Command::read_all(line, true);
         assert_eq!(all.len(), 1, "{line}");
         all.remove(0)
     }
@@ -807,7 +884,37 @@ mod tests {
             c.operands().iter().map(|o| o.1).collect::<Vec<_>>(),
             ["exec", "p"]
         );
-        assert!(Command::read_all("echo kubectl").is_empty());
+        assert!(Command::read_all("echo kubectl", true).is_empty());
+    }
+
+    /// Options as pflag reads them: every global option that takes a
+    /// value takes the next word, `-n=X` is X, and a `#` at a line's start
+    /// is a comment in a script, root's prompt in a session.
+    #[test]
+    fn options_values_and_comments_are_read_as_kubectl_and_the_shell_read_them() {
+        for line in [
+            "kubectl --as admin -n x logs p",
+            "kubectl --request-timeout 30s -n x logs p",
+            "kubectl --cluster prod -n x describe pod p",
+            "kubectl -n x logs --max-log-requests 5 sts/p",
+            "kubectl -s https://k:6443 --user u -n x get pod p",
+        ] {
+            let ops: Vec<&str> = one(line).operands().iter().map(|o| o.1).collect();
+            // The subcommand, then its objects: no option's value among them.
+            assert!(
+                matches!(ops.first(), Some(&("logs" | "describe" | "get"))),
+                "{line}: {ops:?}"
+            );
+            assert!(
+                matches!(ops.last(), Some(&("p" | "sts/p"))),
+                "{line}: {ops:?}"
+            );
+        }
+        let c = one("kubectl -n=x logs p -c=agent");
+        assert_eq!(c.option("-n", "--namespace"), Some((11, "x")));
+        assert_eq!(c.option("-c", "--container").map(|o| o.1), Some("agent"));
+        assert!(Command::read_all("# kubectl -n old logs p", false).is_empty());
+        assert_eq!(Command::read_all("# kubectl -n old logs p", true).len(), 1);
     }
 
     /// Every simple command of a line is read, after what may come before
@@ -815,7 +922,7 @@ mod tests {
     #[test]
     fn every_kubectl_of_a_line_is_read_behind_lists_prefixes_and_wrappers() {
         let namespaces = |line: &str| -> Vec<(usize, String)> {
-            Command::read_all(line)
+            Command::read_all(line, true)
                 .iter()
                 .map(|c| {
                     let (at, n) = c.option("-n", "--namespace").unwrap_or((0, "-"));
@@ -862,7 +969,7 @@ mod tests {
             "kubectlx -n a get pods",
             "watch 'kubectl get pods'",
         ] {
-            assert!(Command::read_all(none).is_empty(), "{none}");
+            assert!(Command::read_all(none, true).is_empty(), "{none}");
         }
     }
 

@@ -883,6 +883,9 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
     // Every command of a line, behind what may come before `kubectl`,
     // and the containers of a workload's pods.
     for fine in [
+        "kubectl -n=whystack-agent logs whystack-agent-0 -c=agent",
+        // A comment in a script, not root's prompt.
+        "# Before 1.29:\n# kubectl -n rootpilot logs whystack-agent-0",
         "kubectl apply -k . && kubectl -n whystack-agent get sts/whystack-agent",
         "kubectl -n whystack-agent logs sts/whystack-agent -c agent",
         "kubectl -n whystack-agent logs whystack-agent-3 -c agent 2>&1 | tee log",
@@ -926,12 +929,40 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
             "kubectl -n whystack-agent exec sts/whystack-agent -c agnet -- true",
             "did you mean `agent`",
         ),
+        // Options as kubectl reads them: a global option's value is no
+        // subcommand, and `-n=X` is X.
+        (
+            "kubectl --as admin -n wrong logs whystack-agent-0",
+            "in namespace `wrong`",
+        ),
+        (
+            "kubectl --request-timeout 30s -n wrong describe pod whystack-agent-0",
+            "in namespace `wrong`",
+        ),
+        (
+            "kubectl -n=wrong logs whystack-agent-0",
+            "in namespace `wrong`",
+        ),
     ] {
         let got = findings(wrong);
         assert!(
             got.len() == 1 && got[0].0 == "error" && got[0].2.contains(says),
             "{wrong}: {got:?}"
         );
+    }
+    // A session (`#` is root's prompt), a fence without a language and an
+    // indented block are code a reader copies too.
+    for body in [
+        "Intro.\n\n```console\n# kubectl -n wrong logs whystack-agent-0\n```\n",
+        "Intro.\n\n```\nkubectl -n wrong logs whystack-agent-0\n```\n",
+        "Intro.\n\n```text\nkubectl -n wrong logs whystack-agent-0\n```\n",
+        "Intro.\n\n    kubectl -n wrong logs whystack-agent-0\n",
+        "Intro.\n\n```shellsession\n$ kubectl -n wrong logs whystack-agent-0\n```\n",
+    ] {
+        let p = agent_docs("", body);
+        let (_, report) = p.check_json();
+        let found = findings_of(&report, "doc-command-mismatch");
+        assert_eq!(found.len(), 1, "{body}: {report:#}");
     }
     // A page whose overlay moves the base: its namespace and names.
     let k = format!("{OVERLAY}namespace: agent-b\nnamePrefix: b-\n");
