@@ -876,7 +876,16 @@ impl<'a> Builder<'a, '_> {
         Ok(res)
     }
 
-    fn patch_text(&self, kz: &Kz, pointer: &str, args: &PatchArgs) -> Result<PatchText> {
+    /// The patch an entry gives, from its file or inline. An inline patch
+    /// of `patches` (`trimmed`) loses the blanks at its end, as Kustomize
+    /// trims it: a block scalar that ends it has no final line break.
+    fn patch_text(
+        &self,
+        kz: &Kz,
+        pointer: &str,
+        args: &PatchArgs,
+        trimmed: bool,
+    ) -> Result<PatchText> {
         let bad = |m: String| kz.err(rule::KUSTOMIZE_PATCH_INVALID, pointer, m);
         let (text, positions_of, name): (&str, ProvOf<'_>, String) =
             match (args.path.is_empty(), args.patch.trim().is_empty()) {
@@ -897,7 +906,11 @@ impl<'a> Builder<'a, '_> {
                 (true, false) => {
                     let p = format!("{pointer}/patch");
                     let f = move |v: &Value, pos: &Positions| kz.inline(&p, v, pos);
-                    (args.patch.as_str(), Box::new(f), "the inline patch".into())
+                    let text = match trimmed {
+                        true => args.patch.trim_end(),
+                        false => args.patch.as_str(),
+                    };
+                    (text, Box::new(f), "the inline patch".into())
                 }
             };
         let parsed = parse_patch(text, &*positions_of).map_err(|m| bad(format!("{name}: {m}")))?;
@@ -924,7 +937,7 @@ impl<'a> Builder<'a, '_> {
             let pt = if inline {
                 self.patch_text_inline_psm(kz, &pointer, entry)?
             } else {
-                self.patch_text(kz, &pointer, &args)?
+                self.patch_text(kz, &pointer, &args, false)?
             };
             let Parsed::Strategic(docs) = pt.parsed else {
                 return Err(kz.err(
@@ -939,7 +952,7 @@ impl<'a> Builder<'a, '_> {
         }
         for (i, args) in k.patches.iter().enumerate() {
             let pointer = format!("/patches/{i}");
-            let pt = self.patch_text(kz, &pointer, args)?;
+            let pt = self.patch_text(kz, &pointer, args, true)?;
             let allow_name = args
                 .options
                 .get("allowNameChange")
@@ -1117,7 +1130,7 @@ impl<'a> Builder<'a, '_> {
                     "a patchesJson6902 entry needs a target with a name",
                 ));
             };
-            let pt = self.patch_text(kz, &pointer, args)?;
+            let pt = self.patch_text(kz, &pointer, args, false)?;
             let Parsed::Json(ops) = pt.parsed else {
                 return Err(kz.err(
                     rule::KUSTOMIZE_PATCH_INVALID,
