@@ -584,7 +584,11 @@ fn merge_items(
     let mut out = Vec::new();
     // Like kustomize, the first of patch items with the same key wins.
     for item in items.iter().filter(|item| seen.insert(&item.id)) {
+        // With two keys, a `$patch: delete` item that leaves the second
+        // unset deletes nothing (Kustomize matches it on both).
+        let deletes = matches!(directive(item.map, &item.loc), Ok(Directive::Delete));
         match ids.iter().position(|id| id.as_ref() == Some(&item.id)) {
+            Some(_) if in_place && deletes && item.id.1.is_none() => {}
             Some(i) if in_place => claims[i] = Some(item),
             Some(i) => {
                 claims[i] = Some(item);
