@@ -175,6 +175,9 @@ fn pinned_release(ctx: &mut Ctx, w: &Workload, ptr: &str, image: &str) {
     let (Some(digest), Some(record)) = (digest, ctx.base.image.as_ref()) else {
         return;
     };
+    if placeholder_digest(digest) {
+        return;
+    }
     let known = record.digest.as_deref() == Some(digest)
         || record.platforms.iter().any(|(_, d)| d == digest);
     if !known {
@@ -191,6 +194,18 @@ fn pinned_release(ctx: &mut Ctx, w: &Workload, ptr: &str, image: &str) {
         ));
         ctx.push(d);
     }
+}
+
+/// Whether a digest stands for one a reader fills in (`sha256:<digest>`,
+/// `sha256:${DIGEST}`, `sha256:000…0`), not for one that could be pulled:
+/// anything but 64 lowercase hex digits after `sha256:`, or one digit
+/// repeated.
+fn placeholder_digest(digest: &str) -> bool {
+    let Some(hex) = digest.strip_prefix("sha256:") else {
+        return true;
+    };
+    let real = hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    !real || hex.bytes().all(|b| Some(&b) == hex.as_bytes().first())
 }
 
 pub(super) fn image_repository(image: &str) -> &str {

@@ -582,3 +582,34 @@ fn run_as_non_root_needs_a_numeric_user() {
         "{report:#}"
     );
 }
+
+/// With the image read, a digest an overlay pins must be one of that
+/// release's image; a placeholder the reader fills in is no pin.
+#[test]
+fn an_overlay_pins_a_digest_of_its_release_or_a_placeholder() {
+    let overlay = |digest: &str| {
+        format!(
+            "---\ntitle: Inicio\n---\n# Inicio\n\n```yaml file=kustomization.yaml\nresources:\n  - base\nimages:\n  - name: whystack-agent\n    newName: registry.example.com/whystack-agent\n    digest: {digest}\n```\n"
+        )
+    };
+    let (p, _) = project("v1.29.0", "v1.29.0");
+    for digest in [
+        "sha256:<digest>",
+        "sha256:${DIGEST}",
+        "\"sha256:…\"",
+        "sha256:0000000000000000000000000000000000000000000000000000000000000000",
+    ] {
+        p.write("content/es/index.md", &overlay(digest));
+        let (_, report, _) = check(&p, Some(&layout_source(&p)));
+        let found = findings_of(&report, "image-pin-mismatch");
+        assert!(found.is_empty(), "{digest}: {report:#}");
+    }
+    let other = format!("sha256:{}", "ab".repeat(32));
+    p.write("content/es/index.md", &overlay(&other));
+    let (_, report, _) = check(&p, Some(&layout_source(&p)));
+    let found = findings_of(&report, "image-pin-mismatch");
+    assert!(
+        found.len() == 1 && message(found[0]).contains("not of the 1.29.0 image"),
+        "{report:#}"
+    );
+}
