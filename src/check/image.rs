@@ -4,7 +4,9 @@
 //! every platform of the image; and the image release data must say of
 //! the image what the image says of itself.
 
-use super::pods::{call_at, exec_location, script_at, workloads, Workload};
+use super::pods::{
+    call_at, exec_location, in_script, script_at, script_location, workloads, Workload,
+};
 use super::process::{absolute, execs, ContainerEnv, ImageProcess, Mounted, Mounts};
 use super::shell;
 use super::{Context, Subject};
@@ -165,8 +167,13 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                     entrypoint: &platform.config.entrypoint,
                     cmd: &platform.config.cmd,
                 };
+                let files = shell::Files {
+                    texts: mounts.texts(),
+                    path: lookup.path.to_string(),
+                    cwd: lookup.cwd.to_string(),
+                };
                 for exec in execs(c, &ptr, &env, Some(process)) {
-                    let runs = shell::calls_in(&exec.argv, env.known());
+                    let runs = shell::calls_in(&exec.argv, env.known(), files.clone());
                     let script_at = script_at(w.object, &exec);
                     for call in &runs.calls {
                         let Some(program) = call.program() else {
@@ -182,7 +189,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                             cwd: &cwd,
                         };
                         let at = if call.in_script {
-                            call_at(ctx.site, &script_at, call)
+                            call_at(ctx.site, &script_location(&mounts, call, &script_at), call)
                         } else {
                             exec_location(w.object, &exec)
                         };
@@ -201,9 +208,9 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                                     Diagnostic::new(
                                         rule::PROBE_COMMAND_MISSING,
                                         format!(
-                                            "container `{}` runs `{program}` (in the {} script), which only bash has, and `{shell}` in image {}:{version} for {} is dash: dash fails there (`not found`, `Illegal option` or `Syntax error`) and the script does not do its work",
+                                            "container `{}` runs `{program}` ({}), which only bash has, and `{shell}` in image {}:{version} for {} is dash: dash fails there (`not found`, `Illegal option` or `Syntax error`) and the script does not do its work",
                                             c.name,
-                                            exec.what,
+                                            in_script(exec.what, call),
                                             ctx.site.config.image.name,
                                             platform.name()
                                         ),
@@ -267,7 +274,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                         let mut d = missing(
                             ctx,
                             (version, platform, image),
-                            (program, exec.what, &c.name, call.in_script),
+                            (program, exec.what, &c.name, call),
                             (uid, lookup),
                             &why,
                             at,
@@ -409,7 +416,7 @@ fn absent_from(
 fn missing(
     ctx: &Context,
     (version, platform, image): (&Version, &Platform, &Image),
-    (program, what, container, in_script): (&str, &str, &str, bool),
+    (program, what, container, call): (&str, &str, &str, &shell::Call),
     (uid, lookup): (u32, Lookup),
     why: &CommandError,
     at: Location,
@@ -421,10 +428,9 @@ fn missing(
         .map(|d| format!(" (image {d})"))
         .unwrap_or_default();
     let reason = reason(why, uid, lookup, program);
-    let how = if in_script {
-        format!("`{program}` (in the {what} script)")
-    } else {
-        format!("`{program}` ({what})")
+    let how = match call.in_script {
+        true => format!("`{program}` ({})", in_script(what, call)),
+        false => format!("`{program}` ({what})"),
     };
     let nearest = nearest_with(&ctx.site.images, version, program);
     let help = match &nearest {

@@ -528,8 +528,16 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
         .collect();
     // The files of its volumes lie over the image's.
     let mounts = Mounts::of(ctx.objects, w.object.namespace(), &w.pod, c);
+    let files = shell::Files {
+        texts: mounts.texts(),
+        path: match env.get("PATH") {
+            Some(Some(path)) => path.to_string(),
+            _ => USUAL_PATH.to_string(),
+        },
+        cwd: c.working_dir.clone().unwrap_or_else(|| "/".into()),
+    };
     for exec in execs(c, ptr, &env, image) {
-        let runs = shell::calls_in(&exec.argv, env.known());
+        let runs = shell::calls_in(&exec.argv, env.known(), files.clone());
         let script_at = script_at(w.object, &exec);
         for why in &runs.dynamic {
             ctx.push(
@@ -555,7 +563,7 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
                 continue;
             }
             let at = if call.in_script {
-                call_at(ctx.site, &script_at, call)
+                call_at(ctx.site, &script_location(&mounts, call, &script_at), call)
             } else {
                 argv_at.clone()
             };
@@ -628,6 +636,32 @@ pub(super) fn script_at(object: &Object, exec: &Exec) -> Location {
         .map_or_else(|| object.locate(&exec.pointer), |p| object.locate(p))
 }
 
+/// Which script a call is in, for a finding: the container's own (`in
+/// the livenessProbe script`), or a file of a volume that it runs (`in
+/// /scripts/probe.sh, line 4, which the livenessProbe runs`).
+pub(super) fn in_script(what: &str, call: &Call) -> String {
+    match (&call.file, call.line) {
+        (Some(file), Some(line)) => {
+            format!("in {file}, line {}, which the {what} runs", line + 1)
+        }
+        (Some(file), None) => format!("in {file}, which the {what} runs"),
+        (None, _) => format!("in the {what} script"),
+    }
+}
+
+/// The `PATH` a container's commands are looked up in when neither the
+/// container nor the image read says: the one images usually set.
+const USUAL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Where the script a call is in is written: the key of the volume's
+/// file it is in, else `script` (the container's own).
+pub(super) fn script_location(mounts: &Mounts, call: &Call, script: &Location) -> Location {
+    call.file
+        .as_deref()
+        .and_then(|f| mounts.key_at(f))
+        .unwrap_or_else(|| script.clone())
+}
+
 /// Where a call of a script is: its own line when the script is a
 /// literal block (`|`) of a base's file, whose lines are the script's;
 /// else where the script is written.
@@ -651,23 +685,31 @@ pub(super) fn call_at(site: &Site, script: &Location, call: &Call) -> Location {
     while start > 1 && all.get(start - 2).is_some_and(|l| l.trim().is_empty()) {
         start -= 1;
     }
-    let (Some(before), Some(first)) = (
+    let literal = |l: &str| {
+        let indicator = l.trim_end().rsplit(' ').next().unwrap_or_default();
+        indicator.starts_with('|')
+            && indicator[1..]
+                .chars()
+                .all(|c| matches!(c, '-' | '+' | '0'..='9'))
+    };
+    let indent = |l: &str| l.chars().take_while(|c| *c == ' ').count();
+    if let (Some(before), Some(first)) = (
         start.checked_sub(2).and_then(|i| all.get(i)),
         all.get(line - 1),
-    ) else {
-        return script.clone();
-    };
-    let line = start;
-    let indicator = before.trim_end().rsplit(' ').next().unwrap_or_default();
-    let literal = indicator.starts_with('|')
-        && indicator[1..]
-            .chars()
-            .all(|c| matches!(c, '-' | '+' | '0'..='9'));
-    if !literal {
-        return script.clone();
+    ) {
+        if literal(before) {
+            return Location::at(&script.file, start + k, indent(first) + 1);
+        }
     }
-    let indent = first.chars().take_while(|c| *c == ' ').count();
-    Location::at(&script.file, line + k, indent + 1)
+    // A map's value is found at its key (`live.sh: |`): the script starts
+    // on the line after.
+    let at_key = all
+        .get(line - 1)
+        .is_some_and(|l| l.contains(": |") && literal(l));
+    match all.iter().skip(line).find(|l| !l.trim().is_empty()) {
+        Some(first) if at_key => Location::at(&script.file, line + 1 + k, indent(first) + 1),
+        _ => script.clone(),
+    }
 }
 
 /// One command against the image data: it exists in this release, takes
@@ -694,10 +736,9 @@ fn check_call(ctx: &mut Ctx, c: &Container, exec: &Exec, call: &Call, at: Locati
             })
             .flatten()
     });
-    let how = if call.in_script {
-        format!("`{program}` (in the {} script)", exec.what)
-    } else {
-        format!("`{program}`")
+    let how = match call.in_script {
+        true => format!("`{program}` ({})", in_script(exec.what, call)),
+        false => format!("`{program}`"),
     };
     let Some(fact) = fact else {
         // Read already, or asked for first (`command -v X || exit 0`).

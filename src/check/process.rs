@@ -347,7 +347,9 @@ pub(super) struct Mounts {
 }
 
 struct MountFiles {
-    files: Vec<(String, u32, Option<String>)>,
+    /// Each file's path below the mount, mode, text (when the build knows
+    /// it) and where the key it comes from is written.
+    files: Vec<(String, u32, Option<String>, Option<Location>)>,
     gid: u32,
     from: String,
     /// An emptyDir no init container fills: empty when the container
@@ -417,25 +419,30 @@ impl Mounts {
                         | group_read
                 };
                 let data = object_data(object);
-                let text = |key: &str| {
-                    data.iter()
-                        .find(|(k, _, _)| k == key)
-                        .and_then(|(_, v, _)| v.clone())
+                let key = |key: &str| {
+                    let found = data.iter().find(|(k, _, _)| k == key);
+                    (
+                        found.and_then(|(_, v, _)| v.clone()),
+                        found.map(|(_, _, at)| at.clone()),
+                    )
                 };
                 let files = match items {
                     Some(items) => items
                         .iter()
-                        .map(|i| (i.path.clone(), mode(i.mode), text(&i.key)))
+                        .map(|i| {
+                            let (text, at) = key(&i.key);
+                            (i.path.clone(), mode(i.mode), text, at)
+                        })
                         .collect(),
                     None => {
                         let binary = object.value["binaryData"].as_object();
                         data.iter()
-                            .map(|(k, v, _)| (k.clone(), mode(None), v.clone()))
+                            .map(|(k, v, at)| (k.clone(), mode(None), v.clone(), Some(at.clone())))
                             .chain(
                                 binary
                                     .into_iter()
                                     .flatten()
-                                    .map(|(k, _)| (k.clone(), mode(None), None)),
+                                    .map(|(k, _)| (k.clone(), mode(None), None, None)),
                             )
                             .collect()
                     }
@@ -477,7 +484,7 @@ impl Mounts {
             });
         }
         let below = path[root.len()..].trim_start_matches('/');
-        if let Some((_, mode, text)) = files.files.iter().find(|(p, _, _)| p == below) {
+        if let Some((_, mode, text, _)) = files.files.iter().find(|(p, ..)| p == below) {
             return Some(Mounted::File {
                 mode: *mode,
                 gid: files.gid,
@@ -489,7 +496,7 @@ impl Mounts {
         let folder = files
             .files
             .iter()
-            .any(|(p, _, _)| below.is_empty() || p.starts_with(&format!("{below}/")));
+            .any(|(p, ..)| below.is_empty() || p.starts_with(&format!("{below}/")));
         Some(if folder {
             Mounted::Unknown
         } else {
@@ -498,6 +505,35 @@ impl Mounts {
                 help: "add the key to the ConfigMap (or the item to the volume's `items`), or call the file by the name it has there",
             }
         })
+    }
+
+    /// The text of every file the volumes hold where the build knows it,
+    /// by its absolute path in the container (what a deeper mount hides
+    /// left out): the scripts a command may run from them.
+    pub fn texts(&self) -> std::collections::BTreeMap<String, String> {
+        let mut out = std::collections::BTreeMap::new();
+        for (root, files) in &self.mounts {
+            for (path, _, text, _) in files.iter().flat_map(|f| &f.files) {
+                let full = format!("{root}/{path}");
+                if let (Some(text), Some(Mounted::File { .. })) = (text, self.at(&full, false)) {
+                    out.insert(full, text.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Where the key that the file at absolute path `path` comes from is
+    /// written.
+    pub fn key_at(&self, path: &str) -> Option<Location> {
+        let (root, files) = self
+            .mounts
+            .iter()
+            .filter(|(root, _)| path.starts_with(&format!("{root}/")))
+            .max_by_key(|(root, _)| root.len())?;
+        let below = &path[root.len() + 1..];
+        let files = files.as_ref()?;
+        files.files.iter().find(|(p, ..)| p == below)?.3.clone()
     }
 
     /// Whether any volume is mounted at all.

@@ -97,8 +97,23 @@ pub struct Call {
     pub guarded: bool,
     /// The line of the container's script the call is on (0-based, as
     /// written), for a call of a script; a call of a script inside it
-    /// (`sh -c '…'`, a substitution) is on the line of its command.
+    /// (`sh -c '…'`, a substitution) is on the line of its command. For a
+    /// call of a script file a volume holds, the line of that file.
     pub line: Option<usize>,
+    /// The script file a volume holds (its path in the container) that
+    /// the call is in, when it is in one.
+    pub file: Option<String>,
+}
+
+/// The script files a container's volumes hold, which its commands may
+/// run (`/scripts/probe.sh`, `sh /scripts/probe.sh`, `. /scripts/lib.sh`):
+/// their texts by absolute path, and the `PATH` and folder the process
+/// starts with, to find them by.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Files {
+    pub texts: std::collections::BTreeMap<String, String>,
+    pub path: String,
+    pub cwd: String,
 }
 
 /// What a script changed of the process it runs commands in: the working
@@ -235,6 +250,89 @@ pub struct Calls {
     /// The shell variables whose values are known at the command being
     /// read: the container's environment, then what the script assigned.
     vars: Vars,
+    /// The script files of the container's volumes.
+    files: Files,
+    /// The script file being read, and its nesting depth.
+    file: Option<(String, usize)>,
+}
+
+impl Calls {
+    /// The script file of a volume being read, if one is.
+    fn file_name(&self) -> Option<String> {
+        self.file.as_ref().map(|(f, _)| f.clone())
+    }
+
+    /// The script file a volume holds that `word` names, with its text:
+    /// a path from the folder the script is in, or (`by_name`, for a
+    /// command or `.`) a name looked up on `PATH`.
+    fn volume_file(&self, word: &str, by_name: bool) -> Option<(String, String)> {
+        let files = &self.files;
+        if files.texts.is_empty() {
+            return None;
+        }
+        let cwd = self.scope.cwd_over(&files.cwd);
+        let found = |p: &str| {
+            let p = super::process::absolute(p, &cwd);
+            files.texts.get(&p).map(|t| (p, t.clone()))
+        };
+        if word.contains('/') {
+            return found(word);
+        }
+        if !by_name {
+            return found(word);
+        }
+        self.scope
+            .path_over(&files.path)
+            .split(':')
+            .find_map(|dir| found(&format!("{dir}/{word}")))
+    }
+
+    /// Reads the text of a volume's script file `file` (run by `shell`,
+    /// with `params` as its `$0`, `$1`…), as a shell of its own unless
+    /// `sourced` (`. FILE`).
+    fn read_file(
+        &mut self,
+        (file, text): (String, String),
+        shell: &str,
+        params: &[&str],
+        depth: usize,
+        sourced: bool,
+    ) {
+        if self.file.as_ref().is_some_and(|(f, _)| *f == file) || depth >= MAX_NESTING {
+            return;
+        }
+        let text = with_parameters(&text, params).into_owned();
+        let outer_file = self.file.replace((file, depth + 1));
+        let outer_shell = self.shell.replace(shell.to_string());
+        let outer_line = self.line.take();
+        let child = self.vars.for_child();
+        let parent = match sourced {
+            true => None,
+            false => Some(std::mem::replace(&mut self.vars, child)),
+        };
+        read_script(&text, depth + 1, self);
+        if let Some(parent) = parent {
+            self.vars = parent;
+        }
+        self.line = outer_line;
+        self.shell = outer_shell;
+        self.file = outer_file;
+    }
+}
+
+/// The shell a script file's `#!` line names (`#!/bin/sh`,
+/// `#!/usr/bin/env bash`), when it names one.
+fn shebang_shell(text: &str) -> Option<String> {
+    let line = text.strip_prefix("#!")?.lines().next()?;
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    let shell = match base_name(first) {
+        "env" => words.find(|w| !w.starts_with('-'))?,
+        _ => first,
+    };
+    SHELLS
+        .contains(&base_name(shell))
+        .then(|| shell.to_string())
 }
 
 /// Shell variables with a value known before the script runs, by name; a
@@ -493,16 +591,21 @@ fn option_words(w: &str, takes_value: &[&str]) -> usize {
 /// the script.
 /// A word only known when the pod runs is `None`.
 pub fn calls(argv: &[Option<String>]) -> Calls {
-    calls_in(argv, std::iter::empty())
+    calls_in(argv, std::iter::empty(), Files::default())
 }
 
-/// [`calls`] of a process whose environment gives `env` (name, value):
-/// a script's `$NAME` is that value until the script changes it.
+/// [`calls`] of a process whose environment gives `env` (name, value),
+/// with the script files of its volumes: a script's `$NAME` is that value
+/// until the script changes it, and a script file it runs is read.
 pub fn calls_in<'e>(
     argv: &[Option<String>],
     env: impl IntoIterator<Item = (&'e str, &'e str)>,
+    files: Files,
 ) -> Calls {
-    let mut out = Calls::default();
+    let mut out = Calls {
+        files,
+        ..Calls::default()
+    };
     for (name, value) in env {
         out.vars.set(name, Some(value.to_string()));
         out.vars.exported.insert(name.to_string());
@@ -551,6 +654,7 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         bash_only: None,
         guarded: false,
         line: out.line,
+        file: out.file_name(),
     });
     if let Some((inner, settings)) = inner {
         // `env PATH=… CMD` and `env -C DIR CMD` run CMD there.
@@ -626,10 +730,25 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
         out.vars = parent;
         out.shell = outer;
     } else if let Some(file) = script_file_of(&known) {
-        out.dynamic.push(format!(
-            "`{}` runs the commands of the file {file}",
-            known.join(" ").chars().take(60).collect::<String>()
-        ));
+        // `sh FILE ARG…`: FILE is `$0`, the words after it `$1`….
+        let params: Vec<&str> = known
+            .iter()
+            .skip_while(|w| w.as_str() != file)
+            .map(String::as_str)
+            .collect();
+        match out.volume_file(file, false) {
+            Some(found) => out.read_file(found, &known[0], &params, depth, false),
+            None => out.dynamic.push(format!(
+                "`{}` runs the commands of the file {file}",
+                known.join(" ").chars().take(60).collect::<String>()
+            )),
+        }
+    } else if let Some(found) = out.volume_file(&known[0], true) {
+        // A script file of a volume, run by the shell of its `#!` line.
+        if let Some(shell) = shebang_shell(&found.1) {
+            let params: Vec<&str> = known.iter().map(String::as_str).collect();
+            out.read_file(found, &shell, &params, depth, false);
+        }
     } else if SHELLS.contains(&base_name(&known[0]))
         && (in_script || known.iter().any(|w| w == "-s"))
         && !known
@@ -826,7 +945,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                 (saved.maybe(&out.scope), vars.maybe(&out.vars))
             };
         }
-        if depth == 0 {
+        if depth == 0 || out.file.as_ref().is_some_and(|(_, d)| *d == depth) {
             // The line as written: the rows before it, and the lines the
             // shell joined to others before it.
             let at = node.start_byte();
@@ -1452,6 +1571,7 @@ fn bash_only(argv: Vec<Option<String>>, out: &mut Calls) {
         bash_only: Some(shell),
         guarded: false,
         line: out.line,
+        file: out.file_name(),
     });
 }
 
@@ -1986,6 +2106,16 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
             return;
         }
         "." => {
+            let sourced = words.get(1).cloned().flatten();
+            if let Some(found) = sourced.as_deref().and_then(|f| out.volume_file(f, true)) {
+                // A file of a volume: its commands run here.
+                let shell = out.shell.clone().unwrap_or_else(|| "sh".into());
+                let params: Vec<&str> = Vec::new();
+                out.read_file(found, &shell, &params, depth, true);
+                // The functions it defines may be called after.
+                out.sourced_at.get_or_insert(out.calls.len());
+                return;
+            }
             out.dynamic
                 .push(format!("`{}` runs the commands of another file", text()));
             // A file named by a path must be there for the shell to read,
@@ -2001,6 +2131,7 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
                     bash_only: None,
                     guarded: false,
                     line: out.line,
+                    file: out.file_name(),
                 });
             }
             if may_define_functions(words.get(1).cloned().flatten().as_deref()) {
@@ -3102,7 +3233,7 @@ mod scope_tests {
                 Some("-c".into()),
                 Some(script.into()),
             ];
-            let runs = calls_in(&argv, env.iter().copied());
+            let runs = calls_in(&argv, env.iter().copied(), Files::default());
             runs.calls.last().map(Call::display).unwrap_or_default()
         };
         for (script, want) in [
@@ -3148,6 +3279,77 @@ mod scope_tests {
         assert_eq!(last("whystack-health $MODE", &env), "whystack-health ready");
         assert_eq!(last("sh -c 'tool $MODE'", &env), "tool ready");
         assert_eq!(last("MODE=live; tool $MODE", &env), "tool live");
+    }
+
+    /// A script file one of the container's volumes holds is read where
+    /// a command runs it: by its path, on PATH, as `sh FILE` (with its
+    /// words as `$1`…) and as `. FILE`; each call of it knows the file and
+    /// its line there.
+    #[test]
+    fn script_files_of_volumes_are_read_where_they_run() {
+        let files = Files {
+            texts: [
+                (
+                    "/opt/probe/probe.sh",
+                    "#!/bin/sh\nset -e\nwhystack-nope \"$1\"\n",
+                ),
+                ("/opt/probe/lib.sh", "helper() { :; }\nlib-tool x\n"),
+                ("/opt/probe/loop.sh", "#!/bin/sh\n/opt/probe/loop.sh\n"),
+                ("/opt/probe/tool.py", "#!/usr/bin/env python3\nimport os\n"),
+                ("/opt/probe/env.sh", "#!/usr/bin/env -S bash\nenv-tool\n"),
+            ]
+            .into_iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect(),
+            path: "/opt/probe:/usr/bin".into(),
+            cwd: "/opt".into(),
+        };
+        let run = |argv: &[&str]| {
+            let argv: Vec<Option<String>> = argv.iter().map(|w| Some(w.to_string())).collect();
+            calls_in(&argv, std::iter::empty(), files.clone())
+        };
+        let in_file = |runs: &Calls| -> Vec<(String, Option<String>, Option<usize>)> {
+            runs.calls
+                .iter()
+                .filter(|c| c.file.is_some())
+                .map(|c| (c.display(), c.file.clone(), c.line))
+                .collect()
+        };
+        let probe = |arg: &str| {
+            vec![(
+                format!("whystack-nope {arg}"),
+                Some("/opt/probe/probe.sh".to_string()),
+                Some(2),
+            )]
+        };
+        assert_eq!(
+            in_file(&run(&["/opt/probe/probe.sh", "live"])),
+            probe("live")
+        );
+        assert_eq!(in_file(&run(&["probe.sh", "live"])), probe("live"));
+        assert_eq!(
+            in_file(&run(&["sh", "probe/probe.sh", "ready"])),
+            probe("ready")
+        );
+        assert_eq!(
+            in_file(&run(&["sh", "-c", "cd probe && sh ./probe.sh x"])),
+            probe("x")
+        );
+        let sourced = run(&["sh", "-c", ". /opt/probe/lib.sh; helper; other"]);
+        assert_eq!(in_file(&sourced)[0].0, "lib-tool x");
+        assert!(sourced.dynamic.is_empty(), "{:?}", sourced.dynamic);
+        // After it, a name may be one of its functions.
+        assert!(sourced
+            .calls
+            .iter()
+            .any(|c| c.display() == "helper" && c.guarded));
+        // Not a shell's script, or calling itself: read once, or not at all.
+        assert_eq!(in_file(&run(&["/opt/probe/tool.py"])), []);
+        assert_eq!(in_file(&run(&["/opt/probe/env.sh"]))[0].0, "env-tool");
+        assert_eq!(in_file(&run(&["/opt/probe/loop.sh"])).len(), 1);
+        // A file no volume holds is still named as not read.
+        let other = run(&["sh", "/elsewhere/probe.sh"]);
+        assert_eq!(other.dynamic.len(), 1, "{:?}", other.dynamic);
     }
 
     /// What a function never called would run never runs; a call by name,

@@ -758,6 +758,49 @@ fn the_bases_own_kustomization_is_built_before_the_checks() {
     );
 }
 
+/// A probe script that a ConfigMap mounts is read as the probe runs it:
+/// its commands are checked against the image data, at their lines.
+#[test]
+fn a_script_a_volume_holds_is_read_where_a_probe_runs_it() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "kustomization.yaml",
+        "  - networkpolicy.yaml\n",
+        "  - networkpolicy.yaml\n  - probe.yaml\n",
+    )
+    .add(
+        "probe.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe\ndata:\n  live.sh: |\n    #!/bin/sh\n    set -e\n    whystack-nope \"$1\"\n",
+    )
+    .edit(
+        "statefulset.yaml",
+        "command: [whystack-health, live]",
+        "command: [sh, /opt/probe/live.sh, live]",
+    )
+    .edit(
+        "statefulset.yaml",
+        "          volumeMounts:\n",
+        "          volumeMounts:\n            - name: probe\n              mountPath: /opt/probe\n",
+    )
+    .edit(
+        "statefulset.yaml",
+        "      volumes:\n",
+        "      volumes:\n        - name: probe\n          configMap: {name: probe}\n",
+    );
+    let line = a.line_of("probe.yaml", "whystack-nope");
+    let f = a.finding_at("probe-command-missing", "probe.yaml", line);
+    assert!(
+        message(&f).contains("in /opt/probe/live.sh, line 3, which the livenessProbe runs"),
+        "{f:#}"
+    );
+    // Read, so not named as a file basepress cannot read.
+    let (_, report) = a.project.check_json();
+    assert!(
+        findings_of(&report, "shell-script-dynamic").is_empty(),
+        "{report:#}"
+    );
+}
+
 #[test]
 fn commands_behind_a_shell_are_checked() {
     // `sh -c` in a base for an image without whystack-health.
