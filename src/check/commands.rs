@@ -697,7 +697,36 @@ fn check_command(
     // Across every namespace (`-A`, `--all-namespaces[=true]`), any
     // namespace holds what it names.
     let everywhere = |w: &str| w == "-A" || w.starts_with("--all-namespaces");
-    if !NAMING.contains(&verb) || command.words.iter().any(|(_, w)| everywhere(w)) {
+    if command.words.iter().any(|(_, w)| everywhere(w)) {
+        return;
+    }
+    let given = command.option("-n", "--namespace");
+    // A namespace from a variable or a placeholder is the reader's.
+    if given.is_some_and(|(_, g)| g.contains(['$', '`', '<', '{'])) {
+        return;
+    }
+    // A near miss of the base's namespace (`whystack-agnet`), whatever
+    // the command looks for there: nothing is in it.
+    if let Some((c, g)) = given.filter(|(_, g)| !namespaces.contains(g)) {
+        if let Some(near) = namespace_typo(g, namespaces) {
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!(
+                        "`kubectl {verb}` looks in namespace `{g}`, which base {folder} does not make: did you mean `{near}`?"
+                    ),
+                )
+                .at(at(c))
+                .help(format!("write `-n {near}`")),
+            );
+            return;
+        }
+    }
+    if verb == "create" {
+        check_create(command, &operands, (objects, view), folder, &at, out);
+        return;
+    }
+    if !NAMING.contains(&verb) {
         return;
     }
     // The object it names, of the base: `kind/name`, `kind name`, or a
@@ -732,6 +761,14 @@ fn check_command(
         if kind == "Pod" {
             return pod_named(pods, n).map(|p| p.namespace);
         }
+        if kind == "PersistentVolumeClaim" {
+            if let Some(claim) = claims(objects, moves)
+                .into_iter()
+                .find(|c| claim_named(c, n))
+            {
+                return Some(claim.1);
+            }
+        }
         objects
             .iter()
             .find(|o| o.kind() == kind && moves.name(o.name()) == n)
@@ -739,6 +776,10 @@ fn check_command(
     };
     let candidates: Vec<String> = match kind {
         "Pod" => pods.iter().map(|p| p.name.clone()).collect(),
+        "PersistentVolumeClaim" => claims(objects, moves)
+            .into_iter()
+            .map(|(stem, _)| format!("{stem}0"))
+            .collect(),
         _ => objects
             .iter()
             .filter(|o| o.kind() == kind)
@@ -746,14 +787,30 @@ fn check_command(
             .collect(),
     };
     let candidates: Vec<&str> = candidates.iter().map(String::as_str).collect();
-    let given = command.option("-n", "--namespace");
-    // A namespace from a variable or a placeholder is the reader's.
-    if given.is_some_and(|(_, g)| g.contains(['$', '`', '<', '{'])) {
-        return;
-    }
     let namespace = match owner(name) {
         Some(ns) => ns,
         None => {
+            // A name the base gives an object of another kind, or gives
+            // this kind with the hash of a generated object.
+            let here = given.is_none_or(|(_, g)| namespaces.contains(g));
+            if let Some(why) = here
+                .then(|| other_name(objects, moves, kind, name))
+                .flatten()
+            {
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!(
+                            "`kubectl {verb}` names {} `{name}`, which base {folder} does not have: {}",
+                            kind.to_ascii_lowercase(),
+                            why.0
+                        ),
+                    )
+                    .at(at(col))
+                    .help(why.1),
+                );
+                return;
+            }
             // A near miss of one of the base's names (`whystack-agnet`,
             // the pod `whystack-agent-1` of a StatefulSet of one
             // replica), in the base's namespace: not found.
@@ -838,6 +895,200 @@ fn check_command(
             );
         }
     }
+}
+
+/// The namespace of the base's that `given` misspells (`whystack-agnet`),
+/// if it is a near miss of one: not one that only adds to it or takes
+/// from it (`whystack-agent-b`, a second install's), which is another.
+fn namespace_typo<'n>(given: &str, namespaces: &BTreeSet<&'n str>) -> Option<&'n str> {
+    namespaces.iter().copied().find(|n| {
+        let distance = strsim::osa_distance(given, n);
+        let variant = given.starts_with(&format!("{n}-")) || n.starts_with(&format!("{given}-"));
+        (1..=2).contains(&distance) && n.len() > 4 && !variant
+    })
+}
+
+/// Why `name` is no object of `kind` in the base when it names another:
+/// a workload of another kind (`deployment/whystack-agent` of a
+/// StatefulSet), or a generated ConfigMap or Secret, whose name the build
+/// ends with a hash of its content. With the remedy.
+fn other_name(
+    objects: &[Object],
+    moves: &Moves,
+    kind: &str,
+    name: &str,
+) -> Option<(String, String)> {
+    let workload = |k: &str| RUNS_PODS.contains(&k) || k == "CronJob";
+    if workload(kind) {
+        if let Some(o) = objects
+            .iter()
+            .find(|o| o.kind() != kind && workload(o.kind()) && moves.name(o.name()) == name)
+        {
+            let other = o.kind().to_ascii_lowercase();
+            return Some((
+                format!("it makes `{name}` a {}", o.kind()),
+                format!("write `{other}/{name}`"),
+            ));
+        }
+    }
+    if matches!(kind, "ConfigMap" | "Secret") {
+        let hashed = objects.iter().map(|o| moves.name(o.name())).find(|n| {
+            n.strip_prefix(name)
+                .and_then(|h| h.strip_prefix('-'))
+                .is_some_and(|h| h.len() == 10 && h.bytes().all(|b| b.is_ascii_alphanumeric()))
+        });
+        if let Some(hashed) = hashed {
+            let plural = format!("{}s", kind.to_ascii_lowercase());
+            return Some((
+                format!(
+                    "it generates the {kind}, and names it `{hashed}`, after a hash of its content that changes with it"
+                ),
+                format!("list them (`kubectl get {plural}`) and pick the one whose name starts with `{name}-`, or show the name the build gives, with its hash"),
+            ));
+        }
+    }
+    None
+}
+
+/// The claims the base's StatefulSets make for their pods, as the stem of
+/// their names (`identity-whystack-agent-`, then the pod's ordinal) and
+/// their namespace.
+fn claims<'o>(objects: &'o [Object], moves: &'o Moves) -> Vec<(String, Option<&'o str>)> {
+    objects
+        .iter()
+        .filter(|o| o.kind() == "StatefulSet")
+        .flat_map(|o| {
+            let set = moves.name(o.name());
+            let namespace = moves.namespace(o.namespace());
+            o.value["spec"]["volumeClaimTemplates"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["metadata"]["name"].as_str())
+                .map(move |t| (format!("{t}-{set}-"), namespace))
+        })
+        .collect()
+}
+
+/// Whether `name` is a claim of stem `claim` (for any pod's ordinal).
+fn claim_named(claim: &(String, Option<&str>), name: &str) -> bool {
+    name.strip_prefix(claim.0.as_str())
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// `kubectl create secret …` and `kubectl create configmap NAME` of an
+/// object the base's pods refer to: it must be made in their namespace,
+/// with the name they use.
+fn check_create(
+    command: &Command,
+    operands: &[(usize, &str)],
+    (objects, view): (&[Object], &View),
+    folder: &str,
+    at: &impl Fn(usize) -> Location,
+    out: &mut Vec<Diagnostic>,
+) {
+    // `create secret generic|tls|docker-registry NAME`, `create configmap NAME`.
+    let (kind, name) = match operands.get(1..).unwrap_or_default() {
+        [(_, "secret"), _, name, ..] => ("Secret", *name),
+        [(_, "configmap" | "cm"), name, ..] => ("ConfigMap", *name),
+        _ => return,
+    };
+    let refs = references(objects, view.moves, kind);
+    if refs.is_empty() {
+        return;
+    }
+    let (col, name) = name;
+    let lower = kind.to_ascii_lowercase();
+    match refs.iter().find(|(n, _)| n == name) {
+        Some((_, namespace)) => {
+            let Some(namespace) = namespace else { return };
+            if let Some((c, g)) = command
+                .option("-n", "--namespace")
+                .filter(|(_, g)| g != namespace)
+            {
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!(
+                            "`kubectl create` makes {lower} `{name}` in namespace `{g}`, and the pods of base {folder} that use it run in `{namespace}`: they do not find it"
+                        ),
+                    )
+                    .at(at(c))
+                    .help(format!("write `-n {namespace}`")),
+                );
+            }
+        }
+        None => {
+            let names = refs.iter().map(|(n, _)| n.as_str());
+            if let Some(near) = closest(name, names) {
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!(
+                            "`kubectl create` makes {lower} `{name}`, which no pod of base {folder} uses: did you mean `{near}`?"
+                        ),
+                    )
+                    .at(at(col)),
+                );
+            }
+        }
+    }
+}
+
+/// The ConfigMaps or Secrets (`kind`) the base's pods refer to by name
+/// and the base does not make (the installer does), each with the
+/// namespace of the pods.
+fn references(objects: &[Object], moves: &Moves, kind: &str) -> Vec<(String, Option<String>)> {
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for o in objects {
+        let Some(pointer) = crate::kustomize::pod_spec_pointer(o.kind()) else {
+            continue;
+        };
+        let Some(spec) = o.value.pointer(pointer) else {
+            continue;
+        };
+        let namespace = moves.namespace(o.namespace()).map(str::to_string);
+        let mut names: Vec<&str> = Vec::new();
+        let (from, key, volume) = match kind {
+            "Secret" => ("secretRef", "secretKeyRef", "secret"),
+            _ => ("configMapRef", "configMapKeyRef", "configMap"),
+        };
+        for c in ["containers", "initContainers"]
+            .iter()
+            .flat_map(|f| spec[f].as_array().into_iter().flatten())
+        {
+            for e in c["envFrom"].as_array().into_iter().flatten() {
+                names.extend(e[from]["name"].as_str());
+            }
+            for e in c["env"].as_array().into_iter().flatten() {
+                names.extend(e["valueFrom"][key]["name"].as_str());
+            }
+        }
+        for v in spec["volumes"].as_array().into_iter().flatten() {
+            let field = if kind == "Secret" {
+                "secretName"
+            } else {
+                "name"
+            };
+            names.extend(v[volume][field].as_str());
+            for p in v["projected"]["sources"].as_array().into_iter().flatten() {
+                names.extend(p[volume]["name"].as_str());
+            }
+        }
+        if kind == "Secret" {
+            for s in spec["imagePullSecrets"].as_array().into_iter().flatten() {
+                names.extend(s["name"].as_str());
+            }
+        }
+        for name in names {
+            let made = objects.iter().any(|m| m.kind() == kind && m.name() == name);
+            let entry = (name.to_string(), namespace.clone());
+            if !made && !out.contains(&entry) {
+                out.push(entry);
+            }
+        }
+    }
+    out
 }
 
 /// The pod of the base named `name`: by its name, or as a further

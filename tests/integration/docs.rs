@@ -884,6 +884,13 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
     // and the containers of a workload's pods.
     for fine in [
         "kubectl -n=whystack-agent logs whystack-agent-0 -c=agent",
+        // Another install's namespace, claims of further replicas, the
+        // Secret the pods use where they run.
+        "kubectl -n whystack-agent-b get pods",
+        "kubectl -n whystack-agent get pvc identity-whystack-agent-3",
+        "kubectl -n whystack-agent create secret generic whystack-agent-env --from-env-file=.env",
+        "kubectl -n other create secret generic unrelated --from-literal=a=b",
+        "kubectl -n whystack-agent get configmaps",
         // A comment in a script, not root's prompt.
         "# Before 1.29:\n# kubectl -n rootpilot logs whystack-agent-0",
         "kubectl apply -k . && kubectl -n whystack-agent get sts/whystack-agent",
@@ -942,6 +949,46 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         (
             "kubectl -n=wrong logs whystack-agent-0",
             "in namespace `wrong`",
+        ),
+        // A near miss of the base's namespace, whatever is looked for.
+        (
+            "kubectl get events -n whystack-agnet",
+            "did you mean `whystack-agent`",
+        ),
+        (
+            "kubectl -n whystack-agnet get pods",
+            "did you mean `whystack-agent`",
+        ),
+        // The base's name for another kind, a generated name without its
+        // hash, a claim of a pod that is not the StatefulSet's.
+        (
+            "kubectl -n whystack-agent rollout restart deployment/whystack-agent",
+            "a StatefulSet",
+        ),
+        (
+            "kubectl -n whystack-agent logs deploy/whystack-agent -c agent",
+            "a StatefulSet",
+        ),
+        (
+            "kubectl -n whystack-agent describe configmap whystack-agent-config",
+            "after a hash of its content",
+        ),
+        (
+            "kubectl -n whystack-agent delete pvc identity-whystack-agnet-0",
+            "did you mean `identity-whystack-agent-0`",
+        ),
+        (
+            "kubectl -n default delete pvc identity-whystack-agent-0",
+            "in namespace `default`",
+        ),
+        // A Secret the pods use, made elsewhere or by another name.
+        (
+            "kubectl -n default create secret generic whystack-agent-env --from-literal=A=b",
+            "in namespace `default`",
+        ),
+        (
+            "kubectl -n whystack-agent create secret generic whystack-agent-envs --from-env-file=x",
+            "did you mean `whystack-agent-env`",
         ),
     ] {
         let got = findings(wrong);
