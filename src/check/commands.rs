@@ -7,9 +7,12 @@
 use std::collections::BTreeSet;
 
 use super::docs::documented_version;
-use super::Context;
+use super::{shell, Context};
 use crate::diagnostics::{closest, rule, Diagnostic, Location, Severity};
 use crate::kustomize::Object;
+use crate::model::document::{CodeBlock, Document};
+use crate::model::images::Args;
+use crate::model::site::{Page, Site};
 
 /// Languages of the blocks that hold scripts to copy: a `#` starts a
 /// comment, also at a line's start.
@@ -475,6 +478,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     };
     let mut out = signature_checks(site, page, doc);
     out.extend(kubectl_commands(ctx, page, doc));
+    out.extend(image_commands(site, page, doc));
     out
 }
 
@@ -584,11 +588,7 @@ fn kubectl_commands(
         .map(|(tab, moves)| (*tab, View::new(objects, moves)))
         .collect();
     let mut out = Vec::new();
-    for block in &doc.code_blocks {
-        let session = SESSIONS.contains(&block.lang.as_str());
-        if !session && !SCRIPTS.contains(&block.lang.as_str()) {
-            continue;
-        }
+    each_command(doc, |block, n, command| {
         // A block in a tab runs on its tab's overlay, else on the one in
         // no tab; a block in no tab on any of them: a command is wrong
         // only when it is wrong on each.
@@ -604,25 +604,115 @@ fn kubectl_commands(
             false => own,
             true => views.iter().map(|(_, v)| v).collect(),
         };
+        let at =
+            |column: usize| Location::at(&page.source, block.line + n, column + 1 + block.indent);
+        let mut first: Option<Vec<Diagnostic>> = None;
+        for view in &candidates {
+            let mut found = Vec::new();
+            check_command(command, (objects, view), &folder, at, &mut found);
+            if found.is_empty() {
+                first = Some(found);
+                break;
+            }
+            first.get_or_insert(found);
+        }
+        out.extend(first.into_iter().flatten());
+    });
+    out
+}
+
+/// Every `kubectl` command of a page's code, with its block and the row
+/// of its line in the block.
+fn each_command(doc: &Document, mut f: impl FnMut(&CodeBlock, usize, &Command)) {
+    for block in &doc.code_blocks {
+        let session = SESSIONS.contains(&block.lang.as_str());
+        if !session && !SCRIPTS.contains(&block.lang.as_str()) {
+            continue;
+        }
         for (n, line) in logical_lines(&block.code) {
-            let at = |column: usize| {
-                Location::at(&page.source, block.line + n, column + 1 + block.indent)
-            };
             for command in Command::read_all(&line, session) {
-                let mut first: Option<Vec<Diagnostic>> = None;
-                for view in &candidates {
-                    let mut found = Vec::new();
-                    check_command(&command, (objects, view), &folder, at, &mut found);
-                    if found.is_empty() {
-                        first = Some(found);
-                        break;
-                    }
-                    first.get_or_insert(found);
-                }
-                out.extend(first.into_iter().flatten());
+                f(block, n, &command);
             }
         }
     }
+}
+
+/// What `kubectl exec … -- CMD` runs in a container, against the image of
+/// the release the page documents: a command the image data gives to some
+/// release must be in this one, and take these arguments. (What the data
+/// does not list, `ls`, `cat`, is left alone.)
+fn image_commands(site: &Site, page: &Page, doc: &Document) -> Vec<Diagnostic> {
+    let Some(version) = documented_version(site, page) else {
+        return Vec::new();
+    };
+    let images = &site.images;
+    let product = &site.config.image.name;
+    let mut out = Vec::new();
+    each_command(doc, |block, n, command| {
+        if command.operands().first().map(|o| o.1) != Some("exec") {
+            return;
+        }
+        let Some(dashes) = command.words.iter().position(|(_, w)| *w == "--") else {
+            return;
+        };
+        let Some(&(col, _)) = command.words.get(dashes + 1) else {
+            return;
+        };
+        let argv: Vec<Option<String>> = command.words[dashes + 1..]
+            .iter()
+            .map(|(_, w)| Some(w.to_string()))
+            .collect();
+        let at = Location::at(&page.source, block.line + n, col + 1 + block.indent);
+        for call in shell::calls(&argv).calls {
+            let Some(program) = call.program() else {
+                continue;
+            };
+            let first = images
+                .releases
+                .iter()
+                .find(|v| images.command_at(v, program).is_some());
+            let Some(first) = first else {
+                continue;
+            };
+            let Some(fact) = images.command_at(version, program) else {
+                let when = match first > version {
+                    true => format!("the image has it from {first}"),
+                    false => format!("the image had it in {first}"),
+                };
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!("`kubectl exec` runs `{program}`, which image {product}:{version}, the release this page documents, does not have: {when}"),
+                    )
+                    .at(at.clone())
+                    .help(format!("show a command that {product}:{version} has, or move the command to the docs of {first}")),
+                );
+                continue;
+            };
+            let (Args::OneOf(lists), Some(args)) = (&fact.args, call.args()) else {
+                continue;
+            };
+            if !lists
+                .iter()
+                .any(|l| l.iter().map(String::as_str).eq(args.iter().copied()))
+            {
+                let accepted: Vec<String> =
+                    lists.iter().map(|l| format!("`{}`", l.join(" "))).collect();
+                out.push(
+                    Diagnostic::new(
+                        rule::DOC_COMMAND_MISMATCH,
+                        format!(
+                            "`kubectl exec` runs `{program} {}`, which {product}:{version} does not accept: `{}` takes {}",
+                            args.join(" "),
+                            fact.name,
+                            accepted.join(" or ")
+                        ),
+                    )
+                    .at(at.clone()),
+                );
+            }
+        }
+    });
     out
 }
 

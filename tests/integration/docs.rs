@@ -891,6 +891,8 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n whystack-agent create secret generic whystack-agent-env --from-env-file=.env",
         "kubectl -n other create secret generic unrelated --from-literal=a=b",
         "kubectl -n whystack-agent get configmaps",
+        "kubectl -n whystack-agent exec whystack-agent-0 -c agent -- whystack-health ready",
+        "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health live && ls /tmp'",
         // A comment in a script, not root's prompt.
         "# Before 1.29:\n# kubectl -n rootpilot logs whystack-agent-0",
         "kubectl apply -k . && kubectl -n whystack-agent get sts/whystack-agent",
@@ -989,6 +991,16 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         (
             "kubectl -n whystack-agent create secret generic whystack-agent-envs --from-env-file=x",
             "did you mean `whystack-agent-env`",
+        ),
+        // What `kubectl exec` runs in the image, with the arguments the
+        // image data gives it.
+        (
+            "kubectl -n whystack-agent exec whystack-agent-0 -c agent -- whystack-health readyz",
+            "takes `live` or `ready`",
+        ),
+        (
+            "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health'",
+            "takes `live` or `ready`",
         ),
     ] {
         let got = findings(wrong);

@@ -281,6 +281,31 @@ fn a_lock_line_that_is_not_a_release_line() {
     assert_eq!(found[0]["location"]["line"], 2, "{found:#?}");
 }
 
+/// A command the docs of a release run in its image (`kubectl exec …
+/// -- CMD`) must be one that release's image has.
+#[test]
+fn the_docs_of_a_release_exec_only_what_its_image_has() {
+    let repo = copy_repo_with_versions();
+    let rel = "versions/1.28/content/en/index.md";
+    let page = repo.path().join(rel);
+    let text = std::fs::read_to_string(&page).unwrap();
+    std::fs::write(
+        &page,
+        format!("{text}\n```sh\nkubectl -n whystack-agent exec whystack-agent-0 -- whystack-health ready\n```\n"),
+    )
+    .unwrap();
+    let (code, report) = check_json_at(repo.path());
+    assert_eq!(code, Some(1), "{report:#}");
+    let found = findings_of(&report, "doc-command-mismatch");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["location"]["file"], rel);
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("whystack-agent:1.28.0") && message.contains("from 1.29.0"),
+        "{message}"
+    );
+}
+
 /// The docs of a release before the bases give readers whole manifests:
 /// built and checked as that release's base would be, each finding at the
 /// page's line (the repository's 1.28 installation page).
