@@ -129,6 +129,7 @@ pub const STAGE_RULES: &[(&str, &[&Rule])] = &[
             rule::TEMPLATE_INVALID,
             rule::TEMPLATE_RECURSION,
             rule::RENDER_TIMEOUT,
+            rule::RENDER_MEMORY,
             rule::TEMPLATE_UNUSED,
             rule::TEMPLATE_CONTENT_UNRENDERED,
             rule::TEMPLATE_HTML_ESCAPED,

@@ -93,40 +93,84 @@ struct Run {
     /// the output as it was.
     #[arg(long, value_name = "SECONDS", default_value_t = RENDER_TIMEOUT, value_parser = timeout_range())]
     render_timeout: u64,
+    /// The most memory the run may hold while a template renders, in MiB:
+    /// a render that grows it past this stops with `render-memory` (exit
+    /// 2), leaving the output as it was.
+    #[arg(long, value_name = "MIB", default_value_t = RENDER_MEMORY, value_parser = memory_range())]
+    render_memory: u64,
 }
 
 /// Seconds one template render may run by default.
 const RENDER_TIMEOUT: u64 = 30;
 
-/// Watches the template renders of a run: when one outlasts `limit`, it
-/// reports `render-timeout` in `format` and ends the process with exit
-/// code 2 (nothing inside a render can stop it). A build's staging folder
+/// MiB the run may hold while a template renders, by default.
+const RENDER_MEMORY: u64 = 4096;
+
+/// What `--render-memory` takes: from 64 MiB to 1 TiB.
+fn memory_range() -> clap::builder::RangedU64ValueParser {
+    clap::value_parser!(u64).range(64..=1 << 20)
+}
+
+/// The limits a watchdog holds template renders to.
+#[derive(Clone, Copy)]
+struct Limits {
+    time: std::time::Duration,
+    /// Resident memory of the whole process, in bytes.
+    memory: u64,
+}
+
+/// The memory the process holds now (its resident set), where the system
+/// says (Linux's /proc).
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Watches the template renders of a run: when one outlasts the time
+/// limit, or the process holds more memory than the limit while one runs,
+/// it reports `render-timeout` or `render-memory` in `format` and ends
+/// the process with exit code 2 (nothing inside a render can stop it). A build's staging folder
 /// is left for the next build to remove, as after a kill; the output
 /// stays as it was.
 fn watchdog(
-    limit: std::time::Duration,
+    limits: Limits,
     root: PathBuf,
     format: Format,
 ) -> std::sync::Arc<basepress::render::watch::Watch> {
     let watch = std::sync::Arc::new(basepress::render::watch::Watch::default());
     let watched = std::sync::Arc::clone(&watch);
-    let tick = limit.min(std::time::Duration::from_millis(250));
+    // Often enough to catch a value doubling in a loop between two looks.
+    let tick = limits.time.min(std::time::Duration::from_millis(50));
     std::thread::spawn(move || loop {
         std::thread::sleep(tick);
         let Some((took, what)) = watched.longest() else {
             continue;
         };
-        if took <= limit {
+        let held = resident_bytes().filter(|&b| b > limits.memory);
+        let d = if let Some(held) = held {
+            diagnostics::Diagnostic::new(
+                rule::RENDER_MEMORY,
+                format!(
+                    "rendering {what} made the run hold {} MiB, more than the {} MiB it may: a template builds a value that grows without bound",
+                    held >> 20,
+                    limits.memory >> 20
+                ),
+            )
+            .help("look for a value built from itself in a loop (`set_global s = s ~ s`); for a site that really needs more, pass --render-memory MIB")
+        } else if took > limits.time {
+            diagnostics::Diagnostic::new(
+                rule::RENDER_TIMEOUT,
+                format!(
+                    "rendering {what} ran for more than {} s: a loop or a macro of the templates does too much work",
+                    limits.time.as_secs()
+                ),
+            )
+            .help("look for loops nested over the site's data, or a macro that calls itself more than once per item; for a page that really needs longer, pass --render-timeout SECONDS")
+        } else {
             continue;
-        }
-        let d = diagnostics::Diagnostic::new(
-            rule::RENDER_TIMEOUT,
-            format!(
-                "rendering {what} ran for more than {} s: a loop or a macro of the templates does too much work",
-                limit.as_secs()
-            ),
-        )
-        .help("look for loops nested over the site's data, or a macro that calls itself more than once per item; for a page that really needs longer, pass --render-timeout SECONDS");
+        };
         report(&Outcome::of(vec![d]), &root, format);
         if format == Format::Text {
             errln!("nothing was written");
@@ -153,7 +197,10 @@ impl Run {
                 ..basepress::oci::Options::default()
             },
         };
-        let limit = std::time::Duration::from_secs(self.render_timeout);
+        let limit = Limits {
+            time: std::time::Duration::from_secs(self.render_timeout),
+            memory: self.render_memory << 20,
+        };
         Ok(engine::Options {
             against: self.against.clone(),
             signer: signer(self.signing_key.as_deref())?,
@@ -349,6 +396,10 @@ enum Command {
         /// that takes longer stops the server with `render-timeout`.
         #[arg(long, value_name = "SECONDS", default_value_t = RENDER_TIMEOUT, value_parser = timeout_range())]
         render_timeout: u64,
+        /// The most memory the server may hold while a template renders,
+        /// in MiB: past it, the server stops with `render-memory`.
+        #[arg(long, value_name = "MIB", default_value_t = RENDER_MEMORY, value_parser = memory_range())]
+        render_memory: u64,
     },
     /// Read container images (OCI layouts, docker-archives, registries).
     Image {
@@ -715,8 +766,12 @@ fn main() -> ExitCode {
             port,
             allow_host,
             render_timeout,
+            render_memory,
         } => {
-            let limit = std::time::Duration::from_secs(render_timeout);
+            let limit = Limits {
+                time: std::time::Duration::from_secs(render_timeout),
+                memory: render_memory << 20,
+            };
             let options = basepress::serve::Options {
                 build: engine::Options {
                     watch: Some(watchdog(limit, root.clone(), Format::Text)),

@@ -478,6 +478,44 @@ fn a_render_that_never_ends_is_stopped_at_its_time_limit() {
     assert_eq!(left, Vec::<String>::new());
 }
 
+/// A template that builds a value from itself in a loop (a string
+/// doubled 40 times is 32 TiB) ends the run at its memory limit with
+/// `render-memory`, exit 2, the previous output as it was: not an abort
+/// on a failed allocation, nor the machine's memory exhausted.
+#[test]
+fn a_render_that_grows_without_bound_is_stopped_at_its_memory_limit() {
+    let p = Project::new();
+    p.build();
+    let before = tree(&p.out());
+    p.write(
+        "templates/partials/footer.html",
+        "{% set_global s = \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" %}{% for i in range(end=40) %}{% set_global s = s ~ s %}{% endfor %}{{ s | length }}",
+    );
+    let root = p.root().to_string_lossy().into_owned();
+    let out = p.out().to_string_lossy().into_owned();
+    for command in ["check", "build"] {
+        let mut args = vec![
+            command,
+            "--root",
+            &root,
+            "--format",
+            "json",
+            "--render-memory",
+            "512",
+        ];
+        if command == "build" {
+            args.extend(["--out", &out]);
+        }
+        let o = run_bounded(&args);
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let found = findings(&report, "render-memory");
+        assert_eq!(found.len(), 1, "{report:#}");
+        assert!(found[0].1.contains("more than the 512 MiB"), "{report:#}");
+    }
+    assert_eq!(tree(&p.out()), before);
+}
+
 #[test]
 fn names_that_differ_only_in_case_are_an_error() {
     for (a, b) in [
