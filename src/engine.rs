@@ -762,9 +762,13 @@ fn run(root: &Path, options: &Options, target: Target) -> (Option<Vec<OutFile>>,
                         let mut all = diagnostics.clone();
                         all.extend(warnings.iter().cloned());
                         let written = written.into_inner().unwrap_or_default();
-                        let record = checked
-                            .plan
-                            .record(&checked.analysis, &written, &all, |f| staging.stamp(f));
+                        let record = checked.plan.record(
+                            &checked.analysis,
+                            &written,
+                            &all,
+                            |f| staging.stamp(f),
+                            staging.copied(),
+                        );
                         let json = serde_json::to_vec(&record).unwrap_or_default();
                         staging.put(crate::model::cache::RECORD_PATH, &json);
                     }

@@ -50,6 +50,9 @@ pub struct Staging {
     /// Folders of the recycled spare that files were removed from: those
     /// left empty are removed on finish (a site has no empty folder).
     emptied: Vec<String>,
+    /// Whether a reused file had to be copied (the file system, or the
+    /// file's owner, refused a link): the copy has a stamp of its own.
+    copied: std::sync::atomic::AtomicBool,
     /// Held until the staging folder is gone (fields drop in order).
     _lock: FileLock,
 }
@@ -93,8 +96,15 @@ impl Staging {
             failed: Mutex::new(None),
             keep_spare,
             emptied: Vec::new(),
+            copied: std::sync::atomic::AtomicBool::new(false),
             _lock: lock,
         })
+    }
+
+    /// Whether a reused file was copied rather than linked, so that its
+    /// stamp is no longer the one it had in the previous output.
+    pub fn copied(&self) -> bool {
+        self.copied.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The stamp of the file this build put (or kept) at `site_path`.
@@ -221,14 +231,25 @@ impl Staging {
                 _ => Err(e),
             })
         } else {
+            // Changed since (by hand, or by a build of another user whose
+            // spare this one cannot empty): building again would find it
+            // the same way, so the way out is a fresh output.
             Err(std::io::Error::other(format!(
-                "{site_path} of {} is not the file the build that made it left (changed since): build again",
-                previous.root.display()
+                "{site_path} of {} is not the file the build that made it left (changed since); remove {} and {} (a site kept for the next build), then build again",
+                previous.root.display(),
+                previous.root.display(),
+                spare_of(&self.parent, &self.name).display()
             )))
         };
-        if let Err(e) = linked {
-            if let Ok(mut failed) = self.failed.lock() {
-                failed.get_or_insert(e);
+        match linked {
+            Ok(Linked::Copied) => self
+                .copied
+                .store(true, std::sync::atomic::Ordering::Relaxed),
+            Ok(Linked::Linked) => {}
+            Err(e) => {
+                if let Ok(mut failed) = self.failed.lock() {
+                    failed.get_or_insert(e);
+                }
             }
         }
     }
@@ -244,6 +265,7 @@ impl Staging {
             failed,
             keep_spare,
             emptied,
+            copied: _,
             _lock,
         } = self;
         if let Some(e) = failed.into_inner().ok().flatten() {
@@ -551,17 +573,24 @@ fn write_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// Links `to` to the file at `from` (a copy where the file system cannot
-/// link), replacing what was at `to` without writing to it.
-fn link_new(from: &Path, to: &Path) -> std::io::Result<()> {
+/// How a reused file came into the new site.
+enum Linked {
+    Linked,
+    Copied,
+}
+
+/// Links `to` to the file at `from` (a copy where the file system, or the
+/// file's owner, refuses a link), replacing what was at `to` without
+/// writing to it.
+fn link_new(from: &Path, to: &Path) -> std::io::Result<Linked> {
     match std::fs::hard_link(from, to) {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             std::fs::remove_file(to)?;
             link_new(from, to)
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(e),
-        Err(_) => write_new(to, &std::fs::read(from)?),
-        done => done,
+        Err(_) => write_new(to, &std::fs::read(from)?).map(|()| Linked::Copied),
+        Ok(()) => Ok(Linked::Linked),
     }
 }
 
@@ -1189,6 +1218,34 @@ pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<(usize, PathBuf)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A reused file is linked where it can be, and copied across file
+    /// systems (or where its owner refuses a link), which the build must
+    /// know: the copy has a stamp of its own, to record.
+    #[cfg(unix)]
+    #[test]
+    fn a_reused_file_is_linked_or_copied_and_says_which() {
+        use std::os::unix::fs::MetadataExt;
+        let a = tempfile::tempdir().unwrap();
+        let from = a.path().join("page.html");
+        std::fs::write(&from, "<p>page</p>").unwrap();
+        let same = a.path().join("linked.html");
+        assert!(matches!(link_new(&from, &same), Ok(Linked::Linked)));
+        assert_eq!(stamp_of(&same), stamp_of(&from));
+        // /dev/shm is a file system of its own where there is one.
+        let Ok(b) = tempfile::tempdir_in("/dev/shm") else {
+            return;
+        };
+        let other = b.path().join("page.html");
+        let devices = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
+        let across = devices(a.path()) != devices(b.path());
+        match link_new(&from, &other) {
+            Ok(Linked::Copied) => assert!(across),
+            Ok(Linked::Linked) => assert!(!across),
+            Err(e) => panic!("{e}"),
+        }
+        assert_eq!(std::fs::read(&other).unwrap(), b"<p>page</p>");
+    }
 
     /// A copy that stops leaves nothing a load would see (a folder of a
     /// docs version without its content); one that ends makes every

@@ -262,13 +262,16 @@ impl Plan {
 
     /// The record of this build: `written` are the site paths it wrote
     /// itself, `diagnostics` everything it reported, `stamp` gives the
-    /// stamp of a file of the new site.
+    /// stamp of a file of the new site. `copied`: a reused file was
+    /// copied, not linked, so the reused files are stamped where they are
+    /// too.
     pub fn record(
         &self,
         analysis: &Analysis,
         written: &[String],
         diagnostics: &[Diagnostic],
         stamp: impl Fn(&str) -> Option<Stamp> + Sync,
+        copied: bool,
     ) -> BuildRecord {
         use rayon::prelude::*;
         let site = &analysis.site;
@@ -314,7 +317,7 @@ impl Plan {
         // The files written are stamped where they are; a version with a
         // file that cannot be stamped is not reused next time.
         for (v, rec) in versions.iter_mut().enumerate() {
-            rec.stamps = match self.reused[v] {
+            rec.stamps = match self.reused[v] && !copied {
                 true => self.reused_stamps(site, v),
                 false => rec
                     .files
