@@ -181,7 +181,7 @@ impl Staging {
         let path = target(self.tmp.path(), site_path);
         let written = write_new(&path, bytes).or_else(|e| match path.parent() {
             Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(dir)?;
+                make_dirs(self.tmp.path(), dir)?;
                 write_new(&path, bytes)
             }
             _ => Err(e),
@@ -202,7 +202,7 @@ impl Staging {
         use rayon::prelude::*;
         let made = folders_of(site_paths)
             .par_iter()
-            .try_for_each(|dir| std::fs::create_dir_all(target(self.tmp.path(), dir)));
+            .try_for_each(|dir| make_dirs(self.tmp.path(), &target(self.tmp.path(), dir)));
         if let Err(e) = made {
             if let Ok(mut failed) = self.failed.lock() {
                 failed.get_or_insert(e);
@@ -225,7 +225,7 @@ impl Staging {
             let link = || link_new(&from, &to);
             link().or_else(|e| match to.parent() {
                 Some(dir) if e.kind() == std::io::ErrorKind::NotFound => {
-                    std::fs::create_dir_all(dir)?;
+                    make_dirs(self.tmp.path(), dir)?;
                     link()
                 }
                 _ => Err(e),
@@ -594,6 +594,9 @@ fn link_new(from: &Path, to: &Path) -> std::io::Result<Linked> {
     }
 }
 
+/// Creates the file at `path` with `bytes`, readable by everyone (0644,
+/// whatever the umask of the build: the same inputs make the same site,
+/// modes too, and a web server of another user reads it).
 fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
@@ -604,7 +607,34 @@ fn create_new(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .mode(0o644);
     }
-    options.open(path)?.write_all(bytes)
+    let mut file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    }
+    file.write_all(bytes)
+}
+
+/// Creates folder `dir` below `root` and the folders missing between,
+/// each 0755 whatever the umask (see [`create_new`]). A folder another
+/// thread makes meanwhile counts as made.
+fn make_dirs(root: &Path, dir: &Path) -> std::io::Result<()> {
+    match std::fs::create_dir(dir) {
+        Ok(()) => {
+            set_dir_mode(dir);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match dir.parent() {
+            Some(up) if up.starts_with(root) && up != root => {
+                make_dirs(root, up)?;
+                make_dirs(root, dir)
+            }
+            _ => Err(e),
+        },
+        Err(e) => Err(e),
+    }
 }
 
 fn temp_prefix(name: &str) -> String {

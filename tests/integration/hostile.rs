@@ -516,6 +516,48 @@ fn a_render_that_grows_without_bound_is_stopped_at_its_memory_limit() {
     assert_eq!(tree(&p.out()), before);
 }
 
+/// The site's files are 0644 and its folders 0755 whatever the umask of
+/// the build, and of the builds before it whose files it reuses: the
+/// same inputs make the same site, and a web server of another user
+/// reads all of it.
+#[cfg(unix)]
+#[test]
+fn modes_depend_on_nothing_but_the_site() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    let root = p.root().to_string_lossy().into_owned();
+    let out = p.out().to_string_lossy().into_owned();
+    let build = |umask: &str| {
+        let o = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("umask {umask}; exec \"$0\" build --root \"$1\" --out \"$2\""),
+            ])
+            .args([env!("CARGO_BIN_EXE_basepress"), root.as_str(), out.as_str()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let modes = || {
+        let mut modes = std::collections::BTreeSet::new();
+        for e in walkdir::WalkDir::new(p.out()).min_depth(1) {
+            let e = e.unwrap();
+            let mode = e.metadata().unwrap().permissions().mode() & 0o777;
+            modes.insert((e.file_type().is_dir(), mode));
+        }
+        modes
+    };
+    let want: std::collections::BTreeSet<_> = [(false, 0o644), (true, 0o755)].into();
+    build("077");
+    assert_eq!(modes(), want, "umask 077");
+    p.write(
+        "content/en/index.md",
+        "---\ntitle: Home\n---\n# Home\n\nEdited.\n",
+    );
+    build("022");
+    assert_eq!(modes(), want, "umask 022 after 077");
+}
+
 #[test]
 fn names_that_differ_only_in_case_are_an_error() {
     for (a, b) in [
