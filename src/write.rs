@@ -664,12 +664,36 @@ fn ensure_replaceable(out: &Path) -> Result<(), Diagnostic> {
         Diagnostic::new(rule::OUTPUT_UNSAFE, why)
             .help("pass another --out, or remove that folder yourself if its content is disposable")
     };
+    if meta.file_type().is_symlink() {
+        return Err(Diagnostic::new(
+            rule::OUTPUT_UNSAFE,
+            format!("{} is a symbolic link, which basepress does not replace (the site is swapped into place of the path itself)", out.display()),
+        )
+        .help("pass --out the folder the link points to"));
+    }
     if !meta.is_dir() {
         return Err(Diagnostic::new(
             rule::OUTPUT_UNSAFE,
             format!("{} exists and is not a folder", out.display()),
         )
         .help("pass --out a folder (new, or one a build wrote): basepress never replaces a file with the site"));
+    }
+    // A mount point (a container's bind mount, a tmpfs) cannot be renamed:
+    // the new site could never be swapped into its place.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let parent = std::fs::metadata(parent_of(out));
+        if parent.is_ok_and(|p| p.dev() != meta.dev()) {
+            return Err(Diagnostic::new(
+                rule::OUTPUT_UNSAFE,
+                format!(
+                    "{} is a mount point, which cannot be renamed: the new site is swapped into place of the folder as a whole",
+                    out.display()
+                ),
+            )
+            .help("mount the folder above it instead and pass --out a folder inside the mount (`--out /mnt/www/site`), or build elsewhere and copy"));
+        }
     }
     let empty = std::fs::read_dir(out)
         .map(|mut d| d.next().is_none())

@@ -671,6 +671,32 @@ fn output_folder_not_written_by_basepress() {
     assert!(stderr(&o).contains("pass --out a folder"), "{}", stderr(&o));
     assert!(!stderr(&o).contains("remove that folder"), "{}", stderr(&o));
     assert_eq!(std::fs::read_to_string(p.path("site")).unwrap(), "a file");
+    // A link to a folder: the folder is what to pass.
+    #[cfg(unix)]
+    {
+        let p = Project::new();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), p.path("site")).unwrap();
+        let o = p.build();
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("is a symbolic link"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("the folder the link points to"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    }
+    // A mount point (Linux's /dev/shm is one): it could never be swapped.
+    let mounted = std::fs::read_to_string("/proc/self/mountinfo")
+        .is_ok_and(|m| m.lines().any(|l| l.split(' ').nth(4) == Some("/dev/shm")));
+    if mounted {
+        let p = Project::new();
+        let root = p.root().to_string_lossy().into_owned();
+        let o = run(&["build", "--root", &root, "--out", "/dev/shm"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("is a mount point"), "{}", stderr(&o));
+    }
 }
 
 #[test]
