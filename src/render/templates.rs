@@ -245,8 +245,14 @@ fn finding(site: &Site, e: &tera::Error) -> Diagnostic {
         .into_iter()
         .filter(|n| !site.templates.iter().any(|t| t.name == *n))
         .collect();
-    let used =
-        |t: &crate::model::site::TemplateFile| names.iter().find_map(|n| first_use(&t.text, n));
+    // The name the message quotes, else the expression it repeats
+    // (`9223372036854775807 + 1 results in an out of bounds i64`).
+    let used = |t: &crate::model::site::TemplateFile| {
+        names
+            .iter()
+            .find_map(|n| first_use(&t.text, n))
+            .or_else(|| echoed_tag(&t.text, &innermost))
+    };
     let located = match named {
         Some(t) => Some((t, syntax_position(&chain).or_else(|| used(t)))),
         None => site
@@ -301,6 +307,25 @@ fn quoted_names(message: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The 1-based line and column of the first tag of `text` whose
+/// expression (`{{ a + 1 }}`: `a + 1`, at least three characters) the
+/// error message repeats.
+fn echoed_tag(text: &str, message: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|i| from + i) {
+        let end = text[open..].find("}}").map_or(text.len(), |i| open + i);
+        let inner = text[open + 2..end].trim_matches(|c: char| c.is_whitespace() || c == '-');
+        if inner.len() >= 3 && message.contains(inner) {
+            let at = open + text[open..end].find(inner).unwrap_or(0);
+            let line = text[..at].matches('\n').count() + 1;
+            let column = text[..at].rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            return Some((line, column));
+        }
+        from = end.max(open + 2);
+    }
+    None
+}
+
 /// The 1-based line and column of the first use of `name` as a whole
 /// word inside a tag (`{{ … }}`, `{% … %}`) of `text`.
 fn first_use(text: &str, name: &str) -> Option<(usize, usize)> {
@@ -334,6 +359,19 @@ fn first_use(text: &str, name: &str) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
+    /// An error that repeats the expression it failed on (Tera's
+    /// arithmetic, from an included template it does not name) is found
+    /// at the tag that holds it.
+    #[test]
+    fn an_error_is_found_at_the_expression_it_repeats() {
+        let text = "<footer>\n  {{ page.title }} {{- 9223372036854775807 + 1 -}}\n</footer>\n";
+        let message = "9223372036854775807 + 1 results in an out of bounds i64";
+        assert_eq!(super::echoed_tag(text, message), Some((2, 24)));
+        assert_eq!(super::echoed_tag(text, "Tried to divide by zero"), None);
+        // Too short to tell apart from words of the message.
+        assert_eq!(super::echoed_tag("{{ a }}", "a value"), None);
+    }
+
     #[test]
     fn reads_of_a_variable_are_told_from_tags_and_longer_names() {
         let site = |text: &str| crate::model::site::Site {
