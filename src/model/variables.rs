@@ -28,6 +28,24 @@ pub struct Problem {
     pub message: String,
 }
 
+/// Why a variable pages can use has no value on a page, for those whose
+/// value depends on what the page documents or on what is published.
+fn unset(name: &str, has_version: bool) -> Option<&'static str> {
+    match name {
+        "version" | "image.tag" | "image.digest" | "image.user" | "image.uid" | "image.gid"
+        | "image.home"
+            if !has_version =>
+        {
+            Some(
+            "it follows the release the page documents, and this page documents none that the image data has (its version has no published base, and its docs version no `release`)",
+            )
+        }
+        "latest" => Some("it is the newest published base, and no base is published"),
+        "docs_version" => Some("the page is in no docs version"),
+        _ => None,
+    }
+}
+
 impl Variables {
     /// The variables of `page`: the site's, and the image facts of the
     /// release the page documents.
@@ -151,9 +169,11 @@ impl Variables {
                     None => {
                         out.push_str(&rest[start..start + 2 + end + 2]);
                         let mut message = format!("`{inner}` is not a variable pages can use");
-                        if inner == "image.digest" {
+                        if inner == "image.digest" && self.0.contains_key("version") {
                             // Known only from the image itself.
                             message.push_str(": the digest is known once the image is read, so set `image.source` in site.yaml (or pass `--image SOURCE`)");
+                        } else if let Some(why) = unset(inner, self.0.contains_key("version")) {
+                            message = format!("`{inner}` has no value on this page: {why}");
                         } else if let Some(near) = self.nearest(inner) {
                             message.push_str(&format!(": did you mean `{{{{ {near} }}}}`?"));
                         }
@@ -292,8 +312,24 @@ mod tests {
 
     #[test]
     fn the_digest_without_an_image_says_how_to_have_it() {
-        let e = vars().expand("{{ image.digest }}").unwrap_err();
+        let mut v = vars();
+        v.0.insert("version".into(), "1.30.0".into());
+        let e = v.expand("{{ image.digest }}").unwrap_err();
         assert!(e[0].message.contains("`image.source`"), "{}", e[0].message);
+    }
+
+    /// A variable of the release on a page that documents none has no
+    /// value there: said so, not taken for a misspelling.
+    #[test]
+    fn a_variable_of_no_release_says_why_it_has_no_value() {
+        for name in ["version", "image.tag", "image.digest"] {
+            let e = vars().expand(&format!("{{{{ {name} }}}}")).unwrap_err();
+            let m = &e[0].message;
+            assert!(
+                m.contains("has no value on this page") && !m.contains("did you mean"),
+                "{m}"
+            );
+        }
     }
 
     #[test]
