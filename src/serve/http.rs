@@ -22,18 +22,32 @@ pub const MAX_PATH_BYTES: usize = 2048;
 
 /// The script served pages load: it reloads the page when the server says
 /// the site changed, and after a reconnection to a server that rebuilt (or
-/// restarted) in the meantime.
+/// restarted) in the meantime. A page the reader leaves closes its
+/// connection (a browser keeps left pages for going back, and allows six
+/// connections to a host: the seventh page would wait for one), and opens
+/// it again when the reader comes back to it.
 const RELOAD_JS: &str = r#"// basepress serve: reloads the page when the site is rebuilt.
 (function () {
   var seen = null;
-  var source = new EventSource("/__basepress/events");
-  source.addEventListener("hello", function (e) {
-    if (seen !== null && seen !== e.data) location.reload();
-    seen = e.data;
+  var source = null;
+  function listen() {
+    source = new EventSource("/__basepress/events");
+    source.addEventListener("hello", function (e) {
+      if (seen !== null && seen !== e.data) location.reload();
+      seen = e.data;
+    });
+    source.addEventListener("reload", function () {
+      location.reload();
+    });
+  }
+  addEventListener("pagehide", function () {
+    if (source) source.close();
+    source = null;
   });
-  source.addEventListener("reload", function () {
-    location.reload();
+  addEventListener("pageshow", function () {
+    if (!source) listen();
   });
+  listen();
 })();
 "#;
 

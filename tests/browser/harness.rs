@@ -289,6 +289,11 @@ impl Browser {
         }
     }
 
+    /// Opens `url`, of another server than the site's.
+    pub async fn goto_url(&self, url: &str) {
+        self.client.goto(url).await.expect("the page loads");
+    }
+
     /// Opens `path` of the site.
     pub async fn goto(&self, path: &str) {
         let url = format!("{}{path}", self.base);

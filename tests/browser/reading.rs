@@ -239,3 +239,87 @@ fn axe_finds_nothing_serious_on_any_template() {
         });
     }
 }
+
+/// `basepress serve` on a free loopback port, for the repository; stopped
+/// when dropped.
+struct Serve {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Serve {
+    fn start() -> Serve {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_basepress"))
+            .args(["serve", "--root", env!("CARGO_MANIFEST_DIR"), "--port"])
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("basepress serve starts");
+        let serve = Serve {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "serve did not listen");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        serve
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A reader going from page to page under `basepress serve` waits for
+/// none: the pages left (kept by the browser for going back) hold no
+/// connection to the server's reload events, so the seventh page does not
+/// wait a minute for one of the six a browser allows to a host.
+#[test]
+fn serve_pages_load_one_after_another() {
+    if !have_browser() {
+        return;
+    }
+    let serve = Serve::start();
+    let base = serve.url.clone();
+    with_browser(DESKTOP.0, DESKTOP.1, |b: Arc<Browser>| async move {
+        let pages = [
+            "/en/",
+            "/es/",
+            "/pt/",
+            "/en/installation/",
+            "/en/health-probes/",
+            "/en/egress/",
+            "/en/secrets/",
+            "/en/shutdown/",
+            "/en/attestation/",
+            "/en/container/",
+            "/en/configuration/",
+            "/es/installation/",
+        ];
+        for page in pages {
+            let started = std::time::Instant::now();
+            b.goto_url(&format!("{base}{page}")).await;
+            let took = started.elapsed();
+            assert!(
+                took < std::time::Duration::from_secs(10),
+                "{page} took {took:?}"
+            );
+            let title = b.js("return document.title").await;
+            assert!(
+                title.as_str().is_some_and(|t| !t.is_empty()),
+                "{page}: {title}"
+            );
+        }
+    });
+    drop(serve);
+}
