@@ -62,9 +62,48 @@ pub fn version_files(site: &Site, v: usize) -> std::collections::BTreeSet<String
 /// lists every page) or when `v` is not published.
 pub fn version_sitemap(site: &Site, v: usize) -> Option<String> {
     let version = site.versions.get(v).filter(|_| site.versions.len() > 1)?;
-    version
-        .published
-        .then(|| format!("{SITEMAPS_DIR}{}.xml", version.id))
+    (version.published && indexed(site, v)).then(|| format!("{SITEMAPS_DIR}{}.xml", version.id))
+}
+
+/// Whether docs version `v` has a page search engines should index: one
+/// of its own (not an untranslated copy), in a version not marked
+/// `noindex`, that the latest version has no page of its language and
+/// path for (its canonical is its own). A sitemap without one would list
+/// no URL, which the sitemap schema does not allow.
+fn indexed(site: &Site, v: usize) -> bool {
+    use crate::model::site::VersionKind;
+    let noindex = match site.versions.get(v).map(|d| d.kind) {
+        None | Some(VersionKind::Latest) => false,
+        Some(VersionKind::Next) => true,
+        Some(VersionKind::Older) => site
+            .config
+            .versions
+            .as_ref()
+            .is_some_and(|c| c.noindex_older),
+    };
+    if noindex {
+        return false;
+    }
+    let latest = site
+        .versions
+        .iter()
+        .position(|d| d.kind == VersionKind::Latest);
+    let own = |p: &&Page| p.fallback_from.is_none();
+    if latest == Some(v) {
+        return site.pages.iter().filter(own).any(|p| p.version == v);
+    }
+    let in_latest: std::collections::HashSet<(&str, &str)> = site
+        .pages
+        .iter()
+        .filter(own)
+        .filter(|p| Some(p.version) == latest)
+        .map(|p| (p.lang.as_str(), p.rel.as_str()))
+        .collect();
+    site.pages
+        .iter()
+        .filter(own)
+        .filter(|p| p.version == v)
+        .any(|p| !in_latest.contains(&(p.lang.as_str(), p.rel.as_str())))
 }
 
 /// The folders whose every file docs version `v` publishes on its own:
