@@ -289,6 +289,20 @@ impl Browser {
         }
     }
 
+    /// Makes every request whose URL matches one of `patterns` (`*site.js`)
+    /// fail, as a blocked or missing file does.
+    pub async fn block(&self, patterns: &[&str]) {
+        for (cmd, params) in [
+            ("Network.enable", json!({})),
+            ("Network.setBlockedURLs", json!({ "urls": patterns })),
+        ] {
+            self.client
+                .issue_cmd(Cdp(json!({ "cmd": cmd, "params": params })))
+                .await
+                .expect("a DevTools command");
+        }
+    }
+
     /// Opens `url`, of another server than the site's.
     pub async fn goto_url(&self, url: &str) {
         self.client.goto(url).await.expect("the page loads");
@@ -373,6 +387,27 @@ impl Browser {
             }
         }
         urls
+    }
+}
+
+/// A command of the DevTools protocol, through chromedriver.
+#[derive(Debug)]
+struct Cdp(Value);
+
+impl WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base_url: &url::Url,
+        session_id: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base_url.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session_id.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (http::Method::POST, Some(self.0.to_string()))
     }
 }
 

@@ -323,3 +323,26 @@ fn serve_pages_load_one_after_another() {
     });
     drop(serve);
 }
+
+/// Without the site's script (blocked, or failing to load), a phone still
+/// has the navigation: the sidebar shows, and no menu button that does
+/// nothing.
+#[test]
+fn without_its_script_a_phone_keeps_the_navigation() {
+    if !have_browser() {
+        return;
+    }
+    with_browser(PHONE.0, PHONE.1, |b: Arc<Browser>| async move {
+        b.goto("/en/installation/").await;
+        let shown = |css: &str| {
+            format!("var e = document.querySelector('{css}'); return !!e && getComputedStyle(e).display !== 'none';")
+        };
+        // With the script: the menu button, and the sidebar behind it.
+        assert_eq!(b.js(&shown("button.menu")).await, Value::Bool(true));
+        assert_eq!(b.js(&shown(".sidebar")).await, Value::Bool(false));
+        b.block(&["*site.js"]).await;
+        b.goto("/en/installation/").await;
+        assert_eq!(b.js(&shown(".sidebar")).await, Value::Bool(true));
+        assert_eq!(b.js(&shown("button.menu")).await, Value::Bool(false));
+    });
+}
