@@ -102,6 +102,13 @@ fn each_language_has_a_versions_page_with_every_base() {
     assert!(en.contains("<h1>Published versions</h1>"));
     for (v, tag) in [("v1.0.0", "1.0.0"), ("v1.1.0", "1.1.0")] {
         assert!(es.contains(&format!("<h2 id=\"{v}\">")), "{v}: {es}");
+        // Its anchor is named by the heading, as a page's are.
+        assert!(
+            es.contains(&format!(
+                "<a class=\"anchor\" href=\"#{v}\" aria-labelledby=\"{v}\"><span aria-hidden=\"true\">#</span></a>"
+            )),
+            "{v}: {es}"
+        );
         assert!(es.contains(&format!("<code>agent:{tag}</code>")), "{v}");
         for f in ["config.env", "deployment.yaml", "kustomization.yaml"] {
             let url = format!("/kubernetes/{v}/base/{f}");
