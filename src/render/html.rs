@@ -59,6 +59,9 @@ pub fn body(
     let mut in_code = false;
     let mut in_tabs = false;
     let mut anchor: Option<String> = None;
+    // A task's checkbox is named by its text: both in one `<label>`, from
+    // the marker to the end of the item's first line of text.
+    let mut in_task = false;
     let parser = pulldown_cmark::Parser::new_ext(markdown, options());
     let events = parser.flat_map(|event| {
         if in_code {
@@ -68,6 +71,32 @@ pub fn body(
             return Vec::new();
         }
         let mut out = Vec::with_capacity(2);
+        let ends_task = match &event {
+            Event::End(TagEnd::Paragraph | TagEnd::Item) => true,
+            Event::Start(tag) => !matches!(
+                tag,
+                Tag::Emphasis
+                    | Tag::Strong
+                    | Tag::Strikethrough
+                    | Tag::Link { .. }
+                    | Tag::Image { .. }
+                    | Tag::Superscript
+                    | Tag::Subscript
+            ),
+            _ => false,
+        };
+        if in_task && ends_task {
+            in_task = false;
+            out.push(Event::Html(CowStr::from("</label>")));
+        }
+        if let Event::TaskListMarker(done) = event {
+            in_task = true;
+            let checked = if done { " checked" } else { "" };
+            out.push(Event::Html(CowStr::from(format!(
+                "<label class=\"task\"><input type=\"checkbox\" disabled{checked}> "
+            ))));
+            return out;
+        }
         if let Event::Start(Tag::CodeBlock(_)) = event {
             in_code = true;
             let Some(block) = blocks.next() else {
@@ -314,5 +343,33 @@ mod tests {
         assert!(h.contains("<del>x</del>"));
         assert!(h.contains("type=\"checkbox\""));
         assert!(h.contains("footnote"));
+    }
+
+    /// A task's checkbox is named by the task's text: both in one label
+    /// (tight and loose lists, text with inline markup, a nested list).
+    #[test]
+    fn a_task_is_the_label_of_its_checkbox() {
+        let h = html("- [x] done *now*\n- [ ] to do\n  - sub\n");
+        assert!(
+            h.contains("<li><label class=\"task\"><input type=\"checkbox\" disabled checked> done <em>now</em></label></li>"),
+            "{h}"
+        );
+        assert!(
+            h.contains(
+                "<label class=\"task\"><input type=\"checkbox\" disabled> to do</label>\n<ul>"
+            ),
+            "{h}"
+        );
+        let loose = html("- [ ] one\n\n- [x] two\n");
+        assert!(
+            loose.contains(
+                "<p><label class=\"task\"><input type=\"checkbox\" disabled> one</label></p>"
+            ),
+            "{loose}"
+        );
+        assert_eq!(
+            loose.matches("<label").count(),
+            loose.matches("</label>").count()
+        );
     }
 }
