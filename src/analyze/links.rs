@@ -367,11 +367,25 @@ impl LinkIndex {
         Some(path)
     }
 
+    /// Whether a path of one of the site's full URLs lies outside the site:
+    /// its base URL has a path (`https://docs.example.com/docs`) and the
+    /// path does not start with it. A full URL is used as written.
+    pub fn outside_base_path(&self, path: &str) -> bool {
+        let path = path.split(['#', '?']).next().unwrap_or(path);
+        !self.prefix.is_empty() && self.below_prefix(path).is_none()
+    }
+
     /// A site-absolute path without the base URL's path prefix, when it
-    /// starts with it (`/docs/en/` → `/en/` under `/docs`).
+    /// starts with it (`/docs/en/` → `/en/` under `/docs`; the prefix
+    /// alone, `/docs`, is the site's root).
     fn below_prefix<'p>(&self, path: &'p str) -> Option<&'p str> {
-        path.strip_prefix(self.prefix.as_str())
-            .filter(|rest| !self.prefix.is_empty() && rest.starts_with('/'))
+        let rest = path.strip_prefix(self.prefix.as_str())?;
+        match (self.prefix.is_empty(), rest) {
+            (true, _) => None,
+            (false, "") => Some("/"),
+            (false, rest) if rest.starts_with('/') => Some(rest),
+            _ => None,
+        }
     }
 
     /// The destination to publish for a link: source paths become URLs,

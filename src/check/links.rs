@@ -113,18 +113,30 @@ fn code_urls(
                 let end = slashes + len;
                 from = from.max(end);
                 let url = line[start..end].trim_end_matches(['.', ',', ';', ':', '!', '?']);
-                if line[end..].starts_with(['{', '$']) || url.contains('$') {
-                    continue;
-                }
-                let Some(path) = index.own_path(url) else {
+                // A URL a shell variable completes (`…/v${VERSION#v}/base`)
+                // is the reader's; what is written of it before the
+                // variable must still be inside the site.
+                let built = line[end..].starts_with(['{', '$']) || url.contains('$');
+                let written = url.split('$').next().unwrap_or(url);
+                let Some(path) = index.own_path(written) else {
                     continue;
                 };
-                if let Target::Broken(why) = index.resolve(page, &path) {
+                let outside = index.outside_base_path(&path).then(|| {
+                    "the site is below its base URL's path, which the URL lacks".to_string()
+                });
+                let broken = match built {
+                    true => outside,
+                    false => match index.resolve(page, &path) {
+                        Target::Broken(why) => Some(why),
+                        _ => outside,
+                    },
+                };
+                if let Some(why) = broken {
                     let column = line[..start].chars().count() + 1 + block.indent;
                     out.push(
                         Diagnostic::new(
                             rule::LINK_BROKEN,
-                            format!("`{url}`, in a code block a reader copies, goes nowhere: {why}"),
+                            format!("`{}`, in a code block a reader copies, goes nowhere: {why}", if built { format!("{written}…") } else { url.to_string() }),
                         )
                         .at(Location::at(&page.source, block.line + row, column))
                         .help("write the URL of a published file or page (`{{ version }}` for the release the page documents)"),

@@ -745,6 +745,33 @@ fn the_sites_own_urls_in_code_blocks_resolve() {
     assert!(found[2].0.contains("v1.30.0/base/nope.yaml"), "{found:?}");
 }
 
+/// Under a base URL with a path (`https://docs.whystack.ai/docs`), the
+/// site's full URLs in code must carry it: one without it, also when a
+/// shell variable completes it, points outside the site; the base URL
+/// alone is the site's root.
+#[test]
+fn the_sites_own_urls_in_code_blocks_carry_the_base_path() {
+    let body = "Intro.\n\n```sh\nSITE=\"https://docs.whystack.ai/docs\"\nBASE=\"https://docs.whystack.ai/docs/kubernetes/v${VERSION#v}/base\"\ncurl -O https://docs.whystack.ai/docs/kubernetes/v{{ version }}/base/files.txt\nBASE=\"https://docs.whystack.ai/kubernetes/v${VERSION#v}/base\"\ncurl -O https://docs.whystack.ai/kubernetes/v{{ version }}/base/files.txt\nSITE=\"https://docs.whystack.ai\"\n```\n";
+    let p = agent_docs("", body);
+    let site = std::fs::read_to_string(p.path("site.yaml")).unwrap();
+    p.write(
+        "site.yaml",
+        &site.replacen(
+            "base_url: https://docs.whystack.ai",
+            "base_url: https://docs.whystack.ai/docs",
+            1,
+        ),
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    let lines: Vec<u64> = findings_of(&report, "link-broken")
+        .into_iter()
+        .map(|f| f["location"]["line"].as_u64().unwrap())
+        .collect();
+    let first = page_line(&p, "BASE=\"https://docs.whystack.ai/kubernetes");
+    assert_eq!(lines, [first, first + 1, first + 2], "{report:#}");
+}
+
 /// An overlay that pins the image must pin the release its page
 /// documents: a tag of another release, with a `v`, or of no release is
 /// refused where the page sets it, whichever field sets it.
