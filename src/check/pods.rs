@@ -869,6 +869,37 @@ fn probes_need_ports(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
             .at(at),
         );
     }
+    // A hook that calls a port fails as a probe does: after postStart, the
+    // kubelet kills the container; before preStop's work is done, it stops.
+    let hooks = c
+        .lifecycle
+        .as_ref()
+        .map(|l| [("postStart", &l.post_start), ("preStop", &l.pre_stop)]);
+    for (hook, handler) in hooks.into_iter().flatten() {
+        let Some(h) = handler else { continue };
+        let kind = match (&h.http_get, &h.tcp_socket) {
+            (Some(_), _) => "httpGet",
+            (_, Some(_)) => "tcpSocket",
+            _ => continue,
+        };
+        let what = match hook {
+            "postStart" => "the kubelet kills the container when it fails, so it never starts",
+            _ => "it fails, so the container stops without the work it does",
+        };
+        let at = w.object.locate(&format!("{ptr}/lifecycle/{hook}/{kind}"));
+        ctx.push(
+            Diagnostic::new(
+                rule::PROBE_NEEDS_PORT,
+                format!(
+                    "the {hook} hook of container `{}` uses {kind}, but {} listens on no port: {what}",
+                    c.name,
+                    ctx.image_ref()
+                ),
+            )
+            .at(at)
+            .help("run a command of the image instead (`exec`), or `sleep` for a pause before stopping"),
+        );
+    }
 }
 
 /// One environment setting a container gets, with where it is set.

@@ -302,6 +302,21 @@ fn probe_needs_port() {
     );
     let line = a.line_of("statefulset.yaml", "httpGet");
     a.finding_at("probe-needs-port", "statefulset.yaml", line);
+    // A lifecycle hook that calls a port fails the same way.
+    for (hook, handler) in [
+        ("postStart", "httpGet: {path: /started, port: 8080}"),
+        ("preStop", "tcpSocket: {port: 9000}"),
+    ] {
+        let a = Agent::new("v1.29.0");
+        a.edit(
+            "statefulset.yaml",
+            "          readinessProbe:\n",
+            &format!("          lifecycle:\n            {hook}:\n              {handler}\n          readinessProbe:\n"),
+        );
+        let line = a.line_of("statefulset.yaml", handler);
+        let f = a.finding_at("probe-needs-port", "statefulset.yaml", line);
+        assert!(message(&f).contains(&format!("the {hook} hook")), "{f:#}");
+    }
 }
 
 #[test]
