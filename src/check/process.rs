@@ -346,10 +346,12 @@ pub(super) struct Mounts {
     mounts: Vec<(String, Option<MountFiles>)>,
 }
 
+/// A file of a volume: its path below the mount, mode, text (when the
+/// build knows it) and where the key it comes from is written.
+type VolumeFile = (String, u32, Option<String>, Option<Location>);
+
 struct MountFiles {
-    /// Each file's path below the mount, mode, text (when the build knows
-    /// it) and where the key it comes from is written.
-    files: Vec<(String, u32, Option<String>, Option<Location>)>,
+    files: Vec<VolumeFile>,
     gid: u32,
     from: String,
     /// An emptyDir no init container fills: empty when the container
@@ -375,15 +377,16 @@ impl Mounts {
         let mut mounts = Vec::new();
         for m in c.volume_mounts.iter().flatten() {
             let volume = pod.volumes.iter().flatten().find(|v| v.name == m.name);
-            let subpath =
-                m.sub_path.as_deref().is_some_and(|s| !s.is_empty()) || m.sub_path_expr.is_some();
+            // A `subPath` mounts one file or folder of the volume; one from
+            // `subPathExpr` is only known when the pod runs.
+            let sub_path = m.sub_path.as_deref().filter(|s| !s.is_empty());
             let filled = |name: &str| {
                 pod.init_containers.iter().flatten().any(|i| {
                     i.name != c.name && i.volume_mounts.iter().flatten().any(|m| m.name == name)
                 })
             };
-            let files = volume.filter(|_| !subpath).and_then(|v| {
-                if v.empty_dir.is_some() && !filled(&v.name) {
+            let files = volume.filter(|_| m.sub_path_expr.is_none()).and_then(|v| {
+                if v.empty_dir.is_some() && !filled(&v.name) && sub_path.is_none() {
                     return Some(MountFiles {
                         files: Vec::new(),
                         gid: fs_group,
@@ -391,59 +394,69 @@ impl Mounts {
                         fresh: true,
                     });
                 }
-                // (kind, name, items, default mode)
-                let (kind, name, items, default_mode) = match (&v.config_map, &v.secret) {
-                    (Some(cm), _) => ("ConfigMap", cm.name.clone(), &cm.items, cm.default_mode),
-                    (_, Some(s)) => (
-                        "Secret",
-                        s.secret_name.clone().unwrap_or_default(),
-                        &s.items,
-                        s.default_mode,
-                    ),
-                    _ => return None,
-                };
-                let object = env_source(objects, namespace, kind, &name)?;
-                // A Secret of a base is filled by the installer: its keys
-                // are only known when the pod runs, unless `items` names
-                // the files.
-                if kind == "Secret" && items.is_none() {
-                    return None;
-                }
                 // With `fsGroup`, the kubelet gives the files to that group
                 // and lets it read them.
                 let group_read = if fs_group != 0 { 0o440 } else { 0 };
-                let mode = |m: Option<i32>| {
-                    m.or(default_mode)
-                        .and_then(|m| u32::try_from(m).ok())
-                        .unwrap_or(0o644)
-                        | group_read
-                };
-                let data = object_data(object);
-                let key = |key: &str| {
-                    let found = data.iter().find(|(k, _, _)| k == key);
-                    (
-                        found.and_then(|(_, v, _)| v.clone()),
-                        found.map(|(_, _, at)| at.clone()),
+                let source = |kind: &str,
+                              name: &str,
+                              items: &Option<Vec<k8s_openapi::api::core::v1::KeyToPath>>,
+                              default_mode: Option<i32>| {
+                    volume_files(
+                        objects,
+                        namespace,
+                        (kind, name),
+                        items.as_deref(),
+                        default_mode,
+                        group_read,
                     )
                 };
-                let files = match items {
-                    Some(items) => items
-                        .iter()
-                        .map(|i| {
-                            let (text, at) = key(&i.key);
-                            (i.path.clone(), mode(i.mode), text, at)
-                        })
-                        .collect(),
-                    None => {
-                        let binary = object.value["binaryData"].as_object();
-                        data.iter()
-                            .map(|(k, v, at)| (k.clone(), mode(None), v.clone(), Some(at.clone())))
-                            .chain(
-                                binary
-                                    .into_iter()
-                                    .flatten()
-                                    .map(|(k, _)| (k.clone(), mode(None), None, None)),
-                            )
+                let (kind, name, files) = match (&v.config_map, &v.secret, &v.projected) {
+                    (Some(cm), _, _) => (
+                        "ConfigMap",
+                        cm.name.clone(),
+                        source("ConfigMap", &cm.name, &cm.items, cm.default_mode)?,
+                    ),
+                    (_, Some(sv), _) => {
+                        let name = sv.secret_name.clone().unwrap_or_default();
+                        let files = source("Secret", &name, &sv.items, sv.default_mode)?;
+                        ("Secret", name, files)
+                    }
+                    // Every source's files in one folder; a source other
+                    // than a ConfigMap's or a Secret's (the service
+                    // account's token, the downward API) makes it unknown.
+                    (_, _, Some(pv)) => {
+                        let mut files = Vec::new();
+                        for p in pv.sources.iter().flatten() {
+                            files.extend(match (&p.config_map, &p.secret) {
+                                (Some(cm), _) => {
+                                    source("ConfigMap", &cm.name, &cm.items, pv.default_mode)?
+                                }
+                                (_, Some(sp)) => {
+                                    source("Secret", &sp.name, &sp.items, pv.default_mode)?
+                                }
+                                _ => return None,
+                            });
+                        }
+                        ("projected volume", v.name.clone(), files)
+                    }
+                    _ => return None,
+                };
+                // A `subPath`: the file it names at the mount path, or the
+                // folder's files below it.
+                let files = match sub_path {
+                    None => files,
+                    Some(sub) => {
+                        let sub = sub.trim_matches('/');
+                        files
+                            .into_iter()
+                            .filter_map(|(path, mode, text, at)| {
+                                let below = match path.strip_prefix(sub) {
+                                    Some("") => String::new(),
+                                    Some(rest) => rest.strip_prefix('/')?.to_string(),
+                                    None => return None,
+                                };
+                                Some((below, mode, text, at))
+                            })
                             .collect()
                     }
                 };
@@ -514,7 +527,11 @@ impl Mounts {
         let mut out = std::collections::BTreeMap::new();
         for (root, files) in &self.mounts {
             for (path, _, text, _) in files.iter().flat_map(|f| &f.files) {
-                let full = format!("{root}/{path}");
+                // A file mounted by `subPath` is the mount path itself.
+                let full = match path.is_empty() {
+                    true => root.clone(),
+                    false => format!("{root}/{path}"),
+                };
                 if let (Some(text), Some(Mounted::File { .. })) = (text, self.at(&full, false)) {
                     out.insert(full, text.clone());
                 }
@@ -529,9 +546,9 @@ impl Mounts {
         let (root, files) = self
             .mounts
             .iter()
-            .filter(|(root, _)| path.starts_with(&format!("{root}/")))
+            .filter(|(root, _)| path == root || path.starts_with(&format!("{root}/")))
             .max_by_key(|(root, _)| root.len())?;
-        let below = &path[root.len() + 1..];
+        let below = path[root.len()..].trim_start_matches('/');
         let files = files.as_ref()?;
         files.files.iter().find(|(p, ..)| p == below)?.3.clone()
     }
@@ -540,6 +557,61 @@ impl Mounts {
     pub fn is_empty(&self) -> bool {
         self.mounts.is_empty()
     }
+}
+
+/// The files a ConfigMap or a Secret (`kind`, `name`) gives a volume, each
+/// with its path in it, mode, text and where its key is written: its keys,
+/// or the `items` named. `None` when they are only known when the pod
+/// runs (an object the build lacks, a Secret the installer fills).
+fn volume_files(
+    objects: &[Object],
+    namespace: Option<&str>,
+    (kind, name): (&str, &str),
+    items: Option<&[k8s_openapi::api::core::v1::KeyToPath]>,
+    default_mode: Option<i32>,
+    group_read: u32,
+) -> Option<Vec<VolumeFile>> {
+    let object = env_source(objects, namespace, kind, name)?;
+    // A Secret of a base is filled by the installer: its keys are only
+    // known when the pod runs, unless `items` names the files.
+    if kind == "Secret" && items.is_none() {
+        return None;
+    }
+    let mode = |m: Option<i32>| {
+        m.or(default_mode)
+            .and_then(|m| u32::try_from(m).ok())
+            .unwrap_or(0o644)
+            | group_read
+    };
+    let data = object_data(object);
+    let key = |key: &str| {
+        let found = data.iter().find(|(k, _, _)| k == key);
+        (
+            found.and_then(|(_, v, _)| v.clone()),
+            found.map(|(_, _, at)| at.clone()),
+        )
+    };
+    Some(match items {
+        Some(items) => items
+            .iter()
+            .map(|i| {
+                let (text, at) = key(&i.key);
+                (i.path.clone(), mode(i.mode), text, at)
+            })
+            .collect(),
+        None => {
+            let binary = object.value["binaryData"].as_object();
+            data.iter()
+                .map(|(k, v, at)| (k.clone(), mode(None), v.clone(), Some(at.clone())))
+                .chain(
+                    binary
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, _)| (k.clone(), mode(None), None, None)),
+                )
+                .collect()
+        }
+    })
 }
 
 /// The value of `key` in ConfigMap `name` (a `configMapKeyRef`), when the

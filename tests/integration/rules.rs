@@ -272,6 +272,61 @@ fn a_program_from_a_volume_is_the_volumes_and_a_path_is_where_it_is() {
         ", defaultMode: 0755",
         "/usr/local/bin/whystack-health, ready",
     ));
+    // A key mounted alone (`subPath`), or through a projected volume, is
+    // the same file, with the same mode.
+    let mounted = |mount: &str, volume: &str, probe: &str| {
+        let a = agent("", probe);
+        a.edit(
+            "statefulset.yaml",
+            "            - name: scripts\n              mountPath: /scripts\n",
+            &format!("            - name: scripts\n{mount}"),
+        );
+        a.edit(
+            "statefulset.yaml",
+            "          configMap: {name: probe}\n",
+            &format!("{volume}\n"),
+        );
+        a
+    };
+    let sub_path = "              mountPath: /opt/probe.sh\n              subPath: probe.sh\n";
+    let whole = "              mountPath: /scripts\n";
+    let projected = |mode: &str| {
+        format!("          projected: {{{mode}sources: [{{configMap: {{name: probe}}}}]}}")
+    };
+    for (mount, volume, probe) in [
+        (
+            sub_path,
+            "          configMap: {name: probe}".to_string(),
+            "/opt/probe.sh",
+        ),
+        (whole, projected(""), "/scripts/probe.sh"),
+    ] {
+        let a = mounted(mount, &volume, probe);
+        let f = &a.findings("probe-command-missing")[0];
+        assert!(
+            message(f).contains("mode 0644, which lets no one run it"),
+            "{volume}: {f:#}"
+        );
+    }
+    clean(&mounted(
+        sub_path,
+        "          configMap: {name: probe, defaultMode: 0755}",
+        "/opt/probe.sh",
+    ));
+    clean(&mounted(
+        whole,
+        &projected("defaultMode: 0755, "),
+        "/scripts/probe.sh",
+    ));
+    // Its script is read: what it runs must be in the image.
+    let a = mounted(
+        whole,
+        &projected("defaultMode: 0755, "),
+        "/scripts/probe.sh",
+    );
+    a.add("probe.sh", "#!/bin/sh\nexec drain-now\n");
+    let f = &a.findings("probe-command-missing")[0];
+    assert!(message(f).contains("drain-now"), "{f:#}");
 }
 
 /// A call in a block scalar that starts with a blank line is found at its
