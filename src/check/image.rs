@@ -171,6 +171,7 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                     texts: mounts.texts(),
                     path: lookup.path.to_string(),
                     cwd: lookup.cwd.to_string(),
+                    wrappers: ctx.site.images.wrappers_at(version),
                 };
                 for exec in execs(c, &ptr, &env, Some(process)) {
                     let runs = shell::calls_in(&exec.argv, env.known(), files.clone());

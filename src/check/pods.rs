@@ -535,6 +535,7 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
             _ => USUAL_PATH.to_string(),
         },
         cwd: c.working_dir.clone().unwrap_or_else(|| "/".into()),
+        wrappers: ctx.images.wrappers_at(ctx.version),
     };
     for exec in execs(c, ptr, &env, image) {
         let runs = shell::calls_in(&exec.argv, env.known(), files.clone());

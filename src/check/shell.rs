@@ -114,6 +114,21 @@ pub struct Files {
     pub texts: std::collections::BTreeMap<String, String>,
     pub path: String,
     pub cwd: String,
+    /// Programs of the image that run their arguments as a command (an
+    /// entrypoint ending in `exec "$@"`), as the image data names them.
+    pub wrappers: Vec<String>,
+}
+
+impl Files {
+    /// Whether `program` is one of [`Files::wrappers`]: by the name the
+    /// data gives it, or by a path ending in it.
+    fn wraps(&self, program: &str) -> bool {
+        self.wrappers.iter().any(|w| {
+            let w = w.strip_prefix("./").unwrap_or(w);
+            let p = program.strip_prefix("./").unwrap_or(program);
+            p == w || p.ends_with(&format!("/{w}"))
+        })
+    }
 }
 
 /// What a script changed of the process it runs commands in: the working
@@ -645,6 +660,11 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
             None
         }
     };
+    // A program of the image that runs its arguments (`exec "$@"`).
+    let inner = inner.or_else(|| {
+        let program = argv.first()?.as_deref()?;
+        (argv.len() > 1 && out.files.wraps(program)).then(|| (argv[1..].to_vec(), Vec::new()))
+    });
     let known: Option<Vec<String>> = argv.iter().cloned().collect();
     let scope = out.scope.clone();
     out.calls.push(Call {
@@ -3303,6 +3323,7 @@ mod scope_tests {
             .collect(),
             path: "/opt/probe:/usr/bin".into(),
             cwd: "/opt".into(),
+            wrappers: vec!["apps/entrypoint.sh".into()],
         };
         let run = |argv: &[&str]| {
             let argv: Vec<Option<String>> = argv.iter().map(|w| Some(w.to_string())).collect();
@@ -3350,6 +3371,10 @@ mod scope_tests {
         // A file no volume holds is still named as not read.
         let other = run(&["sh", "/elsewhere/probe.sh"]);
         assert_eq!(other.dynamic.len(), 1, "{:?}", other.dynamic);
+        // A program that runs its arguments runs them.
+        let wrapped = run(&["/app/apps/entrypoint.sh", "node", "x.js"]);
+        let shown: Vec<String> = wrapped.calls.iter().map(Call::display).collect();
+        assert_eq!(shown, ["/app/apps/entrypoint.sh node x.js", "node x.js"]);
     }
 
     /// What a function never called would run never runs; a call by name,

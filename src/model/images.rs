@@ -87,6 +87,11 @@ pub struct CommandFact {
     /// never run.
     #[serde(default)]
     pub readiness_only: Vec<Vec<String>>,
+    /// It runs its arguments as a command, after what it does first (an
+    /// entrypoint that ends in `exec "$@"`): what they name must be in the
+    /// image too.
+    #[serde(default)]
+    pub runs_arguments: bool,
 }
 
 /// The argument lists a command accepts.
@@ -194,6 +199,15 @@ impl ImageReleases {
     }
 
     /// The command facts that hold for release `v`.
+    /// The commands of release `v` that run their arguments as a command
+    /// (`runs_arguments`), by the names the data gives them.
+    pub fn wrappers_at(&self, v: &Version) -> Vec<String> {
+        self.commands_at(v)
+            .filter(|c| c.runs_arguments)
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
     pub fn commands_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a CommandFact> {
         self.commands
             .iter()

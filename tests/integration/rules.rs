@@ -828,6 +828,31 @@ fn the_bases_own_kustomization_is_built_before_the_checks() {
     );
 }
 
+/// The entrypoint runs its arguments (the image data says so): a
+/// container's `args` without a `command` go through it, and what they
+/// name must be in the image.
+#[test]
+fn the_arguments_the_entrypoint_runs_are_checked() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          livenessProbe:\n",
+        "          args: [nodee, apps/runner/dist/index.js]\n          livenessProbe:\n",
+    );
+    let line = a.line_of("statefulset.yaml", "args: [nodee");
+    let f = a.finding_at("probe-command-missing", "statefulset.yaml", line);
+    assert!(message(&f).contains("`nodee`"), "{f:#}");
+    // The image's own command through it is fine.
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          livenessProbe:\n",
+        "          args: [node, apps/runner/dist/index.js]\n          livenessProbe:\n",
+    );
+    let (code, report) = a.project.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
 /// A probe script that a ConfigMap mounts is read as the probe runs it:
 /// its commands are checked against the image data, at their lines.
 #[test]
