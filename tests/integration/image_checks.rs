@@ -261,11 +261,13 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         live,
         "",
     );
-    // (both probes call it)
+    // (both probes call it, and the entrypoint runs `node`, which is in
+    // /usr/local/bin)
     assert!(
-        found.len() == 2 && found.iter().all(|f| f.contains("PATH (/usr/bin:/bin)")),
+        found.len() == 3 && found.iter().all(|f| f.contains("PATH (/usr/bin:/bin)")),
         "{found:?}"
     );
+    assert!(found.iter().any(|f| f.contains("runs `node`")), "{found:?}");
     let found = missing(
         "            - {name: PATH, value: '/opt/tools:/usr/local/bin'}\n",
         "command: [/usr/local/bin/whystack-health, live]",
@@ -301,8 +303,18 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         found[0].contains("empty when the container starts"),
         "{found:?}"
     );
-    // Arguments without a command go to the image's entrypoint.
+    // Arguments without a command go to the image's entrypoint, which
+    // runs them (the image data says so): what they name must be there.
     let found = missing("", live, "          args: [missing-tool]\n");
+    assert!(
+        found.len() == 1 && found[0].contains("`missing-tool`"),
+        "{found:?}"
+    );
+    let found = missing(
+        "",
+        live,
+        "          args: [node, apps/runner/dist/index.js]\n",
+    );
     assert_eq!(found, Vec::<String>::new());
     // After a `cd` or a `PATH` only known when the script runs, a relative
     // path or a name not found may be there: no finding. An absolute path
