@@ -350,7 +350,10 @@ fn load_base(
         Some(rest) => rest.to_string(),
         None => text,
     };
-    let kustomization: Value = match yaml::from_str(&text) {
+    // A key written twice is Kustomize's error (`mapping key already
+    // defined`), not the last one winning: read as Kustomize reads it.
+    let parsed = yaml::documents(&text).and_then(|_| yaml::from_str(&text));
+    let kustomization: Value = match parsed {
         Ok(v @ Value::Object(_)) => v,
         Ok(_) => {
             diagnostics.push(
@@ -367,7 +370,19 @@ fn load_base(
                 (Some(l), Some(c)) => Location::at(&k_rel, l, c),
                 _ => Location::file(&k_rel),
             };
-            diagnostics.push(Diagnostic::new(rule::KUSTOMIZATION_INVALID, e.message).at(loc));
+            let repeated = e
+                .message
+                .strip_prefix("duplicate entry with key \"")
+                .and_then(|k| k.strip_suffix('"'));
+            let d = match repeated {
+                Some(key) => Diagnostic::new(
+                    rule::KUSTOMIZATION_INVALID,
+                    format!("`{key}` is written twice in one mapping, which Kustomize refuses (`mapping key already defined`)"),
+                )
+                .help(format!("keep one `{key}:` and move the entries of the other under it")),
+                None => Diagnostic::new(rule::KUSTOMIZATION_INVALID, e.message),
+            };
+            diagnostics.push(d.at(loc));
             return None;
         }
     };

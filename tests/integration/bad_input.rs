@@ -937,3 +937,29 @@ fn a_page_with_another_markdown_extension_is_named_as_a_page() {
         );
     }
 }
+
+/// A key written twice in a base's kustomization is Kustomize's error,
+/// said once at the second key: the base is refused as a whole, not read
+/// with the last key winning (which left a file it needs unpublished,
+/// and the links to it broken).
+#[test]
+fn a_key_written_twice_in_a_kustomization_is_one_error() {
+    let p = Project::new();
+    p.write(
+        "bases/v1.1.0/kustomization.yaml",
+        &format!("{KUSTOMIZATION}configMapGenerator:\n  - name: other\n    literals: [a=b]\n"),
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let found = report["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["rule"], "kustomization-invalid", "{report:#}");
+    assert_eq!(found[0]["location"]["line"], 9, "{report:#}");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`configMapGenerator` is written twice"),
+        "{report:#}"
+    );
+}
