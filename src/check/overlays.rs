@@ -79,7 +79,7 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         doc.code_blocks.iter().partition(|b| file_name(b).is_some());
     let plain: Vec<&CodeBlock> = others.into_iter().filter(|b| b.is_yaml()).collect();
     let mut out = excerpts(ctx, page, &plain);
-    out.extend(manifests_without_base(ctx, page, &plain));
+    out.extend(manifests_shown(ctx, page, &plain));
     // `file=` on blocks that are no Kustomize files (`sh file=install.sh`)
     // names a file to save, and makes no overlay.
     if !blocks.iter().any(|b| b.is_yaml() || is_kustomization(b)) {
@@ -276,32 +276,148 @@ const ACROSS_PAGES: &[&str] = &[
 /// command or a setting the release lacks is the page's finding. Blocks
 /// that cannot be built together (one object shown twice) are built one
 /// by one.
-fn manifests_without_base(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Diagnostic> {
+///
+/// On the docs of a release with a base, the same holds for the objects
+/// a page shows that the base lacks (a Secret to create, a NetworkPolicy
+/// to add); one the base has is an excerpt of it, which may leave fields
+/// out: only what it writes is checked, against its API type.
+fn manifests_shown(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Diagnostic> {
     let site = ctx.site;
     let Some(version) = documented_version(site, page) else {
         return Vec::new();
     };
-    let has_base = site.bases.iter().any(|b| &b.version == version);
-    if has_base || site.refused.bases.contains(version) || !site.images.releases.contains(version) {
+    let base_build = site
+        .bases
+        .iter()
+        .position(|b| &b.version == version)
+        .map(|b| ctx.analysis.built.get(b).and_then(Option::as_ref));
+    if site.refused.bases.contains(version) || !site.images.releases.contains(version) {
         return Vec::new();
     }
-    let objects: Vec<&CodeBlock> = blocks
-        .iter()
-        .copied()
-        .filter(|b| {
-            yaml::documents(&b.code).is_ok_and(|docs| {
-                !docs.is_empty()
-                    && docs.iter().all(|d| {
-                        d["apiVersion"].is_string()
-                            && d["kind"].is_string()
-                            && d["metadata"]["name"].is_string()
-                    })
+    // A base that does not build has its own findings.
+    if base_build.is_some_and(|b| b.is_none()) {
+        return Vec::new();
+    }
+    let base_objects = base_build.flatten().map(|b| b.objects.as_slice());
+    let in_base = |d: &serde_json::Value| {
+        base_objects.is_some_and(|objects| {
+            objects.iter().any(|o| {
+                Some(o.kind()) == d["kind"].as_str()
+                    && Some(o.name()) == d["metadata"]["name"].as_str()
             })
         })
-        .collect();
+    };
+    let mut objects: Vec<&CodeBlock> = Vec::new();
+    let mut excerpts: Vec<&CodeBlock> = Vec::new();
+    for block in blocks {
+        let Ok(docs) = yaml::documents(&block.code) else {
+            continue;
+        };
+        let whole = !docs.is_empty()
+            && docs.iter().all(|d| {
+                d["apiVersion"].is_string()
+                    && d["kind"].is_string()
+                    && d["metadata"]["name"].is_string()
+            });
+        match (whole, docs.iter().any(in_base)) {
+            (false, _) => {}
+            (true, false) => objects.push(block),
+            (true, true) => excerpts.push(block),
+        }
+    }
+    let mut out = shown_checks(ctx, page, version, &objects);
+    out.extend(excerpt_checks(ctx, page, version, &excerpts));
+    out
+}
+
+/// The excerpts a page shows of its base's objects, each read as the
+/// change it makes to the base (a strategic merge patch): the base with
+/// them is checked, and a finding about what an excerpt writes (on a line
+/// of the page) is the page's. What the excerpt leaves out is the base's,
+/// checked already.
+fn excerpt_checks(
+    ctx: &Context,
+    page: &Page,
+    version: &semver::Version,
+    excerpts: &[&CodeBlock],
+) -> Vec<Diagnostic> {
+    let site = ctx.site;
+    let Some(b) = site.bases.iter().position(|b| &b.version == version) else {
+        return Vec::new();
+    };
+    if excerpts.is_empty() {
+        return Vec::new();
+    }
+    let base = &site.bases[b];
+    let build = |blocks: &[&CodeBlock]| {
+        let mut files = MemFiles::new();
+        let mut k = String::from("resources:\n  - base\npatches:\n");
+        for (i, block) in blocks.iter().enumerate() {
+            let mut f = SourceFile::new(block.code.clone(), &page.source);
+            f.line_offset = block.line.saturating_sub(1);
+            f.column_offset = block.indent;
+            files.insert(&format!("{EXCERPTS}/{i}.yaml"), f);
+            k.push_str(&format!("  - path: {i}.yaml\n"));
+        }
+        files.insert(
+            &format!("{EXCERPTS}/kustomization.yaml"),
+            SourceFile::new(k, &page.source),
+        );
+        crate::analyze::bases::add_files(&mut files, base, &format!("{EXCERPTS}/base"));
+        let mut cache = match ctx.tools.kustomize.lock() {
+            Ok(c) => c,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        kustomize::build_with(&files, EXCERPTS, &mut cache).ok()
+    };
+    // Together, else one by one (two excerpts of one object may disagree).
+    let builds: Vec<_> = match build(excerpts) {
+        Some(built) => vec![built],
+        None => excerpts.iter().filter_map(|b| build(&[b])).collect(),
+    };
+    let empty = HashSet::new();
+    let before = ctx.known.get(b).unwrap_or(&empty);
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for built in &builds {
+        let subject = super::Subject {
+            base,
+            objects: &built.objects,
+            renamed: Vec::new(),
+        };
+        for mut d in super::base_checks(ctx, &subject, true) {
+            let in_page = d.location.as_ref().is_some_and(|l| l.file == page.source);
+            if !in_page || before.contains(&key(&d)) || BASE_ONLY.contains(&d.rule.id) {
+                continue;
+            }
+            d.message = format!(
+                "{} (in the excerpt this page shows of base {})",
+                d.message,
+                base.folder()
+            );
+            if !out.iter().any(|o| key(o) == key(&d)) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// The folder the excerpts of a page are built in, over the base.
+const EXCERPTS: &str = "excerpts";
+
+/// The checks of [`manifests_shown`] on the objects of `objects`, which
+/// the base lacks (built together, else one block by one).
+fn shown_checks(
+    ctx: &Context,
+    page: &Page,
+    version: &semver::Version,
+    objects: &[&CodeBlock],
+) -> Vec<Diagnostic> {
+    let site = ctx.site;
     if objects.is_empty() {
         return Vec::new();
     }
+    let has_base = site.bases.iter().any(|b| &b.version == version);
     let base = crate::model::site::Base {
         version: version.clone(),
         dir: page.source.clone(),
@@ -329,9 +445,15 @@ fn manifests_without_base(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> 
         };
         kustomize::build_with(&files, MANIFESTS, &mut cache).ok()
     };
-    let builds: Vec<_> = match build(&objects) {
+    let builds: Vec<_> = match build(objects) {
         Some(built) => vec![built],
         None => objects.iter().filter_map(|b| build(&[b])).collect(),
+    };
+    let shown = match has_base {
+        true => format!("in the manifests this page shows for release {version}"),
+        false => format!(
+            "in the manifests this page shows for release {version}, which has no published base"
+        ),
     };
     let mut out = Vec::new();
     for built in &builds {
@@ -346,10 +468,7 @@ fn manifests_without_base(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> 
                 .filter(|d| !BASE_ONLY.contains(&d.rule.id) && !ACROSS_PAGES.contains(&d.rule.id))
                 .filter(|d| d.location.as_ref().is_some_and(|l| l.file == page.source))
                 .map(|mut d| {
-                    d.message = format!(
-                        "{} (in the manifests this page shows for release {version}, which has no published base)",
-                        d.message
-                    );
+                    d.message = format!("{} ({shown})", d.message);
                     d
                 }),
         );
