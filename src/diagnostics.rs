@@ -270,6 +270,9 @@ pub mod rule {
         RENDER_TIMEOUT = "render-timeout", Input, Error,
             "A template render ran longer than the run allows (`--render-timeout`, 30 s unless set): a loop or a macro of the templates does too much work, which the template engine would run to its end, however long.",
             "Look in the template the message names for loops nested over the site's data or a macro that calls itself more than once per item; for a page that really needs longer, pass `--render-timeout SECONDS`.";
+        DOC_TRANSLATION_CODE_DIFFERS = "doc-translation-code-differs", Check, Warning,
+            "A translated page shows other code than its original in the default language (a line more or less, another value, another block): readers of one language get other steps. Comments and `<placeholders>` may differ.",
+            "Show the same code as the original, translating only its comments and `<placeholders>`, or change both pages.";
         RENDER_MEMORY = "render-memory", Input, Error,
             "A template render made the run hold more memory than it allows (`--render-memory`, 4096 MiB unless set): a template builds a value that grows without bound, such as a string doubled in a loop, which would exhaust the machine's memory.",
             "Look in the template the message names for a value built from itself in a loop (`set_global s = s ~ s`); for a site that really needs more, pass `--render-memory MIB`.";

@@ -233,6 +233,23 @@ impl Analysis {
                 .recheck
                 .extend(self.graph.inbound.get(j).into_iter().flatten().copied());
         }
+        // Its translations, whose code is held to an original's.
+        let places: Vec<(usize, String)> = changed
+            .pages
+            .iter()
+            .filter_map(|&j| self.site.pages.get(j))
+            .map(|p| (p.version, p.rel.clone()))
+            .collect();
+        for place in places {
+            let at = self.graph.by_rel.get(&place).into_iter().flatten();
+            let originals = at.filter(|&&k| {
+                self.site
+                    .pages
+                    .get(k)
+                    .is_some_and(|p| p.fallback_from.is_none())
+            });
+            changed.recheck.extend(originals.copied());
+        }
         changed
     }
 }

@@ -22,6 +22,7 @@ mod releases;
 mod selectors;
 mod shell;
 mod suggest;
+mod translations;
 
 use crate::analyze::Analysis;
 use crate::diagnostics::{rule, Diagnostic, Rule, Severity};
@@ -228,6 +229,13 @@ pub const CHECKS: &[Check] = &[
         scope: Scope::Page(overlays::check_page),
         rules: &[overlays::RULES, crate::kustomize::RULES],
         reraises: &["manifests", "pods", "pod-security", "selectors", "image-commands"],
+    },
+    Check {
+        id: "translations",
+        about: "a translated page shows the code of its original in the default language",
+        scope: Scope::Page(translations::check_page),
+        rules: &[&[rule::DOC_TRANSLATION_CODE_DIFFERS]],
+        reraises: &[],
     },
     Check {
         id: "page-credentials",

@@ -772,6 +772,93 @@ fn the_sites_own_urls_in_code_blocks_carry_the_base_path() {
     assert_eq!(lines, [first, first + 1, first + 2], "{report:#}");
 }
 
+/// On the docs of a release with a base, a whole object a page shows
+/// that the base lacks is checked as a manifest of that release, and an
+/// excerpt of one of the base's objects as the change it makes to it:
+/// what the excerpt writes is held to every rule, what it leaves out is
+/// the base's.
+#[test]
+fn manifests_and_excerpts_on_a_page_with_a_base_are_checked() {
+    let secret = "```yaml\napiVersion: v1\nkind: Secret\nmetadata: {name: whystack-agent-env, namespace: whystack-agent}\nstrinData:\n  RUNNER_BOOTSTRAP_TOKEN: <token>\n```\n";
+    let excerpt = |grace: u32, check: &str| {
+        format!("```yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: whystack-agent\n  namespace: whystack-agent\nspec:\n  template:\n    spec:\n      terminationGracePeriodSeconds: {grace}\n      containers:\n        - name: agent\n          livenessProbe:\n            exec:\n              command: [whystack-health, {check}]\n```\n")
+    };
+    let p = agent_docs("", &format!("Intro.\n\n{secret}\n{}", excerpt(30, "ready")));
+    let (code, report) = p.check_json();
+    assert_eq!(code, 1, "{report:#}");
+    for (rule, needle) in [
+        ("manifest-unknown-field", "strinData:"),
+        (
+            "termination-grace-too-short",
+            "terminationGracePeriodSeconds: 30",
+        ),
+        (
+            "liveness-uses-readiness",
+            "command: [whystack-health, ready]",
+        ),
+    ] {
+        let found = findings_of(&report, rule);
+        assert_eq!(found.len(), 1, "{rule}: {report:#}");
+        assert_eq!(
+            found[0]["location"]["line"],
+            page_line(&p, needle),
+            "{rule}"
+        );
+    }
+    // An excerpt that writes what the base has is fine, whatever it
+    // leaves out.
+    let p = agent_docs("", &format!("Intro.\n\n{}", excerpt(150, "live")));
+    let (code, report) = p.check_json();
+    assert_eq!(code, 0, "{report:#}");
+}
+
+/// A translated page shows the code of its original in the default
+/// language: a line dropped, a value changed or a block more is a
+/// warning at the line; a translated comment or placeholder is not.
+#[test]
+fn a_translation_shows_the_code_of_its_original() {
+    let original = "```sh\nVERSION=1.30.0   # the image tag\nTOKEN=<your-token>\ncurl -fsSLO \"$BASE/files.txt\"\nssh-keygen -Y verify -f allowed_signers -I releases@whystack.ai \\\n  -n whystack-agent/v1.30.0 -s SHA256SUMS.sig < SHA256SUMS\n```\n";
+    let p = agent_docs("", &format!("Intro.\n\n{original}"));
+    let translated = original
+        .replace("# the image tag", "# a tag da imagem")
+        .replace("<your-token>", "<seu-token>");
+    p.write(
+        "content/pt/index.md",
+        &format!("---\ntitle: Início\n---\nIntro.\n\n{translated}"),
+    );
+    let dropped: String = original
+        .lines()
+        .filter(|l| !l.contains("ssh-keygen") && !l.contains("-n whystack-agent"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    p.write(
+        "content/en/index.md",
+        &format!("---\ntitle: Home\n---\nIntro.\n\n{dropped}\n```sh\necho more\n```\n"),
+    );
+    let (_, report) = p.check_json();
+    let found = findings_of(&report, "doc-translation-code-differs");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["location"]["file"], "content/en/index.md");
+    assert_eq!(found[0]["severity"], "warning");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 code blocks"),
+        "{report:#}"
+    );
+    // The same count, a line dropped: found at the line that differs.
+    p.write(
+        "content/en/index.md",
+        &format!("---\ntitle: Home\n---\nIntro.\n\n{dropped}"),
+    );
+    let (_, report) = p.check_json();
+    let found = findings_of(&report, "doc-translation-code-differs");
+    assert_eq!(found.len(), 1, "{report:#}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(message.contains("no `ssh-keygen -Y verify"), "{message}");
+}
+
 /// An overlay that pins the image must pin the release its page
 /// documents: a tag of another release, with a `v`, or of no release is
 /// refused where the page sets it, whichever field sets it.

@@ -336,6 +336,10 @@ const SNIPPETS: &[(&str, &str)] = &[
         "```sh\nkubectl -n default logs whystack-agent-0\n```",
     ),
     ("doc-version-mismatch", "Pull `whystack-agent:1.0.7`."),
+    (
+        "doc-translation-code-differs",
+        "```sh\necho in one language only\n```",
+    ),
     ("none", "Just one more sentence about the drain."),
 ];
 
