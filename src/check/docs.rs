@@ -302,7 +302,37 @@ fn env_mentions_in(
             let end = line[start..]
                 .find(|c: char| !(word(c) || c.is_ascii_alphanumeric()))
                 .map_or(line.len(), |e| start + e);
-            let token = &line[start..end];
+            let written = &line[start..end];
+            // `RUNNER_LEARNED_{FLUSH_INTERVAL_MS,STORE_PATH}`: the shell's
+            // brace form names each key it expands to.
+            let braced = line[end..].strip_prefix('{').and_then(|rest| {
+                let close = rest.find('}')?;
+                let after = &rest[close + 1..];
+                let tail = &after[..after.find(|c: char| !word(c)).unwrap_or(after.len())];
+                let keys: Vec<String> = rest[..close]
+                    .split(',')
+                    .map(|alt| format!("{written}{alt}{tail}"))
+                    .collect();
+                keys.iter()
+                    .all(|k| k.chars().all(word))
+                    .then_some((keys, close + 2 + tail.len()))
+            });
+            let (token, end): (std::borrow::Cow<str>, usize) = match braced {
+                Some((keys, len)) => {
+                    let unknown = keys
+                        .into_iter()
+                        .find(|k| site.images.env_fact(version, k).is_none());
+                    match unknown {
+                        Some(k) => (k.into(), end + len),
+                        None => {
+                            from = end + len;
+                            continue;
+                        }
+                    }
+                }
+                None => (written.into(), end),
+            };
+            let token = token.as_ref();
             let bounded = line[..start]
                 .chars()
                 .next_back()

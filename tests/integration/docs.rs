@@ -166,11 +166,26 @@ fn env_key_mentions_are_whole_words_a_reader_sees() {
         "The `RUNNER_SECRET_STORE_*` keys choose the store.\n",
         "<!-- TODO: document RUNNER_NEW_KEY\nand RUNNER_OTHER -->\nText.\n",
         "```sh\ncd \"$RUNNER_TEMP\" && echo \"$RUNNER_OS\"\n```\n",
+        // The shell's brace form: each key it expands to is read.
+        "The `RUNNER_LEARNED_{FLUSH_INTERVAL_MS,STORE_PATH}` keys.\n",
     ] {
         let p = agent_docs("", body);
         let (code, report) = p.check_json();
         assert_eq!(code, 0, "{body}: {report:#}");
     }
+    // One it expands to that no release reads is named whole.
+    let p = agent_docs(
+        "",
+        "The `RUNNER_LEARNED_{FLUSH_INTERVAL_MS,STORE_PAHT}` keys.\n",
+    );
+    let f = only(&p, "doc-env-key-unknown");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("`RUNNER_LEARNED_STORE_PAHT`"),
+        "{f:#}"
+    );
     // Several on one line, after letters of two bytes: each at its column.
     let p = agent_docs("", "Ça `RUNNER_NOPE_A` é `RUNNER_NOPE_B`.\n");
     let (_, report) = p.check_json();
