@@ -479,6 +479,53 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
     let mut out = signature_checks(site, page, doc);
     out.extend(kubectl_commands(ctx, page, doc));
     out.extend(image_commands(site, page, doc));
+    out.extend(applies_from_the_site(ctx, page, doc));
+    out
+}
+
+/// `kubectl apply` of the site's own base URLs, which a reader cannot use
+/// as written: `-k` takes a folder or a Git repository, never a base
+/// served over HTTP(S) (`kubectl` reads no files.txt), and `-f` of one
+/// file of a base applies it unbuilt (no namespace, no generated
+/// ConfigMap, no image pin of the overlay).
+fn applies_from_the_site(ctx: &Context, page: &Page, doc: &Document) -> Vec<Diagnostic> {
+    let index = &ctx.analysis.index;
+    let mut out = Vec::new();
+    each_command(doc, |block, n, command| {
+        let verb = command.operands().first().map(|o| o.1);
+        if !matches!(verb, Some("apply" | "create" | "replace" | "diff")) {
+            return;
+        }
+        for (flag, long) in [("-k", "--kustomize"), ("-f", "--filename")] {
+            let Some((col, url)) = command.option(flag, long) else {
+                continue;
+            };
+            let Some(path) = index.own_path(url) else {
+                continue;
+            };
+            let below = path
+                .split_once(crate::model::layout::KUBERNETES_DIR)
+                .map(|(_, rest)| rest);
+            let Some(rest) = below.filter(|r| r.contains("/base")) else {
+                continue;
+            };
+            let why = match flag {
+                "-k" => "`kubectl apply -k` builds a folder or a Git repository, and cannot fetch a base over HTTP(S): the command fails",
+                _ if rest.ends_with(".yaml") || rest.ends_with(".yml") => {
+                    "it applies one file of the base as it is, unbuilt: without the namespace, the generated ConfigMaps and the image pin the build and the overlay give it"
+                }
+                _ => continue,
+            };
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!("`kubectl {flag} {url}`: {why}"),
+                )
+                .at(Location::at(&page.source, block.line + n, col + 1 + block.indent))
+                .help("download the base with its files.txt loop, then `kubectl apply -k` the overlay folder that names it"),
+            );
+        }
+    });
     out
 }
 

@@ -1020,6 +1020,7 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n whystack-agent create secret generic whystack-agent-env --from-env-file=.env",
         "kubectl -n other create secret generic unrelated --from-literal=a=b",
         "kubectl -n whystack-agent get configmaps",
+        "kubectl apply -k . && kubectl apply -f https://example.com/crds.yaml",
         "kubectl -n whystack-agent exec whystack-agent-0 -c agent -- whystack-health ready",
         "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health live && ls /tmp'",
         // A comment in a script, not root's prompt.
@@ -1130,6 +1131,15 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         (
             "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health'",
             "takes `live` or `ready`",
+        ),
+        // The site's base URLs, which kubectl cannot use as written.
+        (
+            "kubectl apply -k https://docs.whystack.ai/kubernetes/v1.30.0/base/",
+            "cannot fetch a base over HTTP(S)",
+        ),
+        (
+            "kubectl apply -f https://docs.whystack.ai/kubernetes/v1.30.0/base/statefulset.yaml",
+            "unbuilt",
         ),
     ] {
         let got = findings(wrong);
