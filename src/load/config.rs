@@ -56,7 +56,8 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
     };
     let fail = |needle: &str, msg: String| fail_at("", needle, msg);
     if config.languages.is_empty() {
-        return Err(fail(
+        return Err(fail_at(
+            "/languages",
             "languages",
             "`languages` is empty: list at least one".into(),
         ));

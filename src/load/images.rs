@@ -7,7 +7,15 @@ use semver::{Version, VersionReq};
 use std::path::Path;
 
 pub fn load(root: &Path, rel: &Path, image_name: &str) -> Result<ImageReleases, Diagnostic> {
-    let bytes = crate::input::read_optional(root, &root.join(rel))?.ok_or_else(|| {
+    // A path that is no file (a folder, a link) is the path's fault: the
+    // remedy is in site.yaml.
+    let read = crate::input::read_optional(root, &root.join(rel)).map_err(|d| {
+        d.help(format!(
+            "`image.releases` in site.yaml names `{}`: point it at the image release data file (`image-releases.yaml`)",
+            rel.display()
+        ))
+    });
+    let bytes = read?.ok_or_else(|| {
         Diagnostic::new(
             rule::IMAGE_DATA_INVALID,
             "cannot read the image release data: there is no such file",

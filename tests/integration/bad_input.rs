@@ -963,3 +963,31 @@ fn a_key_written_twice_in_a_kustomization_is_one_error() {
         "{report:#}"
     );
 }
+
+/// A site.yaml value that is wrong is found at its line, and a path it
+/// names that is no file says where to fix it.
+#[test]
+fn site_yaml_values_are_found_where_they_are_written() {
+    let p = Project::new();
+    p.write(
+        "site.yaml",
+        "title: Test docs\nbase_url: https://docs.example.com\ndefault_language: en\nlanguages: []\nimage:\n  name: agent\n  releases: image-releases.yaml\n",
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let found = &report["findings"][0];
+    assert_eq!(found["rule"], "config-invalid", "{report:#}");
+    assert_eq!(found["location"]["line"], 4, "{report:#}");
+    // `image.releases` naming a folder: the remedy is in site.yaml.
+    p.write(
+        "site.yaml",
+        &SITE_YAML.replace("releases: image-releases.yaml", "releases: content"),
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let remedy = report["findings"][0]["remedy"].as_str().unwrap_or_default();
+    assert!(
+        remedy.contains("`image.releases` in site.yaml"),
+        "{report:#}"
+    );
+}
