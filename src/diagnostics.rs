@@ -270,6 +270,9 @@ pub mod rule {
         RENDER_TIMEOUT = "render-timeout", Input, Error,
             "A template render ran longer than the run allows (`--render-timeout`, 30 s unless set): a loop or a macro of the templates does too much work, which the template engine would run to its end, however long.",
             "Look in the template the message names for loops nested over the site's data or a macro that calls itself more than once per item; for a page that really needs longer, pass `--render-timeout SECONDS`.";
+        WORKING_DIR_INVALID = "working-dir-invalid", Check, Error,
+            "A container's `workingDir` is not an absolute path: the container runtime refuses to create the container (the OCI runtime spec requires an absolute working folder), so the pod never starts.",
+            "Write the working folder from the root (`workingDir: /app`).";
         DOC_TRANSLATION_CODE_DIFFERS = "doc-translation-code-differs", Check, Warning,
             "A translated page shows other code than its original in the default language (a line more or less, another value, another block): readers of one language get other steps. Comments and `<placeholders>` may differ.",
             "Show the same code as the original, translating only its comments and `<placeholders>`, or change both pages.";

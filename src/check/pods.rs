@@ -293,6 +293,7 @@ pub const RULES: &[&Rule] = &[
     rule::SECRET_IN_BASE,
     rule::SHELL_SCRIPT_DYNAMIC,
     rule::CONFIGMAP_REFERENCE_MISSING,
+    rule::WORKING_DIR_INVALID,
 ];
 
 /// Runs every rule of this module on the objects of one build.
@@ -419,6 +420,27 @@ fn check_workload(ctx: &mut Ctx, w: &Workload) {
     let mut runs_agent = false;
     for (field, ptr, c) in w.containers() {
         let image = c.image.as_deref().unwrap_or("");
+        // The runtime takes the working folder as the process's, which
+        // the OCI runtime spec wants absolute: runc refuses another
+        // (`Cwd must be an absolute path`), and the pod never starts.
+        if let Some(dir) = c
+            .working_dir
+            .as_deref()
+            .filter(|d| !d.is_empty() && !d.starts_with('/'))
+        {
+            let at = w.object.locate(&format!("{ptr}/workingDir"));
+            ctx.push(
+                Diagnostic::new(
+                    rule::WORKING_DIR_INVALID,
+                    format!(
+                        "container `{}` sets workingDir `{dir}`, which is not an absolute path: the container runtime refuses to create the container (CreateContainerError)",
+                        c.name
+                    ),
+                )
+                .at(at)
+                .help(format!("write the folder from the root: `workingDir: /{}`", dir.trim_start_matches("./"))),
+            );
+        }
         if image != image_repository(image) {
             let at = w.object.locate(&format!("{ptr}/image"));
             ctx.push(

@@ -375,6 +375,19 @@ fn probe_needs_port() {
 }
 
 #[test]
+fn working_dir_invalid() {
+    let a = Agent::new("v1.29.0");
+    a.edit(
+        "statefulset.yaml",
+        "          livenessProbe:\n",
+        "          workingDir: app\n          livenessProbe:\n",
+    );
+    let line = a.line_of("statefulset.yaml", "workingDir: app");
+    let f = a.finding_at("working-dir-invalid", "statefulset.yaml", line);
+    assert!(f["remedy"].as_str().unwrap().contains("/app"), "{f:#}");
+}
+
+#[test]
 fn termination_grace_too_short() {
     let a = Agent::new("v1.29.0");
     a.edit(
