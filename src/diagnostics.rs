@@ -270,6 +270,9 @@ pub mod rule {
         RENDER_TIMEOUT = "render-timeout", Input, Error,
             "A template render ran longer than the run allows (`--render-timeout`, 30 s unless set): a loop or a macro of the templates does too much work, which the template engine would run to its end, however long.",
             "Look in the template the message names for loops nested over the site's data or a macro that calls itself more than once per item; for a page that really needs longer, pass `--render-timeout SECONDS`.";
+        SCRIPT_WRITE_READ_ONLY = "script-write-read-only", Check, Error,
+            "A script a container runs writes to a file (`> FILE`) on a read-only file system (the root with `readOnlyRootFilesystem: true`, a ConfigMap or Secret volume, a `readOnly` mount): the write fails, and the command with it (a probe that always fails, a hook that stops).",
+            "Write below a writable volume (an emptyDir mounted at /tmp), or to /dev/null or /dev/stderr.";
         WORKING_DIR_INVALID = "working-dir-invalid", Check, Error,
             "A container's `workingDir` is not an absolute path: the container runtime refuses to create the container (the OCI runtime spec requires an absolute working folder), so the pod never starts.",
             "Write the working folder from the root (`workingDir: /app`).";

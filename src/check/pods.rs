@@ -294,6 +294,7 @@ pub const RULES: &[&Rule] = &[
     rule::SHELL_SCRIPT_DYNAMIC,
     rule::CONFIGMAP_REFERENCE_MISSING,
     rule::WORKING_DIR_INVALID,
+    rule::SCRIPT_WRITE_READ_ONLY,
 ];
 
 /// Runs every rule of this module on the objects of one build.
@@ -576,6 +577,7 @@ fn exec_commands(ctx: &mut Ctx, w: &Workload, c: &Container, ptr: &str) {
                 .at(script_at.clone()),
             );
         }
+        read_only_writes(ctx, w, c, &exec, &runs, (&mounts, &script_at));
         let argv_at = exec_location(w.object, &exec);
         for call in &runs.calls {
             if !call.in_script && call.program().is_some_and(|p| own.contains(&p)) {
@@ -1083,6 +1085,95 @@ fn termination_grace(ctx: &mut Ctx, w: &Workload, env: &Env) {
         .at(at)
         .help(format!("set terminationGracePeriodSeconds: {want} or more")),
     );
+}
+
+/// The files a container's scripts write to (`> FILE`) must be on a
+/// writable file system: not the root when it is read-only
+/// (`readOnlyRootFilesystem`), not a read-only volume (a ConfigMap, a
+/// Secret, `readOnly: true`). Else the write fails, and the command with
+/// it: a probe that always fails, a hook that stops.
+fn read_only_writes(
+    ctx: &mut Ctx,
+    w: &Workload,
+    c: &Container,
+    exec: &Exec,
+    runs: &shell::Calls,
+    (mounts, script_at): (&Mounts, &Location),
+) {
+    let root_read_only = c
+        .security_context
+        .as_ref()
+        .and_then(|s| s.read_only_root_filesystem)
+        == Some(true);
+    let cwd = c
+        .working_dir
+        .as_deref()
+        .filter(|d| d.starts_with('/'))
+        .unwrap_or("/");
+    for write in &runs.writes {
+        let path = super::process::absolute(&write.path, &write.scope.cwd_over(cwd));
+        if write.scope.cwd_unknown && !write.path.starts_with('/') {
+            continue;
+        }
+        // The kernel's own file systems, which every container has.
+        let kernel = ["/dev", "/proc", "/sys"]
+            .iter()
+            .any(|k| is_within(&path, k));
+        if kernel {
+            continue;
+        }
+        let holding = c
+            .volume_mounts
+            .iter()
+            .flatten()
+            .filter(|m| is_within(&path, &m.mount_path))
+            .max_by_key(|m| m.mount_path.trim_end_matches('/').len());
+        let (writable, on) = match holding {
+            Some(m) => {
+                let writable = mounts_holding(w, c, &m.mount_path)
+                    .iter()
+                    .any(|(name, writable)| *name == m.name && *writable);
+                (
+                    writable,
+                    format!(
+                        "volume `{}` mounted at {}, which is read-only",
+                        m.name, m.mount_path
+                    ),
+                )
+            }
+            None => (
+                !root_read_only,
+                "the root filesystem, which `readOnlyRootFilesystem: true` makes read-only"
+                    .to_string(),
+            ),
+        };
+        if writable {
+            continue;
+        }
+        let call = shell::Call {
+            argv: Vec::new(),
+            in_script: true,
+            scope: write.scope.clone(),
+            bash_only: None,
+            guarded: false,
+            line: write.line,
+            file: write.file.clone(),
+        };
+        let at = call_at(ctx.site, &script_location(mounts, &call, script_at), &call);
+        ctx.push(
+            Diagnostic::new(
+                rule::SCRIPT_WRITE_READ_ONLY,
+                format!(
+                    "the {} of container `{}` writes to {path} ({}), on {on}: the write fails, and the command with it",
+                    exec.what,
+                    c.name,
+                    in_script(exec.what, &call)
+                ),
+            )
+            .at(at)
+            .help("write below a writable volume (an emptyDir mounted at /tmp), or to /dev/null or /dev/stderr"),
+        );
+    }
 }
 
 /// Whether `dir` is `mount` or below it.

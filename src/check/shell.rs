@@ -243,11 +243,25 @@ impl Call {
     }
 }
 
+/// A file a script writes to (`> FILE`, `>> FILE`, `&> FILE`), where
+/// its path is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Write {
+    pub path: String,
+    /// Where the script had moved (`cd DIR`) when it writes.
+    pub scope: Scope,
+    /// As [`Call::line`] and [`Call::file`].
+    pub line: Option<usize>,
+    pub file: Option<String>,
+}
+
 /// What an argv runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Calls {
     /// Every command, the argv's own program first.
     pub calls: Vec<Call>,
+    /// The files its scripts write to.
+    pub writes: Vec<Write>,
     /// Why some commands cannot be named: one sentence each.
     pub dynamic: Vec<String>,
     /// The scope of the command being followed.
@@ -998,6 +1012,13 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                 unparsed_substitutions(node, src, depth, out);
                 placed.extend((before..out.calls.len()).map(|i| (i, node.start_byte())));
             }
+        } else if node.kind() == "file_redirect" {
+            // Read above as syntax (`&>`); what it writes to.
+            if !in_quoted_heredoc(node, src)
+                && !uncalled.iter().any(|b| b.contains(&node.start_byte()))
+            {
+                written_to(node, src, out);
+            }
         } else if BASH_SYNTAX.contains(&node.kind()) {
             // Read above; the commands inside are nodes of their own.
         } else if node.kind() == "heredoc_body" {
@@ -1365,6 +1386,33 @@ fn exits_failing(node: Node, src: &[u8]) -> bool {
             }
         })
     })
+}
+
+/// The file a redirection writes to (`>`, `>>`, `>|`, `&>`, `&>>`; not
+/// `<`, nor `>&2`, which points at another descriptor), when its path is
+/// known before the script runs.
+fn written_to(node: Node, src: &[u8], out: &mut Calls) {
+    let Some(dest) = node.child_by_field_name("destination") else {
+        return;
+    };
+    let from = node
+        .child_by_field_name("descriptor")
+        .map_or(node.start_byte(), |d| d.end_byte());
+    let operator = std::str::from_utf8(&src[from..dest.start_byte()])
+        .unwrap_or_default()
+        .trim();
+    if !matches!(operator, ">" | ">>" | ">|" | "&>" | "&>>") {
+        return;
+    }
+    let Some(path) = literal_in(dest, src, &out.vars, true).filter(|p| !p.is_empty()) else {
+        return;
+    };
+    out.writes.push(Write {
+        path,
+        scope: out.scope.clone(),
+        line: out.line,
+        file: out.file_name(),
+    });
 }
 
 /// Whether `command`'s options (`-v`, `-V`, `-pv`) make it print where a

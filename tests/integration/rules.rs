@@ -374,6 +374,34 @@ fn probe_needs_port() {
     }
 }
 
+/// What a probe's script writes must land on a writable file system.
+#[test]
+fn script_write_read_only() {
+    let probe = |script: &str| {
+        let a = Agent::new("v1.29.0");
+        a.edit(
+            "statefulset.yaml",
+            "command: [whystack-health, live]",
+            &format!("command: [sh, -c, \"{script}\"]"),
+        );
+        a
+    };
+    let a = probe("whystack-health live > /app/last-probe.log");
+    let line = a.line_of("statefulset.yaml", "last-probe.log");
+    let f = a.finding_at("script-write-read-only", "statefulset.yaml", line);
+    assert!(message(&f).contains("/app/last-probe.log"), "{f:#}");
+    // Into the emptyDir at /tmp, to the kernel's files, to a descriptor.
+    for fine in [
+        "whystack-health live >> /tmp/probe.log 2>&1",
+        "whystack-health live > /dev/null",
+        "cd /tmp && whystack-health live > probe.log",
+        "whystack-health live 2>&1 >&2",
+    ] {
+        let (code, report) = probe(fine).project.check_json();
+        assert_eq!(code, 0, "{fine}: {report:#}");
+    }
+}
+
 #[test]
 fn working_dir_invalid() {
     let a = Agent::new("v1.29.0");
