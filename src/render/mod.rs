@@ -146,6 +146,9 @@ struct LanguageContext<'a> {
     code: &'a str,
     name: &'a str,
     not_found: &'a str,
+    /// The strings the 404 page's script puts in the page when the URL
+    /// asked for this language: the page is rendered once, in the default.
+    strings_404: [(&'static str, &'a str); 6],
     /// `rtl` or `ltr`: how the language is written.
     dir: &'static str,
 }
@@ -1269,6 +1272,15 @@ fn language<'a>(site: &'a Site, code: &str) -> LanguageContext<'a> {
         code: l.map_or("", |l| l.code.as_str()),
         name: l.map_or("", |l| l.name.as_str()),
         not_found: site.strings.get(code).map_or("", |s| s.get("not_found")),
+        strings_404: [
+            "skip",
+            "search",
+            "search_placeholder",
+            "no_results",
+            "results",
+            "more_results",
+        ]
+        .map(|key| (key, site.strings.get(code).map_or("", |s| s.get(key)))),
         dir: direction(code),
     }
 }

@@ -321,6 +321,21 @@ fn the_404_page_works_at_any_depth() {
             .js("return document.querySelector('a.brand').getAttribute('href');")
             .await;
         assert_eq!(home, "/pt/", "the header leads to that language's start");
+        // The page speaks the URL's language: to screen readers, in its
+        // search and in its links to the versions.
+        assert_eq!(html_lang(&b).await, "pt");
+        let placeholder = b
+            .js("return document.querySelector('#search-input').getAttribute('placeholder');")
+            .await;
+        assert_eq!(placeholder, "Pesquisar…");
+        let results = b
+            .js("return document.querySelector('form.search').getAttribute('data-results');")
+            .await;
+        assert_eq!(results, "resultados");
+        let versions = b
+            .js("return document.querySelector('footer a').getAttribute('href');")
+            .await;
+        assert_eq!(versions, "/pt/versions/");
         b.click(".not-found li[lang='pt'] a").await;
         b.until(
             "the Portuguese start page",

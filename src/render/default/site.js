@@ -562,6 +562,26 @@
         if (mine) {
           mine.classList.add("here");
           mine.parentNode.insertBefore(mine, mine.parentNode.firstChild);
+          /* The page is the default language's: it speaks the URL's. */
+          var root = document.documentElement;
+          var was = root.getAttribute("lang");
+          root.setAttribute("lang", rest);
+          root.setAttribute("dir", mine.getAttribute("dir") || "ltr");
+          var say = function (key) { return mine.getAttribute("data-" + key) || ""; };
+          input.setAttribute("placeholder", say("search-placeholder"));
+          form.setAttribute("data-none", say("no-results"));
+          form.setAttribute("data-results", say("results"));
+          form.setAttribute("data-more", say("more-results"));
+          var label = form.querySelector("label");
+          if (label) { label.textContent = say("search"); }
+          var skip = document.querySelector("a.skip");
+          if (skip) { skip.textContent = say("skip"); }
+          /* Links into the default language's pages go to the URL's. */
+          var from = prefix + "/" + was + "/";
+          document.querySelectorAll("header a[href], footer a[href]").forEach(function (a) {
+            var href = a.getAttribute("href");
+            if (href.indexOf(from) === 0) { a.setAttribute("href", prefix + "/" + rest + "/" + href.slice(from.length)); }
+          });
         }
       }
     }
