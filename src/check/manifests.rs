@@ -389,57 +389,72 @@ pub const RULES: &[&Rule] = &[
 pub fn check(_ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for o in subject.objects {
-        let (kind, name) = (o.kind(), o.name());
-        let Some(problems) = problems(o.api_version(), kind, &o.value) else {
-            out.push(
+        out.extend(object_findings(&o.value, |pointer| o.locate(pointer)));
+    }
+    out
+}
+
+/// The findings of one object (`value`) against its API type, each
+/// where `locate` says the node at a JSON pointer is written: an object
+/// of a build, or one a page shows as written.
+pub(super) fn object_findings(
+    value: &Value,
+    locate: impl Fn(&str) -> crate::diagnostics::Location,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let (kind, name) = (
+        value["kind"].as_str().unwrap_or_default(),
+        value["metadata"]["name"].as_str().unwrap_or_default(),
+    );
+    let api_version = value["apiVersion"].as_str().unwrap_or_default();
+    let Some(problems) = problems(api_version, kind, value) else {
+        out.push(
+            Diagnostic::new(
+                rule::MANIFEST_KIND_UNCHECKED,
+                format!(
+                    "{kind} `{name}` ({api_version}) is not a type basepress knows, so its fields are not checked"
+                ),
+            )
+            .at(locate("/kind")),
+        );
+        return out;
+    };
+    for problem in problems {
+        out.push(match problem {
+            Problem::UnknownField(path) => Diagnostic::new(
+                rule::MANIFEST_UNKNOWN_FIELD,
+                format!(
+                    "{kind} `{name}` has no field `{}`",
+                    display_path(value, &path)
+                ),
+            )
+            .at(locate(&pointer(&path))),
+            Problem::WrongType(path, message) => Diagnostic::new(
+                rule::MANIFEST_TYPE_INVALID,
+                format!(
+                    "{kind} `{name}`: `{}`: {message}",
+                    display_path(value, &path)
+                ),
+            )
+            .at(locate(&pointer(&path))),
+            Problem::Invalid(path, why) => Diagnostic::new(
+                rule::MANIFEST_VALUE_INVALID,
+                format!("{kind} `{name}`: {why}, so the API server rejects it"),
+            )
+            .at(locate(&pointer(&path))),
+            Problem::Missing(path, what) => {
+                // The field is not there: point at what holds it.
+                let holder = &path[..path.len().saturating_sub(1)];
                 Diagnostic::new(
-                    rule::MANIFEST_KIND_UNCHECKED,
+                    rule::MANIFEST_REQUIRED_FIELD_MISSING,
                     format!(
-                        "{kind} `{name}` ({}) is not a type basepress knows, so its fields are not checked",
-                        o.api_version()
+                        "{kind} `{name}` lacks `{}` ({what}), so the API server rejects it",
+                        display_path(value, &path)
                     ),
                 )
-                .at(o.locate("/kind")),
-            );
-            continue;
-        };
-        for problem in problems {
-            out.push(match problem {
-                Problem::UnknownField(path) => Diagnostic::new(
-                    rule::MANIFEST_UNKNOWN_FIELD,
-                    format!(
-                        "{kind} `{name}` has no field `{}`",
-                        display_path(&o.value, &path)
-                    ),
-                )
-                .at(o.locate(&pointer(&path))),
-                Problem::WrongType(path, message) => Diagnostic::new(
-                    rule::MANIFEST_TYPE_INVALID,
-                    format!(
-                        "{kind} `{name}`: `{}`: {message}",
-                        display_path(&o.value, &path)
-                    ),
-                )
-                .at(o.locate(&pointer(&path))),
-                Problem::Invalid(path, why) => Diagnostic::new(
-                    rule::MANIFEST_VALUE_INVALID,
-                    format!("{kind} `{name}`: {why}, so the API server rejects it"),
-                )
-                .at(o.locate(&pointer(&path))),
-                Problem::Missing(path, what) => {
-                    // The field is not there: point at what holds it.
-                    let holder = &path[..path.len().saturating_sub(1)];
-                    Diagnostic::new(
-                        rule::MANIFEST_REQUIRED_FIELD_MISSING,
-                        format!(
-                            "{kind} `{name}` lacks `{}` ({what}), so the API server rejects it",
-                            display_path(&o.value, &path)
-                        ),
-                    )
-                    .at(o.locate(&pointer(holder)))
-                }
-            });
-        }
+                .at(locate(&pointer(holder)))
+            }
+        });
     }
     out
 }

@@ -325,8 +325,44 @@ fn manifests_shown(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Dia
             (true, true) => excerpts.push(block),
         }
     }
+    // With a base, an object that runs no pods (a Secret, a NetworkPolicy
+    // to add) is held to its API type, as written: no build needed.
+    let runs_pods = |b: &&CodeBlock| {
+        yaml::documents(&b.code).is_ok_and(|docs| {
+            docs.iter()
+                .any(|d| d["kind"].as_str().and_then(pod_spec_pointer).is_some())
+        })
+    };
+    let (objects, standalone): (Vec<&CodeBlock>, Vec<&CodeBlock>) = match base_objects {
+        Some(_) => objects.into_iter().partition(runs_pods),
+        None => (objects, Vec::new()),
+    };
     let mut out = shown_checks(ctx, page, version, &objects);
     out.extend(excerpt_checks(ctx, page, version, &excerpts));
+    for block in standalone {
+        let Ok(docs) = yaml::documents_with_positions(&block.code) else {
+            continue;
+        };
+        for doc in docs {
+            let doc = doc.as_kubernetes_reads_it();
+            let locate = |pointer: &str| {
+                let (line, column) = doc.positions.nearest(pointer).unwrap_or((1, 1));
+                Location::at(&page.source, block.line + line - 1, column + block.indent)
+            };
+            out.extend(
+                super::manifests::object_findings(&doc.value, locate)
+                    .into_iter()
+                    .filter(|d| d.rule.id != rule::MANIFEST_KIND_UNCHECKED.id)
+                    .map(|mut d| {
+                        d.message = format!(
+                            "{} (in the manifests this page shows for release {version})",
+                            d.message
+                        );
+                        d
+                    }),
+            );
+        }
+    }
     out
 }
 
