@@ -80,7 +80,15 @@ impl ContainerEnv {
             // The kubelet adds the services' variables, and an `envFrom`
             // the build does not know may set any variable's name; a
             // shell's `$(date)` is none of them.
-            None if is_service_variable(name) || (self.open && looks_like_variable(name)) => None,
+            None if is_service_variable(name) => None,
+            // What the image sets for its processes (`PATH`) is no setting
+            // an installer's Secret carries: `$(PATH)` stays as written.
+            None if self.open
+                && looks_like_variable(name)
+                && !PROCESS_VARIABLES.contains(&name) =>
+            {
+                None
+            }
             None => Some(format!("$({name})")),
         }
     }
@@ -123,6 +131,13 @@ impl ContainerEnv {
         expand(word, value).unwrap_or_else(|| word.to_string())
     }
 }
+
+/// Variables the image or the runtime set for a process, which the
+/// kubelet does not know when it expands `$(NAME)` (only the container's
+/// own `env` and `envFrom`), and which no Secret of an installer sets.
+const PROCESS_VARIABLES: &[&str] = &[
+    "PATH", "HOME", "HOSTNAME", "PWD", "SHELL", "USER", "TERM", "LANG",
+];
 
 /// Whether `name` is one of the variables the kubelet gives a container
 /// for the services of its namespace (`KUBERNETES_SERVICE_HOST`,

@@ -268,6 +268,18 @@ fn commands_are_looked_up_as_the_container_runs_them() {
         "{found:?}"
     );
     assert!(found.iter().any(|f| f.contains("runs `node`")), "{found:?}");
+    // `$(PATH)` names no variable of the container (the image's PATH is not
+    // the kubelet's to expand, and the optional Secret carries none): the
+    // PATH is the text as written.
+    let found = missing(
+        "            - {name: PATH, value: '/opt/tools:$(PATH)'}\n",
+        live,
+        "",
+    );
+    assert!(
+        found.len() == 3 && found.iter().all(|f| f.contains("/opt/tools:$(PATH)")),
+        "{found:?}"
+    );
     let found = missing(
         "            - {name: PATH, value: '/opt/tools:/usr/local/bin'}\n",
         "command: [/usr/local/bin/whystack-health, live]",
