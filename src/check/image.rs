@@ -130,8 +130,10 @@ pub fn commands(ctx: &Context, subject: &Subject) -> Vec<Diagnostic> {
                 continue;
             }
             let env = ContainerEnv::of(subject.objects, w.object.namespace(), c);
-            let mounts = Mounts::of(subject.objects, w.object.namespace(), &w.pod, c);
+            let written = Mounts::of(subject.objects, w.object.namespace(), &w.pod, c);
             for platform in &image.platforms {
+                let mounts =
+                    written.resolved(|p| platform.fs.resolve(p).ok().map(|r| r.path.to_string()));
                 if let Some(why) = user_refused(platform, &w, c) {
                     out.push(
                         Diagnostic::new(
@@ -310,13 +312,6 @@ fn run_here(
     (uid, gids): (u32, &[u32]),
     read: bool,
 ) -> Result<(), CommandError> {
-    let image = |program: &str, lookup: Lookup| match read {
-        true => platform.may_read(program, lookup, uid, gids),
-        false => platform.may_execute(program, lookup, uid, gids).map(|_| ()),
-    };
-    if mounts.is_empty() {
-        return image(program, lookup);
-    }
     let file_verdict = |path: &str, m: Mounted| match m {
         Mounted::Unknown => Ok(()),
         Mounted::Absent { .. } => Err(CommandError::NotFound),
@@ -359,6 +354,21 @@ fn run_here(
             platform.file_runs(&command, lookup, uid, gids)
         }
     };
+    // What the image finds may lie, through its links, under a volume
+    // (`/usr/local/bin/tool` a link into `/app/bin`, where a volume is
+    // mounted): the volume's file is what runs.
+    let image = |program: &str, lookup: Lookup| match read {
+        true => platform.may_read(program, lookup, uid, gids),
+        false => platform
+            .may_execute(program, lookup, uid, gids)
+            .and_then(|c| match mounts.at(&c.target, at_start) {
+                Some(m) if c.target != absolute(program, lookup.cwd) => file_verdict(&c.target, m),
+                _ => Ok(()),
+            }),
+    };
+    if mounts.is_empty() {
+        return image(program, lookup);
+    }
     if program.contains('/') || read {
         let path = absolute(program, lookup.cwd);
         return match mounts.at(&path, at_start) {

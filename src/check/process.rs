@@ -365,6 +365,7 @@ pub(super) struct Mounts {
 /// build knows it) and where the key it comes from is written.
 type VolumeFile = (String, u32, Option<String>, Option<Location>);
 
+#[derive(Clone)]
 struct MountFiles {
     files: Vec<VolumeFile>,
     gid: u32,
@@ -566,6 +567,23 @@ impl Mounts {
         let below = path[root.len()..].trim_start_matches('/');
         let files = files.as_ref()?;
         files.files.iter().find(|(p, ..)| p == below)?.3.clone()
+    }
+
+    /// The mounts where the runtime puts them in an image: at the path
+    /// `resolve` gives a mount path through the image's links (a volume
+    /// mounted at `/bin`, a link to `usr/bin`, lies over `/usr/bin`).
+    pub fn resolved(&self, resolve: impl Fn(&str) -> Option<String>) -> Mounts {
+        let mounts = self
+            .mounts
+            .iter()
+            .map(|(root, files)| {
+                let at = resolve(root)
+                    .filter(|r| r != "/")
+                    .unwrap_or_else(|| root.clone());
+                (at.trim_end_matches('/').to_string(), files.clone())
+            })
+            .collect();
+        Mounts { mounts }
     }
 
     /// Whether any volume is mounted at all.

@@ -422,6 +422,65 @@ fn commands_are_looked_up_as_the_container_runs_them() {
     );
 }
 
+/// A volume lies where the runtime mounts it: through the image's links
+/// (one mounted at `/bin`, a link to `usr/bin`, covers `/usr/bin`), and
+/// over what the image's links lead into (`/bin/sh` is `/usr/bin/sh`).
+#[test]
+fn a_volume_covers_the_paths_the_images_links_lead_to() {
+    let (p, _) = project("v1.29.0", "v1.29.0");
+    let dir = "bases/v1.29.0";
+    p.write(&format!("{dir}/notes.txt"), "notes\n");
+    let k = std::fs::read_to_string(p.path(&format!("{dir}/kustomization.yaml"))).unwrap();
+    p.write(
+        &format!("{dir}/kustomization.yaml"),
+        &k.replacen(
+            "configMapGenerator:\n",
+            "configMapGenerator:\n  - name: notes\n    files: [notes.txt]\n",
+            1,
+        ),
+    );
+    let sts = format!("{dir}/statefulset.yaml");
+    let original = std::fs::read_to_string(p.path(&sts)).unwrap();
+    let missing = |at: &str, probe: &str| {
+        let text = original
+            .replacen("command: [whystack-health, live]", probe, 1)
+            .replacen(
+                "            - name: tmp\n              mountPath: /tmp\n",
+                &format!("            - name: tmp\n              mountPath: /tmp\n            - name: notes\n              mountPath: {at}\n"),
+                1,
+            )
+            .replacen(
+                "      volumes:\n",
+                "      volumes:\n        - name: notes\n          configMap: {name: notes}\n",
+                1,
+            );
+        p.write(&sts, &text);
+        let (code, report, err) = check(&p, Some(&layout_source(&p)));
+        assert!(code == 0 || code == 1, "{err}");
+        findings_of(&report, "probe-command-missing")
+            .into_iter()
+            .map(|f| message(f).to_string())
+            .collect::<Vec<_>>()
+    };
+    for (at, probe) in [
+        ("/bin", "command: [sh, -c, 'whystack-health live']"),
+        ("/usr/bin", "command: [/bin/sh, -c, 'whystack-health live']"),
+    ] {
+        let found = missing(at, probe);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.contains("`sh`") || f.contains("`/bin/sh`")),
+            "{at}: {found:?}"
+        );
+    }
+    // Elsewhere, nothing it covers is run.
+    assert_eq!(
+        missing("/opt/notes", "command: [sh, -c, 'whystack-health live']"),
+        Vec::<String>::new()
+    );
+}
+
 /// With the image read, a command the data gives only to a later release
 /// is still called as the data says (its arguments, liveness against
 /// readiness); and a command the data gives to this release, not found
