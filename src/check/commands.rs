@@ -999,11 +999,41 @@ fn check_command(
             out.push(d);
         }
     }
+    // `kubectl scale --replicas=N` of the agent's workload: a second pod
+    // cannot enroll (the bootstrap token is single use).
+    if verb == "scale" && RUNS_PODS.contains(&kind) {
+        let replicas = command.option("--replicas", "--replicas");
+        if let Some((c, n)) = replicas.filter(|(_, n)| n.parse::<u64>().is_ok_and(|n| n > 1)) {
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!(
+                        "`kubectl scale` gives {} `{name}` of base {folder} {n} replicas: the agent's bootstrap token is single use, so a second pod fails to enroll",
+                        kind.to_ascii_lowercase()
+                    ),
+                )
+                .at(at(c))
+                .help("run one replica per agent; for more agents, install the base again under another name (see the docs of several agents)"),
+            );
+        }
+    }
     // `-c NAME`: a container of the pod, or of the pods of the workload
-    // (`kubectl logs statefulset/NAME -c agent`).
-    if !matches!(verb, "logs" | "exec" | "attach") {
+    // (`kubectl logs statefulset/NAME -c agent`, `kubectl set env … -c
+    // agent`); `kubectl set image WORKLOAD NAME=IMAGE`: NAME.
+    let sub = operands.get(1).map(|o| o.1);
+    let set = verb == "set" && matches!(sub, Some("env" | "resources" | "image"));
+    if !matches!(verb, "logs" | "exec" | "attach") && !set {
         return;
     }
+    let named_containers: Vec<(usize, &str)> = match (verb, sub) {
+        ("set", Some("image")) => operands
+            .iter()
+            .skip(2)
+            .filter_map(|&(c, w)| w.split_once('=').map(|(n, _)| (c, n)))
+            .filter(|(_, n)| *n != "*")
+            .collect(),
+        _ => command.option("-c", "--container").into_iter().collect(),
+    };
     let containers = match kind {
         "Pod" => pod_named(pods, name).map(|p| p.containers.clone()),
         _ if RUNS_PODS.contains(&kind) => objects
@@ -1012,9 +1042,10 @@ fn check_command(
             .map(containers_of),
         _ => None,
     };
-    if let (Some(containers), Some((c, container))) =
-        (containers, command.option("-c", "--container"))
-    {
+    let Some(containers) = containers else {
+        return;
+    };
+    for (c, container) in named_containers {
         if !containers.iter().any(|k| k == container) {
             let near = closest(container, containers.iter().map(String::as_str))
                 .map(|k| format!(": did you mean `{k}`?"))

@@ -1021,6 +1021,8 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n other create secret generic unrelated --from-literal=a=b",
         "kubectl -n whystack-agent get configmaps",
         "kubectl apply -k . && kubectl apply -f https://example.com/crds.yaml",
+        "kubectl -n whystack-agent scale statefulset/whystack-agent --replicas=1",
+        "kubectl -n whystack-agent set image statefulset/whystack-agent agent=r.io/whystack-agent:1.30.0",
         "kubectl -n whystack-agent exec whystack-agent-0 -c agent -- whystack-health ready",
         "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health live && ls /tmp'",
         // A comment in a script, not root's prompt.
@@ -1131,6 +1133,19 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         (
             "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health'",
             "takes `live` or `ready`",
+        ),
+        // Scaling the agent, and the containers `set` names.
+        (
+            "kubectl -n whystack-agent scale statefulset/whystack-agent --replicas=3",
+            "single use",
+        ),
+        (
+            "kubectl -n whystack-agent set image statefulset/whystack-agent agnet=r.io/whystack-agent:1.30.0",
+            "did you mean `agent`",
+        ),
+        (
+            "kubectl -n whystack-agent set env statefulset/whystack-agent -c agnet RUNNER_LOG=debug",
+            "did you mean `agent`",
         ),
         // The site's base URLs, which kubectl cannot use as written.
         (
