@@ -387,24 +387,20 @@ fn excerpt_checks(
     let base = &site.bases[b];
     let build = |blocks: &[&CodeBlock]| {
         let mut files = MemFiles::new();
-        let mut k = String::from("resources:\n  - base\npatches:\n");
-        for (i, block) in blocks.iter().enumerate() {
-            let mut f = SourceFile::new(block.code.clone(), &page.source);
-            f.line_offset = block.line.saturating_sub(1);
-            f.column_offset = block.indent;
-            files.insert(&format!("{EXCERPTS}/{i}.yaml"), f);
-            k.push_str(&format!("  - path: {i}.yaml\n"));
-        }
+        let k = blocks_as_files(
+            &mut files,
+            page,
+            EXCERPTS,
+            blocks,
+            "resources:\n  - base\npatches:\n",
+            "  - path: ",
+        );
         files.insert(
             &format!("{EXCERPTS}/kustomization.yaml"),
             SourceFile::new(k, &page.source),
         );
         crate::analyze::bases::add_files(&mut files, base, &format!("{EXCERPTS}/base"));
-        let mut cache = match ctx.tools.kustomize.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        kustomize::build_with(&files, EXCERPTS, &mut cache).ok()
+        build_page_files(ctx, &files, EXCERPTS)
     };
     // Together, else one by one (two excerpts of one object may disagree).
     let builds: Vec<_> = match build(excerpts) {
@@ -438,6 +434,39 @@ fn excerpt_checks(
     out
 }
 
+/// Puts a page's `blocks` into `files` as `DIR/0.yaml`, `DIR/1.yaml`…,
+/// each found at its lines of the page; returns `head` with a line
+/// `ENTRY N.yaml` for each, for the kustomization that lists them.
+fn blocks_as_files(
+    files: &mut MemFiles,
+    page: &Page,
+    dir: &str,
+    blocks: &[&CodeBlock],
+    head: &str,
+    entry: &str,
+) -> String {
+    let mut listed = head.to_string();
+    for (i, block) in blocks.iter().enumerate() {
+        let mut f = SourceFile::new(block.code.clone(), &page.source);
+        f.line_offset = block.line.saturating_sub(1);
+        f.column_offset = block.indent;
+        files.insert(&format!("{dir}/{i}.yaml"), f);
+        listed.push_str(&format!("{entry}{i}.yaml\n"));
+    }
+    listed
+}
+
+/// The build of the kustomization in `dir` of a page's files, with the
+/// run's cache of folder builds; `None` when Kustomize refuses it.
+fn build_page_files(ctx: &Context, files: &MemFiles, dir: &str) -> Option<kustomize::Build> {
+    // A cache poisoned by a panic elsewhere still holds whole entries.
+    let mut cache = match ctx.tools.kustomize.lock() {
+        Ok(c) => c,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    kustomize::build_with(files, dir, &mut cache).ok()
+}
+
 /// The folder the excerpts of a page are built in, over the base.
 const EXCERPTS: &str = "excerpts";
 
@@ -463,23 +492,13 @@ fn shown_checks(
     };
     let build = |blocks: &[&CodeBlock]| {
         let mut files = MemFiles::new();
-        let mut resources = String::from("resources:\n");
-        for (i, block) in blocks.iter().enumerate() {
-            let mut f = SourceFile::new(block.code.clone(), &page.source);
-            f.line_offset = block.line.saturating_sub(1);
-            f.column_offset = block.indent;
-            files.insert(&format!("{MANIFESTS}/{i}.yaml"), f);
-            resources.push_str(&format!("  - {i}.yaml\n"));
-        }
+        let resources =
+            blocks_as_files(&mut files, page, MANIFESTS, blocks, "resources:\n", "  - ");
         files.insert(
             &format!("{MANIFESTS}/kustomization.yaml"),
             SourceFile::new(resources, &page.source),
         );
-        let mut cache = match ctx.tools.kustomize.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        kustomize::build_with(&files, MANIFESTS, &mut cache).ok()
+        build_page_files(ctx, &files, MANIFESTS)
     };
     let builds: Vec<_> = match build(objects) {
         Some(built) => vec![built],

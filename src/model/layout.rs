@@ -65,14 +65,11 @@ pub fn version_sitemap(site: &Site, v: usize) -> Option<String> {
     (version.published && indexed(site, v)).then(|| format!("{SITEMAPS_DIR}{}.xml", version.id))
 }
 
-/// Whether docs version `v` has a page search engines should index: one
-/// of its own (not an untranslated copy), in a version not marked
-/// `noindex`, that the latest version has no page of its language and
-/// path for (its canonical is its own). A sitemap without one would list
-/// no URL, which the sitemap schema does not allow.
-fn indexed(site: &Site, v: usize) -> bool {
+/// Whether search engines are told not to index the pages of docs
+/// version `v`: next's always, an older one's with `noindex_older`.
+pub fn noindex(site: &Site, v: usize) -> bool {
     use crate::model::site::VersionKind;
-    let noindex = match site.versions.get(v).map(|d| d.kind) {
+    match site.versions.get(v).map(|d| d.kind) {
         None | Some(VersionKind::Latest) => false,
         Some(VersionKind::Next) => true,
         Some(VersionKind::Older) => site
@@ -80,8 +77,17 @@ fn indexed(site: &Site, v: usize) -> bool {
             .versions
             .as_ref()
             .is_some_and(|c| c.noindex_older),
-    };
-    if noindex {
+    }
+}
+
+/// Whether docs version `v` has a page search engines should index: one
+/// of its own (not an untranslated copy), in a version not marked
+/// `noindex`, that the latest version has no page of its language and
+/// path for (its canonical is its own). A sitemap without one would list
+/// no URL, which the sitemap schema does not allow.
+fn indexed(site: &Site, v: usize) -> bool {
+    use crate::model::site::VersionKind;
+    if noindex(site, v) {
         return false;
     }
     let latest = site

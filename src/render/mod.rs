@@ -531,16 +531,7 @@ impl<'a> Renderer<'a> {
     /// Whether search engines are told not to index the pages of docs
     /// version `v`: next always, older versions when site.yaml says so.
     fn noindex(&self, v: usize) -> bool {
-        let site = self.site;
-        match site.versions.get(v).map(|d| d.kind) {
-            None | Some(VersionKind::Latest) => false,
-            Some(VersionKind::Next) => true,
-            Some(VersionKind::Older) => site
-                .config
-                .versions
-                .as_ref()
-                .is_some_and(|c| c.noindex_older),
-        }
+        layout::noindex(self.site, v)
     }
 
     /// The URL search engines should index for a page: for an untranslated

@@ -296,8 +296,12 @@ impl Browser {
             ("Network.enable", json!({})),
             ("Network.setBlockedURLs", json!({ "urls": patterns })),
         ] {
+            let command = Chromedriver {
+                endpoint: "goog/cdp/execute",
+                body: json!({ "cmd": cmd, "params": params }),
+            };
             self.client
-                .issue_cmd(Cdp(json!({ "cmd": cmd, "params": params })))
+                .issue_cmd(command)
                 .await
                 .expect("a DevTools command");
         }
@@ -366,7 +370,10 @@ impl Browser {
     pub async fn requested_urls(&self) -> Vec<String> {
         let log = self
             .client
-            .issue_cmd(PerformanceLog)
+            .issue_cmd(Chromedriver {
+                endpoint: "se/log",
+                body: json!({ "type": "performance" }),
+            })
             .await
             .expect("the performance log");
         let mut urls = Vec::new();
@@ -390,48 +397,30 @@ impl Browser {
     }
 }
 
-/// A command of the DevTools protocol, through chromedriver.
+/// A POST to one of chromedriver's own endpoints of the session
+/// (`se/log` for the performance log, `goog/cdp/execute` for a command of
+/// the DevTools protocol), with its JSON body.
 #[derive(Debug)]
-struct Cdp(Value);
-
-impl WebDriverCompatibleCommand for Cdp {
-    fn endpoint(
-        &self,
-        base_url: &url::Url,
-        session_id: Option<&str>,
-    ) -> Result<url::Url, url::ParseError> {
-        base_url.join(&format!(
-            "session/{}/goog/cdp/execute",
-            session_id.unwrap_or_default()
-        ))
-    }
-
-    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (http::Method::POST, Some(self.0.to_string()))
-    }
+struct Chromedriver {
+    endpoint: &'static str,
+    body: Value,
 }
 
-/// chromedriver's log endpoint, for the performance log.
-#[derive(Debug)]
-struct PerformanceLog;
-
-impl WebDriverCompatibleCommand for PerformanceLog {
+impl WebDriverCompatibleCommand for Chromedriver {
     fn endpoint(
         &self,
         base_url: &url::Url,
         session_id: Option<&str>,
     ) -> Result<url::Url, url::ParseError> {
         base_url.join(&format!(
-            "session/{}/se/log",
-            session_id.unwrap_or_default()
+            "session/{}/{}",
+            session_id.unwrap_or_default(),
+            self.endpoint
         ))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (
-            http::Method::POST,
-            Some(json!({ "type": "performance" }).to_string()),
-        )
+        (http::Method::POST, Some(self.body.to_string()))
     }
 }
 
