@@ -309,7 +309,12 @@ fn manifests_shown(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Dia
     };
     let mut objects: Vec<&CodeBlock> = Vec::new();
     let mut excerpts: Vec<&CodeBlock> = Vec::new();
+    let mut out = Vec::new();
     for block in blocks {
+        // Most blocks are no whole object: not parsed again.
+        if !block.code.contains("apiVersion") {
+            continue;
+        }
         let Ok(docs) = yaml::documents(&block.code) else {
             continue;
         };
@@ -319,51 +324,70 @@ fn manifests_shown(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Dia
                     && d["kind"].is_string()
                     && d["metadata"]["name"].is_string()
             });
-        match (whole, docs.iter().any(in_base)) {
-            (false, _) => {}
-            (true, false) => objects.push(block),
-            (true, true) => excerpts.push(block),
+        let runs_pods = docs
+            .iter()
+            .any(|d| d["kind"].as_str().and_then(pod_spec_pointer).is_some());
+        match (
+            whole,
+            docs.iter().any(in_base),
+            base_objects.is_some() && !runs_pods,
+        ) {
+            (false, _, _) => {}
+            (true, true, _) => excerpts.push(block),
+            // With a base, an object that runs no pods (a Secret, a
+            // NetworkPolicy to add) is held to its API type as written:
+            // no build needed.
+            (true, false, true) => standalone_findings(page, version, block, &docs, &mut out),
+            (true, false, false) => objects.push(block),
         }
     }
-    // With a base, an object that runs no pods (a Secret, a NetworkPolicy
-    // to add) is held to its API type, as written: no build needed.
-    let runs_pods = |b: &&CodeBlock| {
-        yaml::documents(&b.code).is_ok_and(|docs| {
-            docs.iter()
-                .any(|d| d["kind"].as_str().and_then(pod_spec_pointer).is_some())
-        })
-    };
-    let (objects, standalone): (Vec<&CodeBlock>, Vec<&CodeBlock>) = match base_objects {
-        Some(_) => objects.into_iter().partition(runs_pods),
-        None => (objects, Vec::new()),
-    };
-    let mut out = shown_checks(ctx, page, version, &objects);
+    out.extend(shown_checks(ctx, page, version, &objects));
     out.extend(excerpt_checks(ctx, page, version, &excerpts));
-    for block in standalone {
-        let Ok(docs) = yaml::documents_with_positions(&block.code) else {
-            continue;
-        };
-        for doc in docs {
-            let doc = doc.as_kubernetes_reads_it();
-            let locate = |pointer: &str| {
-                let (line, column) = doc.positions.nearest(pointer).unwrap_or((1, 1));
-                Location::at(&page.source, block.line + line - 1, column + block.indent)
-            };
-            out.extend(
-                super::manifests::object_findings(&doc.value, locate)
-                    .into_iter()
-                    .filter(|d| d.rule.id != rule::MANIFEST_KIND_UNCHECKED.id)
-                    .map(|mut d| {
-                        d.message = format!(
-                            "{} (in the manifests this page shows for release {version})",
-                            d.message
-                        );
-                        d
-                    }),
-            );
-        }
-    }
     out
+}
+
+/// The findings of whole objects that a page shows and its base lacks,
+/// which run no pods (`docs`, as parsed), against their API type: read
+/// again where each node is written only when there is one.
+fn standalone_findings(
+    page: &Page,
+    version: &semver::Version,
+    block: &CodeBlock,
+    docs: &[Value],
+    out: &mut Vec<Diagnostic>,
+) {
+    let relevant = |d: &Diagnostic| d.rule.id != rule::MANIFEST_KIND_UNCHECKED.id;
+    let nowhere = |_: &str| Location::file(&page.source);
+    let any = docs.iter().any(|d| {
+        super::manifests::object_findings(d, nowhere)
+            .iter()
+            .any(relevant)
+    });
+    if !any {
+        return;
+    }
+    let Ok(docs) = yaml::documents_with_positions(&block.code) else {
+        return;
+    };
+    for doc in docs {
+        let doc = doc.as_kubernetes_reads_it();
+        let locate = |pointer: &str| {
+            let (line, column) = doc.positions.nearest(pointer).unwrap_or((1, 1));
+            Location::at(&page.source, block.line + line - 1, column + block.indent)
+        };
+        out.extend(
+            super::manifests::object_findings(&doc.value, locate)
+                .into_iter()
+                .filter(relevant)
+                .map(|mut d| {
+                    d.message = format!(
+                        "{} (in the manifests this page shows for release {version})",
+                        d.message
+                    );
+                    d
+                }),
+        );
+    }
 }
 
 /// The excerpts a page shows of its base's objects, each read as the
