@@ -65,6 +65,24 @@ fn fail(out: &Path, what: &str, e: &dyn std::fmt::Display) -> Diagnostic {
     .help("check that the output's parent folder exists and is writable")
 }
 
+/// [`fail`] for an error of the file system, with what to do about its
+/// kind: a full disk is no matter of permissions.
+fn fail_io(out: &Path, what: &str, e: &std::io::Error) -> Diagnostic {
+    use std::io::ErrorKind;
+    let help = match e.kind() {
+        ErrorKind::StorageFull => "the output's file system is full: free space there (or pass --out on another disk), then build again; the previous site is as it was",
+        ErrorKind::ReadOnlyFilesystem => "the output's file system is mounted read-only: pass --out a folder on a writable one",
+        ErrorKind::PermissionDenied => "you may not write there: check the owner and the mode of the output's parent folder, and of a site another user built",
+        _ if e.raw_os_error() == Some(122) => "your disk quota is used up: free space (or pass --out elsewhere), then build again; the previous site is as it was",
+        _ => "check that the output's parent folder exists and is writable",
+    };
+    Diagnostic::new(
+        rule::IO_UNREADABLE,
+        format!("cannot {what} {}: {e}", out.display()),
+    )
+    .help(help)
+}
+
 impl Staging {
     /// Locks `out` (waiting for another build of it to finish), checks
     /// that it may be replaced and creates the temporary folder. With
@@ -76,7 +94,7 @@ impl Staging {
             .map(|n| n.to_string_lossy().into_owned())
             .ok_or_else(|| fail(out, "write to", &"the output path has no folder name"))?;
         let parent = parent_of(out);
-        std::fs::create_dir_all(&parent).map_err(|e| fail(out, "create the parent of", &e))?;
+        std::fs::create_dir_all(&parent).map_err(|e| fail_io(out, "create the parent of", &e))?;
         let lock = lock_exclusive(out)?;
         ensure_replaceable(out)?;
 
@@ -86,7 +104,7 @@ impl Staging {
             .prefix(&temp_prefix(&name))
             .rand_bytes(RANDOM_CHARS)
             .tempdir_in(&parent)
-            .map_err(|e| fail(out, "create a temporary folder beside", &e))?;
+            .map_err(|e| fail_io(out, "create a temporary folder beside", &e))?;
         set_dir_mode(tmp.path());
         Ok(Staging {
             out: out.to_path_buf(),
@@ -269,21 +287,21 @@ impl Staging {
             _lock,
         } = self;
         if let Some(e) = failed.into_inner().ok().flatten() {
-            return Err(fail(&out, "write", &e));
+            return Err(fail_io(&out, "write", &e));
         }
         remove_empty_folders(tmp.path(), emptied);
         write_new(&tmp.path().join(MARKER), MARKER_TEXT.as_bytes())
-            .map_err(|e| fail(&out, "write", &e))?;
+            .map_err(|e| fail_io(&out, "write", &e))?;
         // Before the swap, or a crash could leave a renamed folder whose
         // files were never written out.
-        sync_tree(tmp.path()).map_err(|e| fail(&out, "sync", &e))?;
+        sync_tree(tmp.path()).map_err(|e| fail_io(&out, "sync", &e))?;
 
         let tmp_path = tmp.keep();
         let replaced = match swap_into_place(&tmp_path, &out, &parent) {
             Ok(replaced) => replaced,
             Err(e) => {
                 remove_tree(&tmp_path);
-                return Err(fail(&out, "replace", &e));
+                return Err(fail_io(&out, "replace", &e));
             }
         };
         // The new site is in place. What is left is housekeeping: should
@@ -1272,6 +1290,23 @@ pub fn copy_tree(root: &Path, from: &Path, to: &Path) -> Result<(usize, PathBuf)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write that fails says what to do about its cause: a full disk is
+    /// no matter of permissions.
+    #[test]
+    fn a_failed_write_says_what_to_do_about_its_cause() {
+        use std::io::{Error, ErrorKind};
+        let help = |e: Error| {
+            fail_io(Path::new("site"), "write", &e)
+                .help
+                .unwrap_or_default()
+        };
+        assert!(help(Error::from(ErrorKind::StorageFull)).contains("free space"));
+        assert!(help(Error::from_raw_os_error(122)).contains("quota"));
+        assert!(help(Error::from(ErrorKind::ReadOnlyFilesystem)).contains("read-only"));
+        assert!(help(Error::from(ErrorKind::PermissionDenied)).contains("owner"));
+        assert!(help(Error::from(ErrorKind::NotFound)).contains("exists and is writable"));
+    }
 
     /// A reused file is linked where it can be, and copied across file
     /// systems (or where its owner refuses a link), which the build must
