@@ -1100,11 +1100,15 @@ fn other_name(
         }
     }
     if matches!(kind, "ConfigMap" | "Secret") {
-        let hashed = objects.iter().map(|o| moves.name(o.name())).find(|n| {
-            n.strip_prefix(name)
-                .and_then(|h| h.strip_prefix('-'))
-                .is_some_and(|h| h.len() == 10 && h.bytes().all(|b| b.is_ascii_alphanumeric()))
-        });
+        let hashed = objects
+            .iter()
+            .filter(|o| o.kind() == kind)
+            .map(|o| moves.name(o.name()))
+            .find(|n| {
+                n.strip_prefix(name)
+                    .and_then(|h| h.strip_prefix('-'))
+                    .is_some_and(|h| h.len() == 10 && h.bytes().all(|b| b.is_ascii_alphanumeric()))
+            });
         if let Some(hashed) = hashed {
             let plural = format!("{}s", kind.to_ascii_lowercase());
             return Some((

@@ -1020,6 +1020,8 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n whystack-agent create secret generic whystack-agent-env --from-env-file=.env",
         "kubectl -n other create secret generic unrelated --from-literal=a=b",
         "kubectl -n whystack-agent get configmaps",
+        // A generated ConfigMap's name is no Secret's.
+        "kubectl -n whystack-agent describe secret whystack-agent-config",
         "kubectl apply -k . && kubectl apply -f https://example.com/crds.yaml",
         "kubectl -n whystack-agent scale statefulset/whystack-agent --replicas=1",
         "kubectl -n whystack-agent set image statefulset/whystack-agent agent=r.io/whystack-agent:1.30.0",
