@@ -81,6 +81,15 @@ fn validate(config: &Config, text: &str) -> Result<(), Diagnostic> {
                 ),
             ));
         }
+        // Its name is what the language switcher shows.
+        if lang.name.trim().is_empty() {
+            return Err(fail_at(
+                &format!("/languages/{i}/name"),
+                &lang.code,
+                format!("language `{}` has an empty `name`: the language switcher would show nothing for it", lang.code),
+            )
+            .help("write the language's name in that language (`Português`, `English`)"));
+        }
         // A language's pages live in `/<code>/`, beside the folders only
         // basepress writes.
         let reserved = ["kubernetes", "search", "sitemaps", "assets"];

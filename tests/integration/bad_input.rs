@@ -978,6 +978,22 @@ fn site_yaml_values_are_found_where_they_are_written() {
     let found = &report["findings"][0];
     assert_eq!(found["rule"], "config-invalid", "{report:#}");
     assert_eq!(found["location"]["line"], 4, "{report:#}");
+    // A language without a name: the switcher would show nothing.
+    p.write(
+        "site.yaml",
+        &SITE_YAML.replace("    name: Español", "    name: \"\""),
+    );
+    let (code, report) = p.check_json();
+    assert_eq!(code, 2, "{report:#}");
+    let found = &report["findings"][0];
+    assert!(
+        found["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("empty `name`"),
+        "{report:#}"
+    );
+    assert_eq!(found["location"]["line"], 8, "{report:#}");
     // `image.releases` naming a folder: the remedy is in site.yaml.
     p.write(
         "site.yaml",
