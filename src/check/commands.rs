@@ -206,6 +206,9 @@ struct Moves {
     namespace: Option<String>,
     prefix: String,
     suffix: String,
+    /// It adds labels (`labels`, `commonLabels`): the pods' are not only
+    /// the base's.
+    labels: bool,
 }
 
 impl Moves {
@@ -231,6 +234,7 @@ impl Moves {
                 namespace: Some(text("namespace")).filter(|n| !n.is_empty()),
                 prefix: text("namePrefix"),
                 suffix: text("nameSuffix"),
+                labels: !value["labels"].is_null() || !value["commonLabels"].is_null(),
             };
             out.push((tab, moves));
         }
@@ -863,6 +867,30 @@ fn check_command(
         check_create(command, &operands, (objects, view), folder, &at, out);
         return;
     }
+    // `-l SELECTOR` of pods, in the base's namespace: some pod of the base
+    // must have those labels.
+    let of_pods = verb == "logs" || operands.iter().skip(1).any(|o| kind_of(o.1) == Some("Pod"));
+    let in_base = given.is_some_and(|(_, g)| namespaces.contains(g));
+    if let (true, true, false, Some((c, selector))) = (
+        of_pods,
+        in_base,
+        moves.labels,
+        command.option("-l", "--selector"),
+    ) {
+        if let Some(why) = selects_no_pod(objects, selector) {
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!(
+                        "`kubectl {verb} -l {selector}` selects no pod of base {folder}: {why}"
+                    ),
+                )
+                .at(at(c))
+                .help("select the pods by the labels the base gives them"),
+            );
+            return;
+        }
+    }
     if !NAMING.contains(&verb) {
         return;
     }
@@ -1063,6 +1091,55 @@ fn check_command(
             );
         }
     }
+}
+
+/// Why an equality-based label selector (`a=b,c!=d,e,!f`) picks no pod of
+/// the base's workloads, with the labels their pods have; `None` when it
+/// picks one, or is a form not read here (`in (…)`).
+fn selects_no_pod(objects: &[Object], selector: &str) -> Option<String> {
+    if selector.contains(['(', '$', '<', '{']) || selector.is_empty() {
+        return None;
+    }
+    let pods: Vec<&serde_json::Map<String, serde_json::Value>> = objects
+        .iter()
+        .filter_map(|o| {
+            let spec = crate::kustomize::pod_spec_pointer(o.kind())?;
+            let meta = crate::kustomize::pod_metadata_pointer(spec);
+            o.value.pointer(&format!("{meta}/labels"))?.as_object()
+        })
+        .collect();
+    if pods.is_empty() {
+        return None;
+    }
+    let label = |pod: &serde_json::Map<String, serde_json::Value>, k: &str| {
+        pod.get(k).and_then(|v| v.as_str()).map(str::to_string)
+    };
+    let matches = |pod: &&serde_json::Map<String, serde_json::Value>| {
+        selector.split(',').map(str::trim).all(|req| {
+            if let Some((k, v)) = req.split_once("!=") {
+                label(pod, k.trim()).as_deref() != Some(v.trim())
+            } else if let Some((k, v)) = req.split_once("==").or_else(|| req.split_once('=')) {
+                label(pod, k.trim()).as_deref() == Some(v.trim())
+            } else if let Some(k) = req.strip_prefix('!') {
+                label(pod, k.trim()).is_none()
+            } else {
+                label(pod, req).is_some()
+            }
+        })
+    };
+    if pods.iter().any(matches) {
+        return None;
+    }
+    let mut have: Vec<String> = pods
+        .iter()
+        .flat_map(|p| {
+            p.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        })
+        .collect();
+    have.sort();
+    have.dedup();
+    Some(format!("its pods have {}", have.join(", ")))
 }
 
 /// The namespace of the base's that `given` misspells (`whystack-agnet`),

@@ -1020,6 +1020,9 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n whystack-agent create secret generic whystack-agent-env --from-env-file=.env",
         "kubectl -n other create secret generic unrelated --from-literal=a=b",
         "kubectl -n whystack-agent get configmaps",
+        "kubectl -n whystack-agent wait --for=condition=Ready pod -l app.kubernetes.io/name=whystack-agent",
+        "kubectl -n whystack-agent get pods -l 'app.kubernetes.io/name in (whystack-agent)'",
+        "kubectl -n whystack-agent get pods -l app.kubernetes.io/name,!debug",
         // A generated ConfigMap's name is no Secret's.
         "kubectl -n whystack-agent describe secret whystack-agent-config",
         "kubectl apply -k . && kubectl apply -f https://example.com/crds.yaml",
@@ -1136,6 +1139,15 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
             "kubectl -n whystack-agent exec whystack-agent-0 -- sh -c 'whystack-health'",
             "takes `live` or `ready`",
         ),
+        // A label selector of pods in the base's namespace that picks none.
+        (
+            "kubectl -n whystack-agent get pods -l app=whystack-agent",
+            "selects no pod of base v1.30.0: its pods have app.kubernetes.io/name=whystack-agent",
+        ),
+        (
+            "kubectl -n whystack-agent logs -l app.kubernetes.io/name=whystack-agnet",
+            "selects no pod",
+        ),
         // Scaling the agent, and the containers `set` names.
         (
             "kubectl -n whystack-agent scale statefulset/whystack-agent --replicas=3",
@@ -1179,6 +1191,18 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         let found = findings_of(&report, "doc-command-mismatch");
         assert_eq!(found.len(), 1, "{body}: {report:#}");
     }
+    // An overlay that adds labels gives the pods more than the base's.
+    let k = format!("{OVERLAY}labels:\n  - pairs: {{team: agents}}\n    includeTemplates: true\n");
+    let body = format!(
+        "```yaml file=kustomization.yaml\n{k}```\n\n```sh\nkubectl -n whystack-agent get pods -l team=agents\n```\n"
+    );
+    let p = agent_docs("", &body);
+    let (_, report) = p.check_json();
+    assert_eq!(
+        findings_of(&report, "doc-command-mismatch").len(),
+        0,
+        "{report:#}"
+    );
     // A page whose overlay moves the base: its namespace and names.
     let k = format!("{OVERLAY}namespace: agent-b\nnamePrefix: b-\n");
     let body = format!(
