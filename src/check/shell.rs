@@ -2299,6 +2299,22 @@ fn command(node: Node, src: &[u8], depth: usize, out: &mut Calls) {
         p if BUILTINS.contains(&p) || out.functions.iter().any(|f| f == p) => return,
         _ => {}
     }
+    // `tee FILE…` and `touch FILE…` write to their files.
+    if matches!(base_name(&program), "tee" | "touch") {
+        let files = words
+            .iter()
+            .skip(1)
+            .flatten()
+            .filter(|w| !w.starts_with('-'));
+        for path in files.cloned().collect::<Vec<_>>() {
+            out.writes.push(Write {
+                path,
+                scope: out.scope.clone(),
+                line: out.line,
+                file: out.file_name(),
+            });
+        }
+    }
     // `PATH=… CMD` gives CMD alone that PATH.
     let outer = out.scope.clone();
     let mut c = node.walk();

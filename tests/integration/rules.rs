@@ -386,10 +386,19 @@ fn script_write_read_only() {
         );
         a
     };
-    let a = probe("whystack-health live > /app/last-probe.log");
-    let line = a.line_of("statefulset.yaml", "last-probe.log");
-    let f = a.finding_at("script-write-read-only", "statefulset.yaml", line);
-    assert!(message(&f).contains("/app/last-probe.log"), "{f:#}");
+    for script in [
+        "whystack-health live > /app/last-probe.log",
+        "whystack-health live | tee -a /app/last-probe.log",
+        "touch /app/last-probe.log && whystack-health live",
+    ] {
+        let a = probe(script);
+        let line = a.line_of("statefulset.yaml", "last-probe.log");
+        let f = a.finding_at("script-write-read-only", "statefulset.yaml", line);
+        assert!(
+            message(&f).contains("/app/last-probe.log"),
+            "{script}: {f:#}"
+        );
+    }
     // Into the emptyDir at /tmp, to the kernel's files, to a descriptor.
     for fine in [
         "whystack-health live >> /tmp/probe.log 2>&1",
