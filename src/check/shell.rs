@@ -953,6 +953,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
     // function's body): each with its end and the scope and variables
     // before it.
     let mut regions: Vec<(usize, Scope, Vars, bool)> = Vec::new();
+    let mut changed_in_script: Option<Vec<String>> = None;
     let mut kinds = vec![
         "command",
         "variable_assignment",
@@ -999,7 +1000,7 @@ fn read_script(script: &str, depth: usize, out: &mut Calls) {
                 out.vars.clone(),
                 isolated,
             ));
-            forget_changed_inside(node, src, &mut out.vars);
+            forget_changed_inside(node, src, &mut out.vars, &mut changed_in_script);
             continue;
         }
         if node.kind() == "expansion" {
@@ -1523,16 +1524,25 @@ fn assign(node: Node, src: &[u8], vars: &mut Vars) {
 /// The names whose values a part of a script may change each time it runs
 /// (a loop's body, run again with what the last round left) or before it
 /// runs (a function's body, run when called): only known when it runs.
-fn forget_changed_inside(node: Node, src: &[u8], vars: &mut Vars) {
-    let within = match node.kind() {
-        "while_statement" | "for_statement" | "c_style_for_statement" => node,
+/// `in_script` holds, once found, the names the whole script changes.
+fn forget_changed_inside(
+    node: Node,
+    src: &[u8],
+    vars: &mut Vars,
+    in_script: &mut Option<Vec<String>>,
+) {
+    let names = match node.kind() {
+        "while_statement" | "for_statement" | "c_style_for_statement" => changed_names(node, src),
         // A function runs when called, after anything in the script.
-        "function_definition" => std::iter::successors(Some(node), |n| n.parent())
-            .last()
-            .unwrap_or(node),
+        "function_definition" => in_script
+            .get_or_insert_with(|| {
+                let root = std::iter::successors(Some(node), |n| n.parent()).last();
+                changed_names(root.unwrap_or(node), src)
+            })
+            .clone(),
         _ => return,
     };
-    for name in changed_names(within, src) {
+    for name in names {
         vars.set(&name, None);
     }
 }
