@@ -285,7 +285,11 @@ fn env_mentions_in(
 ) {
     let prefixes = &site.images.env_prefixes;
     let word = |c: char| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_';
-    for (i, line) in text.lines().enumerate() {
+    for (i, written_line) in text.lines().enumerate() {
+        // `RUNNER\_HEALTH\_DIR`: Markdown's escaped underscores are the
+        // key's; each removed backslash is counted back into the column.
+        let (line, escapes) = unescape_underscores(written_line);
+        let line = line.as_ref();
         let mut from = 0;
         // Characters before `counted` (a byte offset), counted once as
         // the scan moves right: a column per match would be quadratic.
@@ -384,7 +388,8 @@ fn env_mentions_in(
                     {
                         chars += line[counted..start].chars().count();
                         counted = start;
-                        chars + if i == 0 { at.1 } else { 1 }
+                        let removed = escapes.iter().filter(|&&e| e < start).count();
+                        chars + removed + if i == 0 { at.1 } else { 1 }
                     },
                 ))
                 .help(format!(
@@ -394,6 +399,24 @@ fn env_mentions_in(
             );
         }
     }
+}
+
+/// `line` with each `\_` (Markdown's escaped underscore) as `_`, and the
+/// byte offsets in the result where a backslash was removed.
+fn unescape_underscores(line: &str) -> (std::borrow::Cow<'_, str>, Vec<usize>) {
+    if !line.contains("\\_") {
+        return (line.into(), Vec::new());
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut removed = Vec::new();
+    let mut rest = line;
+    while let Some(at) = rest.find("\\_") {
+        out.push_str(&rest[..at]);
+        removed.push(out.len());
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
+    (out.into(), removed)
 }
 
 /// Every published docs version has a start page (`index.md`) in the

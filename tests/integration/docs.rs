@@ -173,6 +173,17 @@ fn env_key_mentions_are_whole_words_a_reader_sees() {
         let (code, report) = p.check_json();
         assert_eq!(code, 0, "{body}: {report:#}");
     }
+    // Markdown's escaped underscores are the key's, found at its column.
+    let p = agent_docs("", "Set RUNNER\\_HEALTH\\_DIR and RUNNER\\_HEALT\\_DIR.\n");
+    let f = only(&p, "doc-env-key-unknown");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("`RUNNER_HEALT_DIR`"),
+        "{f:#}"
+    );
+    assert_eq!(f["location"]["column"], 29, "{f:#}");
     // One it expands to that no release reads is named whole.
     let p = agent_docs(
         "",
