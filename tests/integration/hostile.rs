@@ -426,6 +426,36 @@ fn a_deeply_nested_template_is_an_error_not_a_crash() {
     }
 }
 
+/// Runs `check` and `build` of `p` with `limit` (a render limit and its
+/// value): each must stop with exit 2 and one finding of `rule` that says
+/// `says`. How long each took, by command.
+fn stopped_renders(
+    p: &Project,
+    limit: &[&str],
+    rule: &str,
+    says: &str,
+) -> Vec<(&'static str, Duration)> {
+    let root = p.root().to_string_lossy().into_owned();
+    let out = p.out().to_string_lossy().into_owned();
+    let mut took = Vec::new();
+    for command in ["check", "build"] {
+        let started = Instant::now();
+        let mut args = vec![command, "--root", &root, "--format", "json"];
+        args.extend(limit);
+        if command == "build" {
+            args.extend(["--out", &out]);
+        }
+        let o = run_bounded(&args);
+        took.push((command, started.elapsed()));
+        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
+        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let found = findings(&report, rule);
+        assert_eq!(found.len(), 1, "{report:#}");
+        assert!(found[0].1.contains(says), "{report:#}");
+    }
+    took
+}
+
 /// Work a template does that only rendering shows (loops nested over the
 /// site's data: 3^30 steps) ends the run at its time limit with
 /// `render-timeout`, exit 2, the previous output as it was; the next
@@ -440,29 +470,12 @@ fn a_render_that_never_ends_is_stopped_at_its_time_limit() {
         .collect::<String>()
         + &"{% endfor %}".repeat(30);
     p.write("templates/partials/footer.html", &loops);
-    let root = p.root().to_string_lossy().into_owned();
-    let out = p.out().to_string_lossy().into_owned();
-    for command in ["check", "build"] {
-        let started = Instant::now();
-        let mut args = vec![
-            command,
-            "--root",
-            &root,
-            "--format",
-            "json",
-            "--render-timeout",
-            "1",
-        ];
-        if command == "build" {
-            args.extend(["--out", &out]);
-        }
-        let o = run_bounded(&args);
-        let took = started.elapsed();
-        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let found = findings(&report, "render-timeout");
-        assert_eq!(found.len(), 1, "{report:#}");
-        assert!(found[0].1.contains("more than 1 s"), "{report:#}");
+    for (command, took) in stopped_renders(
+        &p,
+        &["--render-timeout", "1"],
+        "render-timeout",
+        "more than 1 s",
+    ) {
         assert!(took < Duration::from_secs(30), "{command} took {took:?}");
     }
     assert_eq!(tree(&p.out()), before);
@@ -491,28 +504,12 @@ fn a_render_that_grows_without_bound_is_stopped_at_its_memory_limit() {
         "templates/partials/footer.html",
         "{% set_global s = \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" %}{% for i in range(end=40) %}{% set_global s = s ~ s %}{% endfor %}{{ s | length }}",
     );
-    let root = p.root().to_string_lossy().into_owned();
-    let out = p.out().to_string_lossy().into_owned();
-    for command in ["check", "build"] {
-        let mut args = vec![
-            command,
-            "--root",
-            &root,
-            "--format",
-            "json",
-            "--render-memory",
-            "512",
-        ];
-        if command == "build" {
-            args.extend(["--out", &out]);
-        }
-        let o = run_bounded(&args);
-        assert_eq!(o.status.code(), Some(2), "{command}: {}", stderr(&o));
-        let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let found = findings(&report, "render-memory");
-        assert_eq!(found.len(), 1, "{report:#}");
-        assert!(found[0].1.contains("more than the 512 MiB"), "{report:#}");
-    }
+    stopped_renders(
+        &p,
+        &["--render-memory", "512"],
+        "render-memory",
+        "more than the 512 MiB",
+    );
     assert_eq!(tree(&p.out()), before);
 }
 
