@@ -1100,6 +1100,29 @@ fn selects_no_pod(objects: &[Object], selector: &str) -> Option<String> {
     if selector.contains(['(', '$', '<', '{']) || selector.is_empty() {
         return None;
     }
+    // Labels the controllers give the pods they make, which the template
+    // does not show (`statefulset.kubernetes.io/pod-name=NAME-0`).
+    const CONTROLLERS: &[&str] = &[
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+        "controller-revision-hash",
+        "pod-template-hash",
+        "pod-template-generation",
+        "controller-uid",
+        "job-name",
+        "batch.kubernetes.io/job-name",
+        "batch.kubernetes.io/controller-uid",
+        "batch.kubernetes.io/job-completion-index",
+    ];
+    let keys = selector.split(',').map(|r| {
+        r.split(['=', '!'])
+            .find(|k| !k.trim().is_empty())
+            .unwrap_or_default()
+            .trim()
+    });
+    if keys.clone().any(|k| CONTROLLERS.contains(&k)) {
+        return None;
+    }
     let pods: Vec<&serde_json::Map<String, serde_json::Value>> = objects
         .iter()
         .filter_map(|o| {

@@ -1034,6 +1034,8 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n whystack-agent wait --for=condition=Ready pod -l app.kubernetes.io/name=whystack-agent",
         "kubectl -n whystack-agent get pods -l 'app.kubernetes.io/name in (whystack-agent)'",
         "kubectl -n whystack-agent get pods -l app.kubernetes.io/name,!debug",
+        // A label the StatefulSet's controller gives its pods.
+        "kubectl -n whystack-agent get pods -l statefulset.kubernetes.io/pod-name=whystack-agent-0",
         // A generated ConfigMap's name is no Secret's.
         "kubectl -n whystack-agent describe secret whystack-agent-config",
         "kubectl apply -k . && kubectl apply -f https://example.com/crds.yaml",
