@@ -209,6 +209,8 @@ struct Moves {
     /// It adds labels (`labels`, `commonLabels`): the pods' are not only
     /// the base's.
     labels: bool,
+    /// A page shows it: its patches may rename what the pods refer to.
+    shown: bool,
 }
 
 impl Moves {
@@ -235,6 +237,7 @@ impl Moves {
                 prefix: text("namePrefix"),
                 suffix: text("nameSuffix"),
                 labels: !value["labels"].is_null() || !value["commonLabels"].is_null(),
+                shown: true,
             };
             out.push((tab, moves));
         }
@@ -957,7 +960,8 @@ fn check_command(
         None => {
             // A name the base gives an object of another kind, or gives
             // this kind with the hash of a generated object.
-            let here = given.is_none_or(|(_, g)| namespaces.contains(g));
+            // (`delete` may clean up what an older release made.)
+            let here = verb != "delete" && given.is_none_or(|(_, g)| namespaces.contains(g));
             if let Some(why) = here
                 .then(|| other_name(objects, moves, kind, name))
                 .flatten()
@@ -1290,6 +1294,8 @@ fn check_create(
                 );
             }
         }
+        // A page's overlay may point the pods at another name.
+        None if view.moves.shown => {}
         None => {
             let names = refs.iter().map(|(n, _)| n.as_str());
             if let Some(near) = closest(name, names) {

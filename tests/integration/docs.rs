@@ -1034,6 +1034,9 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
         "kubectl -n whystack-agent wait --for=condition=Ready pod -l app.kubernetes.io/name=whystack-agent",
         "kubectl -n whystack-agent get pods -l 'app.kubernetes.io/name in (whystack-agent)'",
         "kubectl -n whystack-agent get pods -l app.kubernetes.io/name,!debug",
+        // Cleaning up what an older release made.
+        "kubectl -n whystack-agent delete deployment whystack-agent",
+        "kubectl -n whystack-agent delete configmap whystack-agent-config",
         // A label the StatefulSet's controller gives its pods.
         "kubectl -n whystack-agent get pods -l statefulset.kubernetes.io/pod-name=whystack-agent-0",
         // A generated ConfigMap's name is no Secret's.
@@ -1219,7 +1222,7 @@ fn kubectl_commands_name_the_bases_namespace_objects_and_containers() {
     // A page whose overlay moves the base: its namespace and names.
     let k = format!("{OVERLAY}namespace: agent-b\nnamePrefix: b-\n");
     let body = format!(
-        "```yaml file=kustomization.yaml\n{k}```\n\n```sh\nkubectl -n agent-b logs b-whystack-agent-0\nkubectl -n whystack-agent logs b-whystack-agent-0\n```\n"
+        "```yaml file=kustomization.yaml\n{k}```\n\n```sh\nkubectl -n agent-b logs b-whystack-agent-0\nkubectl -n whystack-agent logs b-whystack-agent-0\nkubectl -n agent-b create secret generic whystack-agent-env-b --from-env-file=b.env\n```\n"
     );
     let p = agent_docs("", &body);
     let (_, report) = p.check_json();
