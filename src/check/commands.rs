@@ -12,7 +12,7 @@ use crate::diagnostics::{closest, rule, Diagnostic, Location, Severity};
 use crate::kustomize::Object;
 use crate::model::document::{CodeBlock, Document};
 use crate::model::images::Args;
-use crate::model::site::{Page, Site};
+use crate::model::site::Site;
 
 /// Languages of the blocks that hold scripts to copy: a `#` starts a
 /// comment, also at a line's start.
@@ -484,9 +484,41 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
         return Vec::new();
     };
     let mut out = signature_checks(site, page, doc);
-    out.extend(kubectl_commands(ctx, page, doc));
-    out.extend(image_commands(site, page, doc));
-    out.extend(applies_from_the_site(ctx, page, doc));
+    let version = documented_version(site, page);
+    // The base the page documents, built, and how its overlays move it.
+    let on_base = version
+        .and_then(|v| site.bases.iter().position(|b| &b.version == v))
+        .and_then(|b| Some((site.bases[b].folder(), ctx.analysis.built.get(b)?.as_ref()?)));
+    let overlays = match on_base {
+        Some(_) => Moves::of(doc),
+        None => Vec::new(),
+    };
+    let views: Vec<(Option<&str>, View)> = match &on_base {
+        Some((_, built)) => overlays
+            .iter()
+            .map(|(tab, moves)| (*tab, View::new(&built.objects, moves)))
+            .collect(),
+        None => Vec::new(),
+    };
+    // Every command of the page once, through each check.
+    each_command(doc, |block, n, command| {
+        let at =
+            |column: usize| Location::at(&page.source, block.line + n, column + 1 + block.indent);
+        if let Some((folder, built)) = &on_base {
+            base_command(
+                command,
+                (&built.objects, &views),
+                folder,
+                block,
+                at,
+                &mut out,
+            );
+        }
+        if let Some(version) = version {
+            image_command(site, version, command, at, &mut out);
+        }
+        apply_from_the_site(&ctx.analysis.index, command, at, &mut out);
+    });
     out
 }
 
@@ -495,45 +527,45 @@ pub fn check_page(ctx: &Context, i: usize) -> Vec<Diagnostic> {
 /// served over HTTP(S) (`kubectl` reads no files.txt), and `-f` of one
 /// file of a base applies it unbuilt (no namespace, no generated
 /// ConfigMap, no image pin of the overlay).
-fn applies_from_the_site(ctx: &Context, page: &Page, doc: &Document) -> Vec<Diagnostic> {
-    let index = &ctx.analysis.index;
-    let mut out = Vec::new();
-    each_command(doc, |block, n, command| {
-        let verb = command.operands().first().map(|o| o.1);
-        if !matches!(verb, Some("apply" | "create" | "replace" | "diff")) {
-            return;
-        }
-        for (flag, long) in [("-k", "--kustomize"), ("-f", "--filename")] {
-            let Some((col, url)) = command.option(flag, long) else {
-                continue;
-            };
-            let Some(path) = index.own_path(url) else {
-                continue;
-            };
-            let below = path
-                .split_once(crate::model::layout::KUBERNETES_DIR)
-                .map(|(_, rest)| rest);
-            let Some(rest) = below.filter(|r| r.contains("/base")) else {
-                continue;
-            };
-            let why = match flag {
-                "-k" => "`kubectl apply -k` builds a folder or a Git repository, and cannot fetch a base over HTTP(S): the command fails",
-                _ if rest.ends_with(".yaml") || rest.ends_with(".yml") => {
-                    "it applies one file of the base as it is, unbuilt: without the namespace, the generated ConfigMaps and the image pin the build and the overlay give it"
-                }
-                _ => continue,
-            };
-            out.push(
-                Diagnostic::new(
-                    rule::DOC_COMMAND_MISMATCH,
-                    format!("`kubectl {flag} {url}`: {why}"),
-                )
-                .at(Location::at(&page.source, block.line + n, col + 1 + block.indent))
-                .help("download the base with its files.txt loop, then `kubectl apply -k` the overlay folder that names it"),
-            );
-        }
-    });
-    out
+fn apply_from_the_site(
+    index: &crate::analyze::links::LinkIndex,
+    command: &Command,
+    at: impl Fn(usize) -> Location,
+    out: &mut Vec<Diagnostic>,
+) {
+    let verb = command.operands().first().map(|o| o.1);
+    if !matches!(verb, Some("apply" | "create" | "replace" | "diff")) {
+        return;
+    }
+    for (flag, long) in [("-k", "--kustomize"), ("-f", "--filename")] {
+        let Some((col, url)) = command.option(flag, long) else {
+            continue;
+        };
+        let Some(path) = index.own_path(url) else {
+            continue;
+        };
+        let below = path
+            .split_once(crate::model::layout::KUBERNETES_DIR)
+            .map(|(_, rest)| rest);
+        let Some(rest) = below.filter(|r| r.contains("/base")) else {
+            continue;
+        };
+        let why = match flag {
+            "-k" => "`kubectl apply -k` builds a folder or a Git repository, and cannot fetch a base over HTTP(S): the command fails",
+            _ if rest.ends_with(".yaml") || rest.ends_with(".yml") => {
+                "it applies one file of the base as it is, unbuilt: without the namespace, the generated ConfigMaps and the image pin the build and the overlay give it"
+            }
+            _ => continue,
+        };
+        out.push(
+            Diagnostic::new(
+                rule::DOC_COMMAND_MISMATCH,
+                format!("`kubectl {flag} {url}`: {why}"),
+            )
+            .at(at(col))
+            .help("download the base with its files.txt loop, then `kubectl apply -k` the overlay folder that names it"),
+        );
+    }
 }
 
 /// The `ssh-keygen -Y verify` commands of a page's shell blocks pass the
@@ -616,63 +648,41 @@ fn signature_checks(
     out
 }
 
-/// The `kubectl` commands of the page's shell blocks, against the base.
-fn kubectl_commands(
-    ctx: &Context,
-    page: &crate::model::site::Page,
-    doc: &crate::model::document::Document,
-) -> Vec<Diagnostic> {
-    let site = ctx.site;
-    let Some(b) = documented_version(site, page)
-        .and_then(|v| site.bases.iter().position(|b| &b.version == v))
-    else {
-        return Vec::new();
-    };
-    let Some(built) = ctx.analysis.built.get(b).and_then(Option::as_ref) else {
-        return Vec::new();
-    };
-    let base = &site.bases[b];
-    let folder = base.folder();
-    let objects = &built.objects;
-    // The commands of a page that shows an overlay run on what it builds;
-    // of a page with overlays in tabs, on the one of their tab.
-    let overlays = Moves::of(doc);
-    let views: Vec<(Option<&str>, View)> = overlays
+/// A command on the base the page documents, through the overlay its
+/// page shows: a block in a tab runs on its tab's overlay, else on the
+/// one in no tab; a block in no tab on any of them, and is wrong only
+/// when it is wrong on each.
+fn base_command(
+    command: &Command,
+    (objects, views): (&[Object], &[(Option<&str>, View)]),
+    folder: &str,
+    block: &CodeBlock,
+    at: impl Fn(usize) -> Location + Copy,
+    out: &mut Vec<Diagnostic>,
+) {
+    let tab = block.attr("tab");
+    let own: Vec<&View> = views
         .iter()
-        .map(|(tab, moves)| (*tab, View::new(objects, moves)))
+        .filter(|(t, _)| tab.is_some() && *t == tab)
+        .chain(views.iter().filter(|(t, _)| t.is_none()))
+        .map(|(_, v)| v)
+        .take(1)
         .collect();
-    let mut out = Vec::new();
-    each_command(doc, |block, n, command| {
-        // A block in a tab runs on its tab's overlay, else on the one in
-        // no tab; a block in no tab on any of them: a command is wrong
-        // only when it is wrong on each.
-        let tab = block.attr("tab");
-        let own: Vec<&View> = views
-            .iter()
-            .filter(|(t, _)| tab.is_some() && *t == tab)
-            .chain(views.iter().filter(|(t, _)| t.is_none()))
-            .map(|(_, v)| v)
-            .take(1)
-            .collect();
-        let candidates: Vec<&View> = match own.is_empty() {
-            false => own,
-            true => views.iter().map(|(_, v)| v).collect(),
-        };
-        let at =
-            |column: usize| Location::at(&page.source, block.line + n, column + 1 + block.indent);
-        let mut first: Option<Vec<Diagnostic>> = None;
-        for view in &candidates {
-            let mut found = Vec::new();
-            check_command(command, (objects, view), &folder, at, &mut found);
-            if found.is_empty() {
-                first = Some(found);
-                break;
-            }
-            first.get_or_insert(found);
+    let candidates: Vec<&View> = match own.is_empty() {
+        false => own,
+        true => views.iter().map(|(_, v)| v).collect(),
+    };
+    let mut first: Option<Vec<Diagnostic>> = None;
+    for view in &candidates {
+        let mut found = Vec::new();
+        check_command(command, (objects, view), folder, at, &mut found);
+        if found.is_empty() {
+            first = Some(found);
+            break;
         }
-        out.extend(first.into_iter().flatten());
-    });
-    out
+        first.get_or_insert(found);
+    }
+    out.extend(first.into_iter().flatten());
 }
 
 /// Every `kubectl` command of a page's code, with its block and the row
@@ -695,79 +705,77 @@ fn each_command(doc: &Document, mut f: impl FnMut(&CodeBlock, usize, &Command)) 
 /// the release the page documents: a command the image data gives to some
 /// release must be in this one, and take these arguments. (What the data
 /// does not list, `ls`, `cat`, is left alone.)
-fn image_commands(site: &Site, page: &Page, doc: &Document) -> Vec<Diagnostic> {
-    let Some(version) = documented_version(site, page) else {
-        return Vec::new();
+fn image_command(
+    site: &Site,
+    version: &semver::Version,
+    command: &Command,
+    at: impl Fn(usize) -> Location,
+    out: &mut Vec<Diagnostic>,
+) {
+    if command.operands().first().map(|o| o.1) != Some("exec") {
+        return;
+    }
+    let Some(dashes) = command.words.iter().position(|(_, w)| *w == "--") else {
+        return;
+    };
+    let Some(&(col, _)) = command.words.get(dashes + 1) else {
+        return;
     };
     let images = &site.images;
     let product = &site.config.image.name;
-    let mut out = Vec::new();
-    each_command(doc, |block, n, command| {
-        if command.operands().first().map(|o| o.1) != Some("exec") {
-            return;
-        }
-        let Some(dashes) = command.words.iter().position(|(_, w)| *w == "--") else {
-            return;
+    let argv: Vec<Option<String>> = command.words[dashes + 1..]
+        .iter()
+        .map(|(_, w)| Some(w.to_string()))
+        .collect();
+    for call in shell::calls(&argv).calls {
+        let Some(program) = call.program() else {
+            continue;
         };
-        let Some(&(col, _)) = command.words.get(dashes + 1) else {
-            return;
-        };
-        let argv: Vec<Option<String>> = command.words[dashes + 1..]
+        let first = images
+            .releases
             .iter()
-            .map(|(_, w)| Some(w.to_string()))
-            .collect();
-        let at = Location::at(&page.source, block.line + n, col + 1 + block.indent);
-        for call in shell::calls(&argv).calls {
-            let Some(program) = call.program() else {
-                continue;
+            .find(|v| images.command_at(v, program).is_some());
+        let Some(first) = first else {
+            continue;
+        };
+        let Some(fact) = images.command_at(version, program) else {
+            let when = match first > version {
+                true => format!("the image has it from {first}"),
+                false => format!("the image had it in {first}"),
             };
-            let first = images
-                .releases
-                .iter()
-                .find(|v| images.command_at(v, program).is_some());
-            let Some(first) = first else {
-                continue;
-            };
-            let Some(fact) = images.command_at(version, program) else {
-                let when = match first > version {
-                    true => format!("the image has it from {first}"),
-                    false => format!("the image had it in {first}"),
-                };
-                out.push(
-                    Diagnostic::new(
-                        rule::DOC_COMMAND_MISMATCH,
-                        format!("`kubectl exec` runs `{program}`, which image {product}:{version}, the release this page documents, does not have: {when}"),
-                    )
-                    .at(at.clone())
-                    .help(format!("show a command that {product}:{version} has, or move the command to the docs of {first}")),
-                );
-                continue;
-            };
-            let (Args::OneOf(lists), Some(args)) = (&fact.args, call.args()) else {
-                continue;
-            };
-            if !lists
-                .iter()
-                .any(|l| l.iter().map(String::as_str).eq(args.iter().copied()))
-            {
-                let accepted: Vec<String> =
-                    lists.iter().map(|l| format!("`{}`", l.join(" "))).collect();
-                out.push(
-                    Diagnostic::new(
-                        rule::DOC_COMMAND_MISMATCH,
-                        format!(
-                            "`kubectl exec` runs `{program} {}`, which {product}:{version} does not accept: `{}` takes {}",
-                            args.join(" "),
-                            fact.name,
-                            accepted.join(" or ")
-                        ),
-                    )
-                    .at(at.clone()),
-                );
-            }
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!("`kubectl exec` runs `{program}`, which image {product}:{version}, the release this page documents, does not have: {when}"),
+                )
+                .at(at(col))
+                .help(format!("show a command that {product}:{version} has, or move the command to the docs of {first}")),
+            );
+            continue;
+        };
+        let (Args::OneOf(lists), Some(args)) = (&fact.args, call.args()) else {
+            continue;
+        };
+        if !lists
+            .iter()
+            .any(|l| l.iter().map(String::as_str).eq(args.iter().copied()))
+        {
+            let accepted: Vec<String> =
+                lists.iter().map(|l| format!("`{}`", l.join(" "))).collect();
+            out.push(
+                Diagnostic::new(
+                    rule::DOC_COMMAND_MISMATCH,
+                    format!(
+                        "`kubectl exec` runs `{program} {}`, which {product}:{version} does not accept: `{}` takes {}",
+                        args.join(" "),
+                        fact.name,
+                        accepted.join(" or ")
+                    ),
+                )
+                .at(at(col)),
+            );
         }
-    });
-    out
+    }
 }
 
 /// The base's objects as an overlay moves them: their pods and the
