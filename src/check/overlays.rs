@@ -203,15 +203,7 @@ fn check_overlay(ctx: &Context, page: &Page, blocks: Vec<&CodeBlock>) -> Vec<Dia
             crate::analyze::bases::add_files(&mut files, base, &dir);
         }
     }
-    let built = {
-        // A cache poisoned by a panic elsewhere still holds whole entries.
-        let mut cache = match ctx.tools.kustomize.lock() {
-            Ok(c) => c,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        kustomize::build_with(&files, OVERLAY, &mut cache)
-    };
-    let built = match built {
+    let built = match build_page_files(ctx, &files, OVERLAY) {
         Ok(built) => built,
         Err(errors) => {
             out.extend(errors.iter().filter_map(|e| overlay_error(&overlay, e)));
@@ -278,9 +270,10 @@ const ACROSS_PAGES: &[&str] = &[
 /// by one.
 ///
 /// On the docs of a release with a base, the same holds for the objects
-/// a page shows that the base lacks (a Secret to create, a NetworkPolicy
-/// to add); one the base has is an excerpt of it, which may leave fields
-/// out: only what it writes is checked, against its API type.
+/// a page shows that the base lacks and that run pods; one that runs none
+/// (a Secret to create, a NetworkPolicy to add) is held to its API type
+/// as written. One the base has is an excerpt of it, read as the change it
+/// makes to the base (see [`excerpt_checks`]).
 fn manifests_shown(ctx: &Context, page: &Page, blocks: &[&CodeBlock]) -> Vec<Diagnostic> {
     let site = ctx.site;
     let Some(version) = documented_version(site, page) else {
@@ -424,13 +417,9 @@ fn excerpt_checks(
             SourceFile::new(k, &page.source),
         );
         crate::analyze::bases::add_files(&mut files, base, &format!("{EXCERPTS}/base"));
-        build_page_files(ctx, &files, EXCERPTS)
+        build_page_files(ctx, &files, EXCERPTS).ok()
     };
-    // Together, else one by one (two excerpts of one object may disagree).
-    let builds: Vec<_> = match build(excerpts) {
-        Some(built) => vec![built],
-        None => excerpts.iter().filter_map(|b| build(&[b])).collect(),
-    };
+    let builds = together_or_each(excerpts, build);
     let empty = HashSet::new();
     let before = ctx.known.get(b).unwrap_or(&empty);
     let mut out: Vec<Diagnostic> = Vec::new();
@@ -481,14 +470,30 @@ fn blocks_as_files(
 }
 
 /// The build of the kustomization in `dir` of a page's files, with the
-/// run's cache of folder builds; `None` when Kustomize refuses it.
-fn build_page_files(ctx: &Context, files: &MemFiles, dir: &str) -> Option<kustomize::Build> {
+/// run's cache of folder builds, or why Kustomize refuses it.
+fn build_page_files(
+    ctx: &Context,
+    files: &MemFiles,
+    dir: &str,
+) -> Result<kustomize::Build, Vec<kustomize::Error>> {
     // A cache poisoned by a panic elsewhere still holds whole entries.
     let mut cache = match ctx.tools.kustomize.lock() {
         Ok(c) => c,
         Err(poisoned) => poisoned.into_inner(),
     };
-    kustomize::build_with(files, dir, &mut cache).ok()
+    kustomize::build_with(files, dir, &mut cache)
+}
+
+/// The builds of `blocks`: together, else one by one (two blocks that
+/// cannot go together, one object shown twice, do not hide the rest).
+fn together_or_each(
+    blocks: &[&CodeBlock],
+    build: impl Fn(&[&CodeBlock]) -> Option<kustomize::Build>,
+) -> Vec<kustomize::Build> {
+    match build(blocks) {
+        Some(built) => vec![built],
+        None => blocks.iter().filter_map(|b| build(&[b])).collect(),
+    }
 }
 
 /// The folder the excerpts of a page are built in, over the base.
@@ -522,12 +527,9 @@ fn shown_checks(
             &format!("{MANIFESTS}/kustomization.yaml"),
             SourceFile::new(resources, &page.source),
         );
-        build_page_files(ctx, &files, MANIFESTS)
+        build_page_files(ctx, &files, MANIFESTS).ok()
     };
-    let builds: Vec<_> = match build(objects) {
-        Some(built) => vec![built],
-        None => objects.iter().filter_map(|b| build(&[b])).collect(),
-    };
+    let builds = together_or_each(objects, build);
     let shown = match has_base {
         true => format!("in the manifests this page shows for release {version}"),
         false => format!(
