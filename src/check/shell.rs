@@ -304,16 +304,22 @@ impl Calls {
             let p = super::process::absolute(p, &cwd);
             files.texts.get(&p).map(|t| (p, t.clone()))
         };
-        if word.contains('/') {
-            return found(word);
-        }
-        if !by_name {
+        if word.contains('/') || !by_name {
             return found(word);
         }
         self.scope
             .path_over(&files.path)
             .split(':')
             .find_map(|dir| found(&format!("{dir}/{word}")))
+    }
+
+    /// Runs `read` as a nested shell does: with the exported variables
+    /// alone, and the parent's as they were after it.
+    fn in_child_shell(&mut self, read: impl FnOnce(&mut Calls)) {
+        let child = self.vars.for_child();
+        let parent = std::mem::replace(&mut self.vars, child);
+        read(self);
+        self.vars = parent;
     }
 
     /// Reads the text of a volume's script file `file` (run by `shell`,
@@ -334,14 +340,9 @@ impl Calls {
         let outer_file = self.file.replace((file, depth + 1));
         let outer_shell = self.shell.replace(shell.to_string());
         let outer_line = self.line.take();
-        let child = self.vars.for_child();
-        let parent = match sourced {
-            true => None,
-            false => Some(std::mem::replace(&mut self.vars, child)),
-        };
-        read_script(&text, depth + 1, self);
-        if let Some(parent) = parent {
-            self.vars = parent;
+        match sourced {
+            true => read_script(&text, depth + 1, self),
+            false => self.in_child_shell(|out| read_script(&text, depth + 1, out)),
         }
         self.line = outer_line;
         self.shell = outer_shell;
@@ -758,10 +759,7 @@ fn follow(argv: Vec<Option<String>>, in_script: bool, depth: usize, out: &mut Ca
             .map(String::as_str)
             .collect();
         let script = with_parameters(script, &params);
-        let child = out.vars.for_child();
-        let parent = std::mem::replace(&mut out.vars, child);
-        read_script(&script, depth, out);
-        out.vars = parent;
+        out.in_child_shell(|out| read_script(&script, depth, out));
         out.shell = outer;
     } else if let Some(file) = script_file_of(&known) {
         // `sh FILE ARG…`: FILE is `$0`, the words after it `$1`….
