@@ -8,7 +8,7 @@ use super::process::{
     config_map_value, env_source, execs, object_data, ContainerEnv, Exec, ImageProcess, Mounted,
     Mounts,
 };
-use super::shell::{self, base_name, Call};
+use super::shell::{self, base_name, Call, InScript};
 use super::{Context, Subject};
 use crate::diagnostics::{rule, Diagnostic, Location, Rule};
 use crate::kustomize::Object;
@@ -664,8 +664,8 @@ pub(super) fn script_at(object: &Object, exec: &Exec) -> Location {
 /// Which script a call is in, for a finding: the container's own (`in
 /// the livenessProbe script`), or a file of a volume that it runs (`in
 /// /scripts/probe.sh, line 4, which the livenessProbe runs`).
-pub(super) fn in_script(what: &str, call: &Call) -> String {
-    match (&call.file, call.line) {
+pub(super) fn in_script(what: &str, call: &impl InScript) -> String {
+    match (call.file(), call.line()) {
         (Some(file), Some(line)) => {
             format!("in {file}, line {}, which the {what} runs", line + 1)
         }
@@ -680,9 +680,12 @@ const USUAL_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 
 /// Where the script a call is in is written: the key of the volume's
 /// file it is in, else `script` (the container's own).
-pub(super) fn script_location(mounts: &Mounts, call: &Call, script: &Location) -> Location {
-    call.file
-        .as_deref()
+pub(super) fn script_location(
+    mounts: &Mounts,
+    call: &impl InScript,
+    script: &Location,
+) -> Location {
+    call.file()
         .and_then(|f| mounts.key_at(f))
         .unwrap_or_else(|| script.clone())
 }
@@ -690,8 +693,8 @@ pub(super) fn script_location(mounts: &Mounts, call: &Call, script: &Location) -
 /// Where a call of a script is: its own line when the script is a
 /// literal block (`|`) of a base's file, whose lines are the script's;
 /// else where the script is written.
-pub(super) fn call_at(site: &Site, script: &Location, call: &Call) -> Location {
-    let (Some(k), Some(line)) = (call.line, script.line) else {
+pub(super) fn call_at(site: &Site, script: &Location, call: &impl InScript) -> Location {
+    let (Some(k), Some(line)) = (call.line(), script.line) else {
         return script.clone();
     };
     let text = site.bases.iter().find_map(|b| {
@@ -1150,16 +1153,7 @@ fn read_only_writes(
         if writable {
             continue;
         }
-        let call = shell::Call {
-            argv: Vec::new(),
-            in_script: true,
-            scope: write.scope.clone(),
-            bash_only: None,
-            guarded: false,
-            line: write.line,
-            file: write.file.clone(),
-        };
-        let at = call_at(ctx.site, &script_location(mounts, &call, script_at), &call);
+        let at = call_at(ctx.site, &script_location(mounts, write, script_at), write);
         ctx.push(
             Diagnostic::new(
                 rule::SCRIPT_WRITE_READ_ONLY,
@@ -1167,7 +1161,7 @@ fn read_only_writes(
                     "the {} of container `{}` writes to {path} ({}), on {on}: the write fails, and the command with it",
                     exec.what,
                     c.name,
-                    in_script(exec.what, &call)
+                    in_script(exec.what, write)
                 ),
             )
             .at(at)

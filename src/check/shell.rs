@@ -255,6 +255,31 @@ pub struct Write {
     pub file: Option<String>,
 }
 
+/// Where in a script a call or a write is: the line, and the script file
+/// of a volume it is in, if any.
+pub trait InScript {
+    fn line(&self) -> Option<usize>;
+    fn file(&self) -> Option<&str>;
+}
+
+impl InScript for Call {
+    fn line(&self) -> Option<usize> {
+        self.line
+    }
+    fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+}
+
+impl InScript for Write {
+    fn line(&self) -> Option<usize> {
+        self.line
+    }
+    fn file(&self) -> Option<&str> {
+        self.file.as_deref()
+    }
+}
+
 /// What an argv runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Calls {
