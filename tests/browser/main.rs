@@ -343,8 +343,15 @@ fn the_404_page_works_at_any_depth() {
         )
         .await;
         assert_eq!(html_lang(&b).await, "pt");
-        // A missing URL of an older docs version searches that version.
+        // A missing URL of an older docs version searches that version
+        // (once the page's script has run: the page before it may still
+        // be leaving).
         b.goto("/es/1.29/no/such/page/").await;
+        b.until(
+            "the 404 page of /es/1.29/",
+            "return location.pathname === '/es/1.29/no/such/page/' && document.readyState === 'complete';",
+        )
+        .await;
         let bundle = b
             .js("return document.querySelector('form.search').getAttribute('data-bundle');")
             .await;
